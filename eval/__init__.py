@@ -1,0 +1,1 @@
+"""Evaluation functions (shogi features, Go shape features) and their weight files."""

@@ -1,0 +1,1 @@
+"""Go rules, playouts and GTP-facing helpers."""

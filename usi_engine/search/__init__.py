@@ -1,0 +1,1 @@
+"""Game-agnostic Monte-Carlo Softmax Search core."""
