@@ -1,0 +1,134 @@
+"""Shogi evaluation weight files (.npz) with validated metadata.
+
+An archive holds one float32 array per weight block and a JSON metadata string:
+
+- ``material`` float32[24], ``kp`` float32[2, 81, 1534], ``pp`` float32[1175811]
+  (the blocks of eval.shogi_features in order; their concatenation is the weight vector);
+- ``meta``: a 0-d unicode array with JSON ``{"feature_set", "version", "value_scale", "dtype",
+  "shapes", "sha256", ...}``. ``value_scale`` is the number of centipawns per stored unit (the
+  loaded vector is ``stored * value_scale``); ``sha256`` is the hex digest of the little-endian
+  float32 bytes of the blocks in the order above. Extra keys (e.g. ``source``) are kept as notes.
+
+Archives are written with ``np.savez_compressed``: the material-only default is mostly zeros and
+compresses to a few kB. Every problem on load raises WeightFileError naming the file and the cause.
+"""
+
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from eval import shogi_features as F
+
+BLOCKS = ("material", "kp", "pp")
+SHAPES = {
+    "material": (F.N_MATERIAL,),
+    "kp": (2, F.N_SQ, F.FE_END),
+    "pp": (F.N_PP,),
+}
+STORE_DTYPE = np.dtype("<f4")
+DEFAULT_PATH = Path(__file__).resolve().parent / "weights" / "default.npz"
+
+
+class WeightFileError(ValueError):
+    """A weight file is missing, unreadable, or does not match the feature set."""
+
+    def __init__(self, path, problem):
+        super().__init__(f"weight file {path}: {problem}")
+        self.path = str(path)
+        self.problem = problem
+
+
+def _split(w):
+    """Views of the blocks of a flat weight vector, shaped as stored."""
+    mat = w[F.OFF_MATERIAL:F.OFF_MATERIAL + F.N_MATERIAL]
+    kp = w[F.OFF_KP:F.OFF_KP + F.N_KP].reshape(SHAPES["kp"])
+    pp = w[F.OFF_PP:F.OFF_PP + F.N_PP]
+    return {"material": mat, "kp": kp, "pp": pp}
+
+
+def _checksum(blocks):
+    h = hashlib.sha256()
+    for name in BLOCKS:
+        h.update(np.ascontiguousarray(blocks[name], dtype=STORE_DTYPE).tobytes())
+    return h.hexdigest()
+
+
+def save_weights(path, w, value_scale=1.0, **notes):
+    """Write the flat float weight vector w (centipawn units) to path as a validated .npz.
+
+    Stored values are ``w / value_scale`` in float32. notes (JSON-serialisable) go into the
+    metadata, e.g. ``source="make_default_weights"``.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    if w.shape != (F.N_WEIGHTS,):
+        raise ValueError(f"weight vector has shape {w.shape}, expected ({F.N_WEIGHTS},)")
+    if not value_scale > 0:
+        raise ValueError(f"value_scale must be > 0, got {value_scale}")
+    blocks = {k: v.astype(STORE_DTYPE) for k, v in _split(w / value_scale).items()}
+    meta = dict(notes)
+    meta.update({
+        "feature_set": F.FEATURE_SET,
+        "version": F.FEATURE_VERSION,
+        "value_scale": float(value_scale),
+        "dtype": STORE_DTYPE.str,
+        "shapes": {k: list(SHAPES[k]) for k in BLOCKS},
+        "sha256": _checksum(blocks),
+    })
+    path = Path(path)
+    with open(path, "wb") as f:      # a file object keeps numpy from appending ".npz"
+        np.savez_compressed(f, meta=np.array(json.dumps(meta, sort_keys=True)), **blocks)
+    return path
+
+
+def read_weights(path):
+    """(flat float64 weight vector in centipawns, metadata dict) of a weight file; validates all."""
+    path = Path(path)
+    if not path.is_file():
+        raise WeightFileError(path, "no such file")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as e:
+        raise WeightFileError(path, f"not a readable .npz archive ({type(e).__name__}: {e})") from None
+    if "meta" not in arrays:
+        raise WeightFileError(path, "missing key 'meta'")
+    try:
+        meta = json.loads(str(arrays["meta"][()]))
+    except (ValueError, TypeError) as e:
+        raise WeightFileError(path, f"metadata is not valid JSON ({e})") from None
+    if not isinstance(meta, dict):
+        raise WeightFileError(path, "metadata is not a JSON object")
+    for key in ("feature_set", "version", "value_scale", "sha256"):
+        if key not in meta:
+            raise WeightFileError(path, f"metadata lacks '{key}'")
+    if meta["feature_set"] != F.FEATURE_SET:
+        raise WeightFileError(path, f"feature set '{meta['feature_set']}', expected '{F.FEATURE_SET}'")
+    if meta["version"] != F.FEATURE_VERSION:
+        raise WeightFileError(path, f"feature-set version {meta['version']}, expected {F.FEATURE_VERSION}")
+    scale = meta["value_scale"]
+    if not isinstance(scale, (int, float)) or not np.isfinite(scale) or scale <= 0:
+        raise WeightFileError(path, f"value_scale {scale!r} is not a positive number")
+    for name in BLOCKS:
+        if name not in arrays:
+            raise WeightFileError(path, f"missing key '{name}'")
+        a = arrays[name]
+        if a.shape != SHAPES[name]:
+            raise WeightFileError(path, f"'{name}' has shape {a.shape}, expected {SHAPES[name]}")
+        if a.dtype.kind != "f":
+            raise WeightFileError(path, f"'{name}' has dtype {a.dtype}, expected a float type")
+    digest = _checksum(arrays)
+    if digest != meta["sha256"]:
+        raise WeightFileError(path, f"checksum mismatch (stored {meta['sha256']}, computed {digest})")
+    w = np.concatenate([arrays[k].astype(np.float64).ravel() for k in BLOCKS]) * float(scale)
+    if not np.all(np.isfinite(w)):
+        raise WeightFileError(path, "weights contain NaN or infinity")
+    return w, meta
+
+
+def load_weights(path=None):
+    """Float64 weight vector (centipawn units) for the evaluation kernels; None = shipped default."""
+    w, _ = read_weights(DEFAULT_PATH if path is None else path)
+    return w
