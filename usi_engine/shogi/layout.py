@@ -18,7 +18,7 @@ Layout of ``pos`` (indices are constants below):
 - ``pos[0:81]``           board, piece code per square
 - ``pos[HAND + 8*c + pt]`` pieces of type pt (1..7) in colour c's hand
 - ``pos[SIDE]``          colour to move (0 black, 1 white)
-- ``pos[KING + c]``      square of colour c's king, -1 when it has none (tsume problems)
+- ``pos[KING_SQ + c]``   square of colour c's king, -1 when it has none (tsume problems)
 - ``pos[PLY]``           moves made since the SFEN the array was set up from
 - ``pos[KEY]``           64-bit Zobrist key of the current position (hands and side included)
 - ``pos[MOVE_NUMBER]``   the SFEN's move counter at ply 0
@@ -61,7 +61,7 @@ MAX_MOVES = 600        # upper bound on legal moves in any shogi position (known
 BOARD = 0
 HAND = 81              # 16 slots: HAND + 8*colour + ptype (ptype 1..7 used)
 SIDE = 97
-KING = 98              # KING + colour
+KING_SQ = 98           # KING_SQ + colour
 PLY = 100
 KEY = 101
 MOVE_NUMBER = 102
