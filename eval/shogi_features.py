@@ -36,7 +36,7 @@ leaves. Indices in one list are unique.
 import numpy as np
 from numba import njit
 
-from usi_engine.shogi.layout import GOLD, HAND, KING, SIDE, WHITE_BIT
+from usi_engine.shogi.layout import GOLD, HAND, KING, KING_SQ, SIDE, WHITE_BIT
 
 FEATURE_SET = "shogi-material-kp-pp"
 FEATURE_VERSION = 1
@@ -118,8 +118,8 @@ def collect(pos, bps, mat):
                 if n < MAX_PIECES:
                     bps[n] = hand_bp(rel, pt, i)
                     n += 1
-    ku = pos[KING + stm]
-    kt = pos[KING + 1 - stm]
+    ku = pos[KING_SQ + stm]
+    kt = pos[KING_SQ + 1 - stm]
     if stm == 1:
         if ku >= 0:
             ku = N_SQ - 1 - ku
