@@ -1,0 +1,403 @@
+"""Fast random Go playouts (seed 000 §3.5 default policy, Pachi/MoGo-style heuristics), numba.
+
+A playout copies the board of a ``pos`` into a workspace with incremental block structures and plays
+until two consecutive passes or a move cap, then scores the final board by Tromp-Taylor area.
+
+Workspace (``new_workspace()``: int64 ``[WS_ROWS, BOARD_CAP]``, one per thread):
+- blocks as circular linked lists (``next``) with a ``head`` per stone; per head the stone count
+  and *pseudo-liberties*: the count, sum and sum of squares of liberty points, one entry per
+  (stone, empty neighbour) adjacency. A block is in atari iff all its pseudo-liberties are the same
+  point, i.e. ``count * sum_sq == sum**2`` (Cauchy-Schwarz equality), and that point is
+  ``sum / count``: O(1) atari tests without liberty sets.
+- the empty points in an array with its inverse index, for O(1) random sampling and removal.
+
+Move choice for the side to move, after the opponent's last move L:
+1. atari escape: an own block next to L is in atari -> capture an adjacent opponent block that is
+   itself in atari, else extend at the block's liberty if that gives it >= 2 liberties;
+2. capture: the block of L is in atari -> take it;
+3. otherwise a uniformly random empty point (scanning cyclically from a random start) that is
+   legal (no suicide, simple ko) and not an own single-point eye.
+No move ever fills an own eye: a point whose four neighbours are own stones or border and whose
+diagonals hold at most one opponent stone (none on the edge). With no candidate left the side passes.
+Playouts use simple ko only (superko is the tree's job, reference/gtp.md §5).
+
+RNG: xorshift64* on ``rng[0]`` (uint64, must be non-zero; ``seed_rng`` makes one by splitmix64).
+"""
+
+import numpy as np
+from numba import njit
+
+from usi_engine.go.board import area_owner
+from usi_engine.go.layout import (
+    BLACK, BOARD, BOARD_CAP, BORDER, EMPTY, H_MOVE, HIST, HIST_STRIDE, KO, KOMI_MILLI, PASS, PASSES,
+    PLY, SIDE, SIZE, STRIDE, WHITE,
+)
+
+DEFAULT_CAP_FACTOR = 3      # playout move cap = factor * N * N (reference/gtp.md §5)
+R_BOARD, R_HEAD, R_NEXT, R_LIBS, R_LSUM, R_LSUM2, R_GSIZE, R_EMPTY, R_EIDX, R_STACK, R_OWNER = range(11)
+R_META = 11                 # [0] = number of empty points
+WS_ROWS = 12
+
+
+def new_workspace() -> np.ndarray:
+    """Scratch space for one thread's playouts."""
+    return np.zeros((WS_ROWS, BOARD_CAP), dtype=np.int64)
+
+
+def seed_rng(seed: int) -> np.ndarray:
+    """A one-word uint64 RNG state for the playout kernels, derived from `seed` by splitmix64."""
+    z = (seed + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    z ^= z >> 31
+    return np.array([z or 1], dtype=np.uint64)
+
+
+@njit(cache=True, nogil=True)
+def rand_below(rng, n):
+    """Uniform integer in [0, n) from the xorshift64* state rng[0]."""
+    x = rng[0]
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    rng[0] = x
+    return int((x * np.uint64(2685821657736338717)) >> np.uint64(33)) % n
+
+
+@njit(cache=True, nogil=True)
+def _setup(pos, ws):
+    """Copy pos's board into ws and build blocks, pseudo-liberties and the empty-point list."""
+    size = pos[SIZE]
+    w = pos[STRIDE]
+    board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
+    libs, lsum, lsum2, gsize = ws[R_LIBS], ws[R_LSUM], ws[R_LSUM2], ws[R_GSIZE]
+    empties, eidx, stack = ws[R_EMPTY], ws[R_EIDX], ws[R_STACK]
+    board[:] = pos[BOARD:BOARD + BOARD_CAP]
+    head[:] = 0
+    n_empty = 0
+    for y in range(size):
+        for x in range(size):
+            p = (y + 1) * w + x
+            c = board[p]
+            if c == EMPTY:
+                empties[n_empty] = p
+                eidx[p] = n_empty
+                n_empty += 1
+            elif head[p] == 0:
+                head[p] = p
+                stack[0] = p
+                n = 1
+                i = 0
+                nl = 0
+                sl = 0
+                sl2 = 0
+                prev = p
+                while i < n:
+                    s = stack[i]
+                    i += 1
+                    nxt[prev] = s
+                    prev = s
+                    for d in (1, -1, w, -w):
+                        q = s + d
+                        v = board[q]
+                        if v == EMPTY:
+                            nl += 1
+                            sl += q
+                            sl2 += q * q
+                        elif v == c and head[q] == 0:
+                            head[q] = p
+                            stack[n] = q
+                            n += 1
+                nxt[prev] = p
+                libs[p], lsum[p], lsum2[p], gsize[p] = nl, sl, sl2, n
+    ws[R_META, 0] = n_empty
+
+
+@njit(cache=True, nogil=True)
+def _in_atari(ws, g):
+    n = ws[R_LIBS, g]
+    s = ws[R_LSUM, g]
+    return n > 0 and n * ws[R_LSUM2, g] == s * s
+
+
+@njit(cache=True, nogil=True)
+def _is_own_eye(board, w, p, c):
+    """p is an eye-like point of colour c: own/border neighbours and at most one opponent diagonal
+    (none on the edge)."""
+    for d in (1, -1, w, -w):
+        v = board[p + d]
+        if v != c and v != BORDER:
+            return False
+    bad = 0
+    edge = False
+    o = 3 - c
+    for d in (w + 1, w - 1, -w + 1, -w - 1):
+        v = board[p + d]
+        if v == o:
+            bad += 1
+        elif v == BORDER:
+            edge = True
+    return bad == 0 or (bad == 1 and not edge)
+
+
+@njit(cache=True, nogil=True)
+def _is_legal(ws, w, p, c, ko):
+    """Stone at empty point p for c is legal under playout rules (no suicide, simple ko)."""
+    if p == ko:
+        return False
+    board = ws[R_BOARD]
+    for d in (1, -1, w, -w):
+        q = p + d
+        v = board[q]
+        if v == EMPTY:
+            return True
+        if v == c:
+            if not _in_atari(ws, ws[R_HEAD, q]):
+                return True
+        elif v != BORDER and _in_atari(ws, ws[R_HEAD, q]):
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _remove_block(ws, w, g):
+    """Capture block g: empty its stones and give their points back as liberties to neighbours."""
+    board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
+    empties, eidx = ws[R_EMPTY], ws[R_EIDX]
+    n_empty = ws[R_META, 0]
+    s = g
+    n = 0
+    while True:
+        board[s] = EMPTY
+        empties[n_empty] = s
+        eidx[s] = n_empty
+        n_empty += 1
+        n += 1
+        s = nxt[s]
+        if s == g:
+            break
+    ws[R_META, 0] = n_empty
+    while True:
+        for d in (1, -1, w, -w):
+            q = s + d
+            v = board[q]
+            if v == BLACK or v == WHITE:
+                h = head[q]
+                ws[R_LIBS, h] += 1
+                ws[R_LSUM, h] += s
+                ws[R_LSUM2, h] += s * s
+        s = nxt[s]
+        if s == g:
+            break
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _merge(ws, a, b):
+    """Join blocks with heads a and b (the smaller one is relabelled); returns the new head."""
+    head, nxt, gsize = ws[R_HEAD], ws[R_NEXT], ws[R_GSIZE]
+    if gsize[a] < gsize[b]:
+        a, b = b, a
+    s = b
+    while True:
+        head[s] = a
+        s = nxt[s]
+        if s == b:
+            break
+    na = nxt[a]
+    nxt[a] = nxt[b]
+    nxt[b] = na
+    gsize[a] += gsize[b]
+    ws[R_LIBS, a] += ws[R_LIBS, b]
+    ws[R_LSUM, a] += ws[R_LSUM, b]
+    ws[R_LSUM2, a] += ws[R_LSUM2, b]
+    return a
+
+
+@njit(cache=True, nogil=True)
+def _play(ws, w, p, c):
+    """Place a legal stone of c at p, merge and capture; returns the new simple-ko point (0 none)."""
+    board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
+    empties, eidx = ws[R_EMPTY], ws[R_EIDX]
+    n_empty = ws[R_META, 0] - 1
+    i = eidx[p]
+    last = empties[n_empty]
+    empties[i] = last
+    eidx[last] = i
+    ws[R_META, 0] = n_empty
+    board[p] = c
+    head[p] = p
+    nxt[p] = p
+    ws[R_GSIZE, p] = 1
+    nl = 0
+    sl = 0
+    sl2 = 0
+    for d in (1, -1, w, -w):
+        q = p + d
+        v = board[q]
+        if v == EMPTY:
+            nl += 1
+            sl += q
+            sl2 += q * q
+        elif v != BORDER:
+            h = head[q]
+            ws[R_LIBS, h] -= 1
+            ws[R_LSUM, h] -= p
+            ws[R_LSUM2, h] -= p * p
+    ws[R_LIBS, p], ws[R_LSUM, p], ws[R_LSUM2, p] = nl, sl, sl2
+    g = p
+    for d in (1, -1, w, -w):
+        q = p + d
+        if board[q] == c and head[q] != g:
+            g = _merge(ws, g, head[q])
+    o = 3 - c
+    captured = 0
+    cap_at = 0
+    for d in (1, -1, w, -w):
+        q = p + d
+        if board[q] == o and ws[R_LIBS, head[q]] == 0:
+            captured += _remove_block(ws, w, head[q])
+            cap_at = q
+    if captured == 1 and ws[R_GSIZE, g] == 1 and ws[R_LIBS, g] == 1:
+        return cap_at
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _escape_ok(ws, w, l, c, g):
+    """Extending block g (in atari) at its liberty l leaves it at least two liberties (estimate:
+    empty neighbours of l, +2 per other own block not in atari, +1 per capture)."""
+    board, head = ws[R_BOARD], ws[R_HEAD]
+    gain = 0
+    for d in (1, -1, w, -w):
+        q = l + d
+        v = board[q]
+        if v == EMPTY:
+            gain += 1
+        elif v == c:
+            h = head[q]
+            if h != g and not _in_atari(ws, h):
+                gain += 2
+        elif v != BORDER and _in_atari(ws, head[q]):
+            gain += 1
+    return gain >= 2
+
+
+@njit(cache=True, nogil=True)
+def _capture_next_to(ws, w, g, ko):
+    """Liberty of an opponent block in atari touching block g (a capture that saves g), or 0."""
+    board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
+    o = 3 - board[g]
+    s = g
+    while True:
+        for d in (1, -1, w, -w):
+            q = s + d
+            if board[q] == o:
+                h = head[q]
+                if _in_atari(ws, h):
+                    lib = ws[R_LSUM, h] // ws[R_LIBS, h]
+                    if lib != ko:
+                        return lib
+        s = nxt[s]
+        if s == g:
+            return 0
+
+
+@njit(cache=True, nogil=True)
+def _choose(ws, w, c, last, ko, rng):
+    """The playout policy's move for c (see the module docstring); PASS when nothing is left."""
+    board, head = ws[R_BOARD], ws[R_HEAD]
+    if last != PASS and last != 0 and board[last] == 3 - c:
+        for d in (1, -1, w, -w):
+            q = last + d
+            if board[q] == c:
+                g = head[q]
+                if _in_atari(ws, g):
+                    mv = _capture_next_to(ws, w, g, ko)
+                    if mv != 0:
+                        return mv
+                    lib = ws[R_LSUM, g] // ws[R_LIBS, g]
+                    if lib != ko and _escape_ok(ws, w, lib, c, g) and not _is_own_eye(board, w, lib, c):
+                        return lib
+        g = head[last]
+        if _in_atari(ws, g):
+            lib = ws[R_LSUM, g] // ws[R_LIBS, g]
+            if lib != ko:
+                return lib
+    n = ws[R_META, 0]
+    if n == 0:
+        return PASS
+    empties = ws[R_EMPTY]
+    i = rand_below(rng, n)
+    for _ in range(n):
+        p = empties[i]
+        if not _is_own_eye(board, w, p, c) and _is_legal(ws, w, p, c, ko):
+            return p
+        i += 1
+        if i == n:
+            i = 0
+    return PASS
+
+
+@njit(cache=True, nogil=True)
+def run_playout(pos, ws, rng, max_moves, own, neutral, trace):
+    """One playout from pos (unchanged). Returns (black area - white area - komi, moves played).
+
+    own/neutral (length BOARD_CAP, or empty to skip): own[p] += +1 for a Black point, -1 for a White
+    point at the end, neutral[p] += 1 for a neutral one. trace (empty to skip) receives the moves."""
+    _setup(pos, ws)
+    w = pos[STRIDE]
+    c = pos[SIDE]
+    ko = pos[KO]
+    passes = pos[PASSES]
+    ply = pos[PLY]
+    last = pos[HIST + HIST_STRIDE * (ply - 1) + H_MOVE] if ply > 0 else PASS
+    moves = 0
+    while passes < 2 and moves < max_moves:
+        p = _choose(ws, w, c, last, ko, rng)
+        if p == PASS:
+            passes += 1
+            ko = 0
+        else:
+            ko = _play(ws, w, p, c)
+            passes = 0
+        if moves < trace.shape[0]:
+            trace[moves] = p
+        last = p
+        c = 3 - c
+        moves += 1
+    owner = ws[R_OWNER]
+    black, white = area_owner(ws[R_BOARD], pos[SIZE], owner)
+    if own.shape[0] > 0:
+        for p in range(BOARD_CAP):
+            v = owner[p]
+            if v == BLACK:
+                own[p] += 1.0
+            elif v == WHITE:
+                own[p] -= 1.0
+            elif v == EMPTY:
+                neutral[p] += 1.0
+    return black - white - pos[KOMI_MILLI] / 1000.0, moves
+
+
+@njit(cache=True, nogil=True)
+def run_playouts(pos, ws, rng, n, max_moves, own, neutral):
+    """n playouts from pos. Returns (Black's wins counting a tie as 1/2, total moves, summed score)."""
+    wins = 0.0
+    total = 0
+    score_sum = 0.0
+    trace = np.empty(0, np.int32)
+    for _ in range(n):
+        score, moves = run_playout(pos, ws, rng, max_moves, own, neutral, trace)
+        total += moves
+        score_sum += score
+        if score > 0:
+            wins += 1.0
+        elif score == 0:
+            wins += 0.5
+    return wins, total, score_sum
+
+
+def move_cap(size: int, factor: float = DEFAULT_CAP_FACTOR) -> int:
+    """Playout move cap for a board size."""
+    return max(1, int(factor * size * size))
