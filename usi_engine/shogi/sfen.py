@@ -127,7 +127,7 @@ def parse_sfen(sfen, history_capacity=None):
     if len(fields) not in (3, 4):
         raise ValueError(f"SFEN needs board, side, hand and an optional move number; got {len(fields)} fields")
     pos = np.zeros(pos_size() if history_capacity is None else pos_size(history_capacity), dtype=np.int64)
-    pos[KING] = pos[KING_SQ + 1] = -1
+    pos[KING_SQ] = pos[KING_SQ + 1] = -1
     _parse_board(fields[0], pos)
     if fields[1] not in ("b", "w"):
         raise ValueError(f"side to move must be 'b' or 'w', got {fields[1]!r}")
