@@ -1,0 +1,159 @@
+"""The shogi referee: plays one game between two USI engines and judges it strictly.
+
+The project's rules core (usi_engine.shogi.Board) is the referee's board. Rules enforced, in order, for
+the side to move:
+  no legal move -> loses (mate);  game length reached (ply > max_moves, YaneuraOu MaxMovesToDraw) -> draw;
+  then its engine's answer: no answer within the clock (+ margin) -> time loss ("hang" if it does not
+  answer `stop` either, and the process is killed); process gone -> "crash"; `bestmove resign`;
+  `bestmove win` judged by Board.declaration_result(rule): win, draw (24-point rule, 24-30 points) or
+  false declaration = loss; a move not in the legal list -> "illegal" loss.
+After each move: the fourth occurrence of a position is a draw, or a loss for the side that gave check
+with every move of the cycle (Board.repetition); under TryRule a king reaching the opponent king's start
+square wins. Both engines get `gameover win|lose|draw` from their own point of view.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from usi_engine.shogi import Board
+
+from .clock import Clock, TimeControl
+from .engines import EngineError, UsiEngine
+from .openings import Opening
+from .outcome import GameResult
+from .records import ShogiRecord
+
+DECLARATION_RULES = ("CSARule27", "CSARule24", "TryRule", "NoEnteringKing")
+DEFAULT_MAX_MOVES = 320
+DEFAULT_STOP_GRACE_S = 1.0
+
+
+@dataclass(frozen=True)
+class ShogiRules:
+    declaration_rule: str = "CSARule27"
+    max_moves: int = DEFAULT_MAX_MOVES     # 0 = no limit
+    stop_grace_s: float = DEFAULT_STOP_GRACE_S  # wait for `bestmove` after `stop` on a time loss
+
+    def __post_init__(self):
+        if self.declaration_rule not in DECLARATION_RULES:
+            raise ValueError(f"unknown declaration rule {self.declaration_rule!r}; "
+                             f"expected one of {', '.join(DECLARATION_RULES)}")
+
+
+def opening_board(opening: Opening) -> Board:
+    """The opening's position; ValueError naming the opening when a move is illegal."""
+    board = Board(opening.sfen)
+    for move in opening.moves:
+        try:
+            board.push_usi(move)
+        except ValueError as e:
+            raise ValueError(f"opening {opening.label!r}: {e}") from None
+    return board
+
+
+def position_command(opening: Opening, moves: list) -> str:
+    base = "position startpos" if opening.sfen is None else f"position sfen {opening.sfen}"
+    return f"{base} moves {' '.join(moves)}" if moves else base
+
+
+def _other(side: str) -> str:
+    return "w" if side == "b" else "b"
+
+
+class ShogiGame:
+    """One game; `play()` returns the GameResult and the record."""
+
+    def __init__(self, index: int, engines: dict, opening: Opening, tc: TimeControl, rules: ShogiRules,
+                 first_is_black: bool):
+        self.index, self.engines, self.opening = index, engines, opening
+        self.tc, self.rules, self.first_is_black = tc, rules, first_is_black
+        self.board = opening_board(opening)
+        self.moves = list(opening.moves)
+        self.seconds = [0.0] * len(self.moves)
+        fields = (opening.sfen or "").split()
+        self.ply_offset = int(fields[3]) - 1 if len(fields) > 3 else 0  # plies before the start SFEN
+
+    def play(self) -> tuple[GameResult, ShogiRecord]:
+        started = time.monotonic()
+        winner, reason, detail = self._run()
+        self._send_gameover(winner)
+        result = GameResult(self.index, self.first_is_black, winner, reason, detail, len(self.moves),
+                            self.opening.label, time.monotonic() - started)
+        loser = None if winner is None else _other(winner)
+        record = ShogiRecord(self.engines["b"].name, self.engines["w"].name, self.opening.sfen,
+                             self.moves, self.seconds, winner, reason, loser,
+                             time.strftime("%Y/%m/%d %H:%M:%S"), comment=detail)
+        return result, record
+
+    def _run(self) -> tuple[str | None, str, str]:
+        """(winner or None, reason, detail) of the game."""
+        for side in ("b", "w"):
+            engine = self.engines[side]
+            try:
+                engine.ensure_started()
+                engine.new_game()
+            except EngineError as e:
+                engine.kill()
+                return _other(side), e.kind if e.kind != "timeout" else "hang", str(e)
+        clock = Clock(self.tc)
+        while True:
+            side = "b" if self.board.turn == 0 else "w"
+            legal = self.board.legal_moves()
+            if not legal:
+                return _other(side), "mate", ""
+            if self.rules.max_moves and self.ply_offset + self.board.ply >= self.rules.max_moves:
+                return None, "max-moves", f"{self.rules.max_moves} moves"
+            verdict = self._turn(side, clock, legal)
+            if verdict is not None:
+                return verdict
+
+    def _turn(self, side: str, clock: Clock, legal: list):
+        """Ask `side` for a move and play it; a (winner, reason, detail) verdict when the game ends."""
+        engine = self.engines[side]
+        allowance_s = clock.allowance_ms(side) / 1000.0
+        try:
+            tokens, elapsed = engine.go(position_command(self.opening, self.moves), clock.usi_go(),
+                                        allowance_s)
+        except EngineError as e:
+            if e.kind == "timeout" and engine.stop_search(self.rules.stop_grace_s):
+                return _other(side), "time", f"no move within {allowance_s:.3f} s"
+            engine.kill()
+            reason = {"timeout": "hang", "crash": "crash"}.get(e.kind, "protocol")
+            return _other(side), reason, str(e)
+        if not clock.on_time(side, elapsed * 1000.0):
+            return _other(side), "time", f"{elapsed:.3f} s > {allowance_s:.3f} s"
+        move = tokens[0]
+        if move == "resign":
+            return _other(side), "resign", ""
+        if move == "win":
+            judged = self.board.declaration_result(self.rules.declaration_rule)
+            if judged == "win":
+                return side, "declaration", self.rules.declaration_rule
+            if judged == "draw":
+                return None, "declaration-draw", self.rules.declaration_rule
+            return _other(side), "false-declaration", f"{self.rules.declaration_rule}: {self.board.sfen()}"
+        if move not in legal:
+            return _other(side), "illegal", f"{move} in {self.board.sfen()}"
+        is_try = self.rules.declaration_rule == "TryRule" and self.board.try_rule_move() == move
+        clock.spend(side, elapsed * 1000.0)
+        self.board.push_usi(move)
+        self.moves.append(move)
+        self.seconds.append(elapsed)
+        if is_try:
+            return side, "try", move
+        repetition = self.board.repetition()
+        to_move = _other(side)
+        if repetition == "draw":
+            return None, "repetition", ""
+        if repetition == "win":
+            return to_move, "perpetual-check", ""
+        if repetition == "loss":
+            return side, "perpetual-check", ""
+        return None
+
+    def _send_gameover(self, winner: str | None) -> None:
+        for side, engine in self.engines.items():
+            if engine.proc is not None and engine.proc.alive():
+                engine.gameover("draw" if winner is None else "win" if winner == side else "lose")
