@@ -147,3 +147,14 @@ class Board:
         while HIST + HIST_STRIDE * (work.ply + depth + 2) > work.pos.shape[0]:
             work._grow_history()
         return int(movegen.perft(work.pos, depth, movegen.perft_buffers(depth), bulk))
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) every rules kernel, so later calls are fast."""
+    board = Board()
+    board.perft(2)
+    board.perft(2, bulk=True)
+    board.is_checkmate()
+    board.repetition()
+    board.declaration("CSARule27")
+    board.try_rule_move()
