@@ -14,7 +14,7 @@ Alpha-beta (fail-soft negamax) from the side to move over the static evaluation 
   value is returned, even in check.
 
 Every call is one node (``nodes[0]``, what the engine reports as nps). The principal variation is a
-triangular table: after ``qsearch_root`` the moves ``pv[0, :pv_len[0]]`` lead from the root to the
+triangular table: after ``qsearch_root`` the moves ``pv[0, :counts[0, 2]]`` lead from the root to the
 PV leaf, the position whose static value became the result (unless the result is a mate score),
 so learning takes the gradient dValue/dw at that leaf (sign (-1)^len from the root's side).
 
@@ -42,7 +42,8 @@ class QBuffers:
     """Preallocated per-thread scratch for qsearch (no allocation in the recursion).
 
     moves/keys: int32/int64 [max_depth + 1, MAX_MOVES]; pv: int32 [max_depth + 1, max_depth + 1];
-    pv_len: int64 [max_depth + 1]; nodes: int64 [1] (incremented, never reset by qsearch).
+    frames: float64 [max_depth + 1, 3]; counts: int64 [max_depth + 1, 3];
+    nodes: int64 [1] (incremented, never reset by qsearch).
     """
 
     def __init__(self, max_depth=DEFAULT_MAX_DEPTH):
@@ -51,15 +52,16 @@ class QBuffers:
         self.moves = np.zeros((p, MAX_MOVES), dtype=np.int32)
         self.keys = np.zeros((p, MAX_MOVES), dtype=np.int64)
         self.pv = np.zeros((p, p), dtype=np.int32)
-        self.pv_len = np.zeros(p, dtype=np.int64)
+        self.frames = np.zeros((p, 3), dtype=np.float64)
+        self.counts = np.zeros((p, 3), dtype=np.int64)
         self.nodes = np.zeros(1, dtype=np.int64)
 
     def args(self):
-        return self.moves, self.keys, self.pv, self.pv_len, self.nodes
+        return self.moves, self.keys, self.pv, self.frames, self.counts, self.nodes
 
     def pv_moves(self):
         """The PV of the last qsearch_root call, root to leaf, as a list of packed moves."""
-        return [int(m) for m in self.pv[0, :self.pv_len[0]]]
+        return [int(m) for m in self.pv[0, :self.counts[0, 2]]]
 
 
 @njit(cache=True, nogil=True)
@@ -111,61 +113,101 @@ def order_key(pos, m):
 
 
 @njit(cache=True, nogil=True)
-def qsearch(pos, w, alpha, beta, ply, max_depth, moves, keys, pv, pv_len, nodes):
-    """Fail-soft alpha-beta quiescence value of pos from the side to move (see module doc)."""
-    nodes[0] += 1
-    pv_len[ply] = ply
-    check = side_in_check(pos)
-    if ply >= max_depth:
-        return evaluate(pos, w)
-    if check:
-        best = -INF
-        n = gen_legal(pos, moves[ply])
-        if n == 0:
-            return -MATE + ply
-    else:
-        best = evaluate(pos, w)
-        if best >= beta:
-            return best
-        if best > alpha:
-            alpha = best
-        n = gen_captures(pos, moves[ply])
-    mv = moves[ply]
-    ks = keys[ply]
-    for i in range(n):
-        ks[i] = order_key(pos, mv[i])
-    for i in range(n):
-        b = i                                   # selection sort step: best remaining first
-        for j in range(i + 1, n):
-            if ks[j] > ks[b]:
-                b = j
-        m = mv[b]
-        mv[b] = mv[i]
-        mv[i] = m
-        k = ks[b]
-        ks[b] = ks[i]
-        ks[i] = k
-        do_move(pos, m)
-        v = -qsearch(pos, w, -beta, -alpha, ply + 1, max_depth, moves, keys, pv, pv_len, nodes)
-        undo_move(pos)
-        if v > best:
-            best = v
-            pv[ply, ply] = m
-            end = pv_len[ply + 1]
-            for t in range(ply + 1, end):
-                pv[ply, t] = pv[ply + 1, t]
-            pv_len[ply] = end
-            if v > alpha:
-                alpha = v
-                if v >= beta:
-                    break
-    return best
+def next_move(pos, mv, ks, i, n):
+    """Selection-sort step: move the best-keyed of mv[i:n] to slot i and return it."""
+    b = i
+    for j in range(i + 1, n):
+        if ks[j] > ks[b]:
+            b = j
+    m = mv[b]
+    mv[b] = mv[i]
+    mv[i] = m
+    k = ks[b]
+    ks[b] = ks[i]
+    ks[i] = k
+    return m
 
 
 @njit(cache=True, nogil=True)
-def qsearch_root(pos, w, max_depth, moves, keys, pv, pv_len, nodes):
-    """Exact quiescence value of pos (full window); PV in pv[0, :pv_len[0]]."""
-    return qsearch(pos, w, -INF, INF, 0, max_depth, moves, keys, pv, pv_len, nodes)
+def qsearch(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes):
+    """Fail-soft alpha-beta quiescence value of pos from the side to move (see module doc).
+
+    Iterative (an explicit stack per ply) because a self-recursive cached numba function fails to
+    link when another cached kernel calls it. Per ply: frames[ply] = (alpha, beta, best),
+    counts[ply] = (next move index, move count, PV end). pos is restored on return.
+    """
+    ply = 0
+    frames[0, 0] = alpha
+    frames[0, 1] = beta
+    entering = True
+    value = 0.0
+    while True:
+        returning = False
+        if entering:
+            nodes[0] += 1
+            counts[ply, 2] = ply
+            if ply >= max_depth:
+                value = evaluate(pos, w)
+                returning = True
+            elif side_in_check(pos):
+                n = gen_legal(pos, moves[ply])
+                if n == 0:
+                    value = -MATE + ply
+                    returning = True
+                frames[ply, 2] = -INF
+            else:
+                stand = evaluate(pos, w)
+                frames[ply, 2] = stand
+                if stand >= frames[ply, 1]:
+                    value = stand
+                    returning = True
+                else:
+                    if stand > frames[ply, 0]:
+                        frames[ply, 0] = stand
+                    n = gen_captures(pos, moves[ply])
+            if not returning:
+                for i in range(n):
+                    keys[ply, i] = order_key(pos, moves[ply, i])
+                counts[ply, 0] = 0
+                counts[ply, 1] = n
+        else:                                   # back from the child at ply + 1 with its value
+            undo_move(pos)
+            v = -value
+            if v > frames[ply, 2]:
+                frames[ply, 2] = v
+                pv[ply, ply] = moves[ply, counts[ply, 0] - 1]
+                end = counts[ply + 1, 2]
+                for t in range(ply + 1, end):
+                    pv[ply, t] = pv[ply + 1, t]
+                counts[ply, 2] = end
+                if v > frames[ply, 0]:
+                    frames[ply, 0] = v
+                    if v >= frames[ply, 1]:
+                        value = v
+                        returning = True
+        if not returning and counts[ply, 0] >= counts[ply, 1]:
+            value = frames[ply, 2]
+            returning = True
+        if returning:
+            if ply == 0:
+                return value
+            ply -= 1
+            entering = False
+            continue
+        i = counts[ply, 0]
+        m = next_move(pos, moves[ply], keys[ply], i, counts[ply, 1])
+        counts[ply, 0] = i + 1
+        do_move(pos, m)
+        frames[ply + 1, 0] = -frames[ply, 1]
+        frames[ply + 1, 1] = -frames[ply, 0]
+        ply += 1
+        entering = True
+
+
+@njit(cache=True, nogil=True)
+def qsearch_root(pos, w, max_depth, moves, keys, pv, frames, counts, nodes):
+    """Exact quiescence value of pos (full window); PV in pv[0, :counts[0, 2]]."""
+    return qsearch(pos, w, -INF, INF, max_depth, moves, keys, pv, frames, counts, nodes)
 
 
 def quiesce(pos, w, buffers=None, max_depth=DEFAULT_MAX_DEPTH):

@@ -1,0 +1,134 @@
+"""Benchmarks behind ``usi-engine bench eval`` and ``usi-engine bench qsearch``.
+
+Both run on the fixed position set usi_engine/shogi/data/bench_positions.txt (100 SFENs from seeded
+uniformly random games, generated once by ``python -m eval.bench make-positions`` and committed),
+time a numba loop (so Python call overhead is excluded), print a human line and, last, one line of
+``KEY=VALUE`` pairs. Pass a weight file to measure with learned weights (default: shipped weights).
+"""
+
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from eval.shogi_features import evaluate
+from eval.weightfile import load_weights
+from usi_engine.shogi.quiescence import DEFAULT_MAX_DEPTH, QBuffers, qsearch_root
+
+BENCH_FILE = Path(__file__).resolve().parent.parent / "usi_engine" / "shogi" / "data" / "bench_positions.txt"
+BENCH_SEED = 20240601
+BENCH_COUNT = 100
+MIN_PLY, MAX_PLY = 10, 100
+MIN_SECONDS = 1.0
+
+
+def random_game_sfens(count, seed, min_ply=MIN_PLY, max_ply=MAX_PLY):
+    """SFENs reached by uniformly random legal moves (cshogi, a test/dev dependency), game not over."""
+    import cshogi
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        board = cshogi.Board()
+        for _ in range(rng.randint(min_ply, max_ply)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        if not board.is_game_over():
+            out.append(board.sfen())
+    return out
+
+
+def bench_sfens():
+    """The committed benchmark SFENs."""
+    return [s for s in BENCH_FILE.read_text().splitlines() if s.strip()]
+
+
+def bench_positions():
+    """The benchmark positions as one 2-D int64 array (a row per position)."""
+    from usi_engine.shogi import Board
+    return np.stack([Board(s).pos for s in bench_sfens()])
+
+
+@njit(cache=True, nogil=True)
+def _eval_loop(positions, w, reps):
+    total = 0.0
+    for _ in range(reps):
+        for i in range(positions.shape[0]):
+            total += evaluate(positions[i], w)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _qsearch_loop(positions, w, max_depth, moves, keys, pv, frames, counts, nodes):
+    total = 0.0
+    for i in range(positions.shape[0]):
+        total += qsearch_root(positions[i], w, max_depth, moves, keys, pv, frames, counts, nodes)
+    return total
+
+
+def _timed(run):
+    """Repeat run() (returning a work count) until MIN_SECONDS pass; (work, seconds)."""
+    run()                                    # compile / warm up
+    work, start = 0, time.perf_counter()
+    while True:
+        work += run()
+        elapsed = time.perf_counter() - start
+        if elapsed >= MIN_SECONDS:
+            return work, elapsed
+
+
+def bench_eval(weights_path=None, out=sys.stdout):
+    """Full static evaluations per second; returns the KEY=VALUE dict it printed."""
+    w = load_weights(weights_path)
+    positions = bench_positions()
+    reps = 100
+    n, dt = _timed(lambda: (_eval_loop(positions, w, reps), reps * positions.shape[0])[1])
+    result = {"positions": positions.shape[0], "evals": n, "seconds": round(dt, 3),
+              "evals_per_s": round(n / dt), "us_per_eval": round(dt / n * 1e6, 3)}
+    print(f"eval: {n} evaluations in {dt:.2f} s = {n / dt:,.0f}/s ({dt / n * 1e6:.3f} us each)", file=out)
+    print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)
+    return result
+
+
+def bench_qsearch(weights_path=None, max_depth=DEFAULT_MAX_DEPTH, out=sys.stdout):
+    """Quiescence nodes per second (one thread); returns the KEY=VALUE dict it printed."""
+    w = load_weights(weights_path)
+    positions = bench_positions()
+    buf = QBuffers(max_depth)
+
+    def run():
+        before = buf.nodes[0]
+        _qsearch_loop(positions, w, max_depth, *buf.args())
+        return int(buf.nodes[0] - before)
+
+    n, dt = _timed(run)
+    result = {"positions": positions.shape[0], "max_depth": max_depth, "nodes": n,
+              "seconds": round(dt, 3), "nodes_per_s": round(n / dt), "us_per_node": round(dt / n * 1e6, 3)}
+    print(f"qsearch: {n} nodes in {dt:.2f} s = {n / dt:,.0f} nodes/s", file=out)
+    print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)
+    return result
+
+
+def main(argv=None):
+    """``python -m eval.bench eval|qsearch [weights.npz]`` or ``make-positions``."""
+    argv = sys.argv[1:] if argv is None else argv
+    what = argv[0] if argv else "eval"
+    path = argv[1] if len(argv) > 1 else None
+    if what == "eval":
+        bench_eval(path)
+    elif what == "qsearch":
+        bench_qsearch(path)
+    elif what == "make-positions":
+        BENCH_FILE.parent.mkdir(parents=True, exist_ok=True)
+        BENCH_FILE.write_text("\n".join(random_game_sfens(BENCH_COUNT, BENCH_SEED)) + "\n")
+        print(f"wrote {BENCH_FILE}")
+    else:
+        raise SystemExit(f"unknown benchmark {what!r}: use eval, qsearch or make-positions")
+
+
+if __name__ == "__main__":
+    main()
