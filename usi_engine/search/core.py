@@ -1,0 +1,551 @@
+"""Game-agnostic MCSS core: node pool layout, selection, backup, allocation, graph table, PV, reuse.
+
+Everything here is a module-level ``@njit(cache=True, nogil=True)`` kernel over plain numpy arrays; the
+one kernel that calls a game (``run_samples``) is built per game by ``build_kernels`` (see docs/search.md,
+"Dispatch and caching").
+
+Pool (structure of arrays, preallocated; ``tree`` is a tuple of them, indices T_*):
+  nodes  value f64 (negamax E, from the node's side to move), first i64 (first edge), count i32 (edges),
+         key i64 (position key), state i64 (low 2 bits UNEXPANDED / EXPANDING / EXPANDED, upper bits a backup
+         sequence counter), flags i8 (FLAG_TERMINAL), depth i16 (plies below the search root at creation)
+  edges  move i32, child i32 (node index), visits i64 (only for the UCT policy; length 1 otherwise)
+  table  key i64, node i64 (open addressing, graph mode only; node -1 empty, -2 being written)
+A node is *proven* when |value| >= MATE_THRESHOLD; that is derived from the value, not stored.
+``ctl`` is one shared int64 array of control words and counters (indices C_*); hot counters sit on their
+own cache lines.
+"""
+
+import numpy as np
+from numba import njit
+
+from usi_engine.search.atomics import atomic_add, atomic_cas, atomic_load, atomic_store
+from usi_engine.search.rng import mix64, next_unit
+from usi_engine.search.values import MATE_THRESHOLD
+
+# --- node state (low two bits of state[]) and flags ---------------------------------------------
+UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
+PHASE_MASK = 3
+SEQ_STEP = 4                   # added to state[] by every child update (see backup_node)
+FLAG_TERMINAL = 1              # the game marked the position terminal: its value is exact
+
+# --- tree tuple indices ---------------------------------------------------------------------------
+T_VALUE, T_FIRST, T_COUNT, T_KEY, T_STATE, T_FLAGS, T_DEPTH = 0, 1, 2, 3, 4, 5, 6
+T_EMOVE, T_ECHILD, T_EVISITS, T_TKEY, T_TNODE = 7, 8, 9, 10, 11
+
+# --- ctl indices ------------------------------------------------------------------------------------
+C_STOP, C_NODE_LIMIT, C_SAMPLE_LIMIT, C_ROOT, C_MEMFULL = 0, 1, 2, 3, 4
+C_SAMPLES = 8                  # samples started (claimed against C_SAMPLE_LIMIT)
+C_WORK = 16                    # positions evaluated (the games' `work`), the `nodes` statistic
+C_NODES = 24                   # node slots used
+C_EDGES = 32                   # edge slots used
+C_TABLE, C_PRIVATE, C_WASTED_NODES, C_WASTED_EDGES = 40, 41, 42, 43
+C_SELDEPTH, C_COLLISIONS, C_CYCLES, C_EXPANSIONS = 44, 45, 46, 47
+CTL_SIZE = 48
+
+# --- float / int parameter vectors of run_samples ---------------------------------------------------
+FP_TSEL, FP_TBACK, FP_CUCT = 0, 1, 2
+FP_SIZE = 3
+IP_POLICY, IP_GRAPH, IP_MAXDEPTH = 0, 1, 2
+IP_SIZE = 3
+POLICY_SOFTMAX, POLICY_UCT = 0, 1
+
+TABLE_EMPTY, TABLE_BUSY = -1, -2
+NO_LIMIT = np.iinfo(np.int64).max
+_INF = np.inf
+
+
+@njit(cache=True, nogil=True)
+def backup_value(tree, v, t_back):
+    """E(v) recomputed from v's children (seed 001 eq. 3, negamax): E(v) = sum_c pi_b(c|v) * (-E(c)),
+    pi_b(c|v) = exp(-E(c)/T_back)/Z, max-shifted. T_back <= 0 gives minimax (UCTMAX_H backup).
+
+    Proven results: a child that is a proven loss for its side to move wins v (MATE - distance: one point
+    per ply, quickest mate); if every child is a proven win for its side, v is lost (longest resistance).
+    A heuristic result is clamped below MATE_THRESHOLD so it never masquerades as proven."""
+    value = tree[T_VALUE]
+    echild = tree[T_ECHILD]
+    f = tree[T_FIRST][v]
+    n = tree[T_COUNT][v]
+    min_e = _INF
+    all_won = True
+    for i in range(n):
+        e = value[echild[f + i]]
+        if e < min_e:
+            min_e = e
+        if e < MATE_THRESHOLD:
+            all_won = False
+    if min_e <= -MATE_THRESHOLD:
+        return -min_e - 1.0
+    if all_won:
+        return -min_e + 1.0
+    if t_back <= 0.0:
+        r = -min_e
+    else:
+        z = 0.0
+        s = 0.0
+        for i in range(n):
+            e = value[echild[f + i]]
+            w = np.exp(-(e - min_e) / t_back)
+            z += w
+            s -= w * e
+        r = s / z
+    limit = MATE_THRESHOLD - 1.0
+    if r > limit:
+        r = limit
+    elif r < -limit:
+        r = -limit
+    return r
+
+
+@njit(cache=True, nogil=True)
+def backup_node(tree, v, t_back):
+    """Store E(v) = backup_value, retrying until no child changed meanwhile.
+
+    Writers of a child bump the parent's sequence (state += SEQ_STEP) after the child's value store; a
+    backup that saw the sequence change recomputes. So the last value stored for v is always computed
+    from the final child values of its path-mates: the tree stays consistent under concurrent threads."""
+    state = tree[T_STATE]
+    while True:
+        s0 = atomic_load(state, v)
+        tree[T_VALUE][v] = backup_value(tree, v, t_back)
+        if atomic_add(state, v, 0) == s0:   # seq_cst read-modify-write: also orders the store above
+            return
+
+
+@njit(cache=True, nogil=True)
+def select_softmax(tree, v, t_sel, rng, wbuf):
+    """Sample an edge of v by pi(c|v) = exp(-E(c)/T_sel)/Z (seed 001 eq. 1-2), max-shifted."""
+    value = tree[T_VALUE]
+    echild = tree[T_ECHILD]
+    f = tree[T_FIRST][v]
+    n = tree[T_COUNT][v]
+    min_e = _INF
+    for i in range(n):
+        e = value[echild[f + i]]
+        if e < min_e:
+            min_e = e
+    z = 0.0
+    for i in range(n):
+        w = np.exp(-(value[echild[f + i]] - min_e) / t_sel)
+        wbuf[i] = w
+        z += w
+    u = next_unit(rng) * z
+    acc = 0.0
+    for i in range(n):
+        acc += wbuf[i]
+        if u < acc:
+            return f + i
+    return f + n - 1
+
+
+@njit(cache=True, nogil=True)
+def select_uct(tree, v, c_uct):
+    """UCB1 on edge visit counts (UCT_H of Ramanujan & Selman, seed 001 §2.2): argmax -E(c) +
+    c_uct*sqrt(ln N(v) / N(c)); unvisited edges first, best static value first. Edge counts (not node
+    counts) keep it sound on a graph (seed 002)."""
+    value = tree[T_VALUE]
+    echild = tree[T_ECHILD]
+    visits = tree[T_EVISITS]
+    f = tree[T_FIRST][v]
+    n = tree[T_COUNT][v]
+    total = 0
+    best_new = -1
+    best_new_q = -_INF
+    for i in range(n):
+        nv = visits[f + i]
+        total += nv
+        q = -value[echild[f + i]]
+        if nv == 0 and q > best_new_q:
+            best_new_q = q
+            best_new = f + i
+    if best_new >= 0:
+        return best_new
+    log_total = np.log(total + 1.0)
+    best = f
+    best_score = -_INF
+    for i in range(n):
+        score = -value[echild[f + i]] + c_uct * np.sqrt(log_total / visits[f + i])
+        if score > best_score:
+            best_score = score
+            best = f + i
+    return best
+
+
+@njit(cache=True, nogil=True)
+def alloc(ctl, counter, k, capacity):
+    """Reserve k consecutive slots of a pool whose use is counted in ctl[counter]; -1 when it would not fit
+    (the counter never passes the capacity, so pool accounting stays exact)."""
+    while True:
+        old = atomic_load(ctl, counter)
+        if old + k > capacity:
+            return -1
+        if atomic_cas(ctl, counter, old, old + k) == old:
+            return old
+
+
+@njit(cache=True, nogil=True)
+def init_node(tree, c, value, flags, key, depth):
+    """Write a fresh, unexpanded node into slot c (published later by the writer)."""
+    tree[T_VALUE][c] = value
+    tree[T_FIRST][c] = -1
+    tree[T_COUNT][c] = 0
+    tree[T_KEY][c] = key
+    tree[T_FLAGS][c] = flags
+    tree[T_DEPTH][c] = depth
+    tree[T_STATE][c] = UNEXPANDED
+
+
+@njit(cache=True, nogil=True)
+def table_slot(key, mask):
+    return np.int64(mix64(np.uint64(key)) & np.uint64(mask))
+
+
+@njit(cache=True, nogil=True)
+def find_or_insert(tree, ctl, key, value, depth):
+    """Node of position `key` in the graph table, created (unexpanded, static `value`) if absent; -1 when
+    the pool is full. Lock-free: a slot is claimed by CAS (EMPTY -> BUSY), the node is written, the key is
+    stored and the node index is published with a release store; readers spin on BUSY slots."""
+    tkey = tree[T_TKEY]
+    tnode = tree[T_TNODE]
+    mask = tnode.shape[0] - 1
+    s = table_slot(key, mask)
+    while True:
+        nd = atomic_load(tnode, s)
+        if nd == TABLE_EMPTY:
+            if atomic_cas(tnode, s, TABLE_EMPTY, TABLE_BUSY) != TABLE_EMPTY:
+                continue
+            c = alloc(ctl, C_NODES, 1, tree[T_VALUE].shape[0])
+            if c < 0:
+                atomic_store(tnode, s, TABLE_EMPTY)
+                return -1
+            init_node(tree, c, value, 0, key, depth)
+            tkey[s] = key
+            atomic_store(tnode, s, c)
+            atomic_add(ctl, C_TABLE, 1)
+            return c
+        if nd == TABLE_BUSY:
+            continue
+        if tkey[s] == key:
+            return nd
+        s = (s + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def attach_children(tree, ctl, v, n, moves, values, cflags, keys, graph, child_depth):
+    """Allocate and write v's n children (not yet published: the caller stores v's state). Tree mode: n
+    fresh nodes. Graph mode: non-terminal children are shared through the table; terminal children are
+    private nodes, because terminals such as repetitions depend on the path (docs/search.md). Returns False
+    when the pool is full (slots taken by the failed attempt are counted as wasted)."""
+    emove = tree[T_EMOVE]
+    echild = tree[T_ECHILD]
+    capacity = tree[T_VALUE].shape[0]
+    ebase = alloc(ctl, C_EDGES, n, emove.shape[0])
+    if ebase < 0:
+        return False
+    if not graph:
+        nbase = alloc(ctl, C_NODES, n, capacity)
+        if nbase < 0:
+            atomic_add(ctl, C_WASTED_EDGES, n)
+            return False
+        for i in range(n):
+            init_node(tree, nbase + i, values[i], cflags[i], 0, child_depth)
+            emove[ebase + i] = moves[i]
+            echild[ebase + i] = nbase + i
+    else:
+        for i in range(n):
+            if cflags[i] & FLAG_TERMINAL:
+                c = alloc(ctl, C_NODES, 1, capacity)
+                if c >= 0:
+                    init_node(tree, c, values[i], cflags[i], keys[i], child_depth)
+                    atomic_add(ctl, C_PRIVATE, 1)
+            else:
+                c = find_or_insert(tree, ctl, keys[i], values[i], child_depth)
+            if c < 0:
+                atomic_add(ctl, C_WASTED_EDGES, n)
+                return False
+            emove[ebase + i] = moves[i]
+            echild[ebase + i] = c
+    tree[T_FIRST][v] = ebase
+    tree[T_COUNT][v] = n
+    return True
+
+
+@njit(cache=True, nogil=True)
+def on_path(path_nodes, d, node):
+    for i in range(d + 1):
+        if path_nodes[i] == node:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def atomic_max(ctl, idx, val):
+    while True:
+        old = atomic_load(ctl, idx)
+        if val <= old or atomic_cas(ctl, idx, old, val) == old:
+            return
+
+
+@njit(cache=True, nogil=True)
+def claim_sample(ctl):
+    """Take one sample ticket; False once stop is set, the sample limit or the node limit is reached."""
+    if atomic_load(ctl, C_STOP) != 0:
+        return False
+    if atomic_load(ctl, C_WORK) >= atomic_load(ctl, C_NODE_LIMIT):
+        atomic_store(ctl, C_STOP, 1)
+        return False
+    limit = atomic_load(ctl, C_SAMPLE_LIMIT)
+    while True:
+        old = atomic_load(ctl, C_SAMPLES)
+        if old >= limit:
+            atomic_store(ctl, C_STOP, 1)
+            return False
+        if atomic_cas(ctl, C_SAMPLES, old, old + 1) == old:
+            return True
+
+
+@njit(cache=True, nogil=True)
+def select_edge(tree, v, policy, fp, rng, wbuf):
+    if policy == POLICY_UCT:
+        return select_uct(tree, v, fp[FP_CUCT])
+    return select_softmax(tree, v, fp[FP_TSEL], rng, wbuf)
+
+
+@njit(cache=True, nogil=True)
+def backup_path(tree, path_nodes, d, t_back):
+    """Back up path_nodes[d-1] .. path_nodes[0] (all expanded), bumping each sequence first."""
+    state = tree[T_STATE]
+    for i in range(d - 1, -1, -1):
+        v = path_nodes[i]
+        atomic_add(state, v, SEQ_STEP)
+        backup_node(tree, v, t_back)
+
+
+def build_kernels(game, stamp):
+    """Build the game-calling kernel(s) of the core for one game module.
+
+    The closure captures only the module object (pickled by name) and an integer `stamp` (hash of the game's
+    and the core's sources): numba caches it per game, and a changed source changes the stamp, which makes
+    a new cache entry instead of silently reusing stale machine code (numba tracks only the closure's own
+    file). Game functions are reached as `game.expand(...)` etc.: direct calls to module-level kernels."""
+    from numba import njit as _njit
+
+    @_njit(cache=True, nogil=True)
+    def run_samples(pos, tree, ctl, weights, gparams, rng, fp, ip, scratch, max_samples):
+        """Run up to max_samples MCSS samples (seed 001 §3.1 steps 1-4) from ctl[C_ROOT] on this thread's
+        pos copy (at the root position on entry and on return). Returns the number of samples completed.
+        Polls ctl between samples; stops early when the root is proven."""
+        source_stamp = stamp   # noqa: F841  (keeps the stamp in the closure cells = the cache key)
+        path_nodes, moves, values, cflags, keys, wbuf = scratch
+        value = tree[T_VALUE]
+        state = tree[T_STATE]
+        flags = tree[T_FLAGS]
+        emove = tree[T_EMOVE]
+        echild = tree[T_ECHILD]
+        evisits = tree[T_EVISITS]
+        policy = ip[IP_POLICY]
+        graph = ip[IP_GRAPH] != 0
+        max_depth = min(ip[IP_MAXDEPTH], path_nodes.shape[0] - 1)
+        t_back = fp[FP_TBACK]
+        root = ctl[C_ROOT]
+        done = 0
+        collisions = 0
+        cycles = 0
+        while done < max_samples:
+            if abs(value[root]) >= MATE_THRESHOLD and (atomic_load(state, root) & PHASE_MASK) == EXPANDED:
+                break
+            if not claim_sample(ctl):
+                break
+            while True:          # one sample; a collision restarts it under the same ticket
+                node = root
+                d = 0
+                path_nodes[0] = root
+                collided = False
+                expanded_leaf = False
+                while True:
+                    st = atomic_load(state, node) & PHASE_MASK
+                    if st == EXPANDED:
+                        if tree[T_COUNT][node] == 0 or abs(value[node]) >= MATE_THRESHOLD or d >= max_depth:
+                            break
+                        e = select_edge(tree, node, policy, fp, rng, wbuf)
+                        child = echild[e]
+                        if graph and on_path(path_nodes, d, child):
+                            cycles += 1     # a repetition on this path: end the sample here
+                            break
+                        if policy == POLICY_UCT:
+                            atomic_add(evisits, e, 1)
+                        game.do_move(pos, emove[e])
+                        d += 1
+                        path_nodes[d] = child
+                        node = child
+                        continue
+                    if flags[node] & FLAG_TERMINAL or atomic_load(ctl, C_MEMFULL) != 0:
+                        break
+                    if st == EXPANDING or atomic_cas(state, node, UNEXPANDED, EXPANDING) != UNEXPANDED:
+                        collided = True
+                        break
+                    n, work = game.expand(pos, weights, gparams, rng, moves, values, cflags)
+                    atomic_add(ctl, C_WORK, work)
+                    if graph:
+                        for i in range(n):
+                            game.do_move(pos, moves[i])
+                            keys[i] = game.pos_key(pos)
+                            game.undo_move(pos)
+                    if not attach_children(tree, ctl, node, n, moves, values, cflags, keys, graph, d + 1):
+                        atomic_store(ctl, C_MEMFULL, 1)
+                        atomic_store(state, node, UNEXPANDED)
+                        break
+                    if not graph:
+                        tree[T_KEY][node] = game.pos_key(pos)
+                    if n == 0:
+                        flags[node] |= FLAG_TERMINAL   # no legal move although the game did not flag it
+                    else:
+                        value[node] = backup_value(tree, node, t_back)
+                    atomic_store(state, node, EXPANDED)
+                    atomic_add(ctl, C_EXPANSIONS, 1)
+                    expanded_leaf = True
+                    break
+                if not collided:
+                    atomic_max(ctl, C_SELDEPTH, d + 1 if expanded_leaf else d)
+                    backup_path(tree, path_nodes, d, t_back)
+                for _ in range(d):
+                    game.undo_move(pos)
+                if not collided:
+                    break
+                collisions += 1
+                if atomic_load(ctl, C_STOP) != 0:
+                    break
+            done += 1
+        atomic_add(ctl, C_COLLISIONS, collisions)
+        atomic_add(ctl, C_CYCLES, cycles)
+        return done
+
+    return run_samples
+
+
+# --- root, PV, statistics, reuse, checks ----------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def init_root(tree, ctl, key, graph):
+    """Start an empty pool with the root (unexpanded, value 0) at node 0; in graph mode it is in the table."""
+    tree[T_TNODE][:] = TABLE_EMPTY
+    for i in range(CTL_SIZE):
+        if i != C_NODE_LIMIT and i != C_SAMPLE_LIMIT:
+            ctl[i] = 0
+    if graph:
+        find_or_insert(tree, ctl, key, 0.0, 0)
+    else:
+        ctl[C_NODES] = 1
+        init_node(tree, 0, 0.0, 0, key, 0)
+    ctl[C_ROOT] = 0
+
+
+@njit(cache=True, nogil=True)
+def best_edge(tree, v):
+    """Edge of v to the highest-probability child (lowest E); -1 if v has no published children."""
+    if (atomic_load(tree[T_STATE], v) & PHASE_MASK) != EXPANDED or tree[T_COUNT][v] == 0:
+        return -1
+    value = tree[T_VALUE]
+    echild = tree[T_ECHILD]
+    f = tree[T_FIRST][v]
+    best = f
+    for i in range(1, tree[T_COUNT][v]):
+        if value[echild[f + i]] < value[echild[best]]:
+            best = f + i
+    return best
+
+
+@njit(cache=True, nogil=True)
+def principal_variation(tree, start, out_moves, seen):
+    """Moves from node `start` following the highest-probability child; stops at an unexpanded node, at a
+    repeated node (graph cycles) or when out_moves is full. Returns the length."""
+    n = 0
+    node = start
+    seen[0] = start
+    while n < out_moves.shape[0]:
+        e = best_edge(tree, node)
+        if e < 0:
+            break
+        out_moves[n] = tree[T_EMOVE][e]
+        node = tree[T_ECHILD][e]
+        n += 1
+        for i in range(n):
+            if seen[i] == node:
+                return n
+        seen[n] = node
+    return n
+
+
+@njit(cache=True, nogil=True)
+def child_of(tree, v, move):
+    """Child node of v reached by `move`, -1 if v is not expanded or has no such edge."""
+    if (tree[T_STATE][v] & PHASE_MASK) != EXPANDED:
+        return -1
+    f = tree[T_FIRST][v]
+    for i in range(tree[T_COUNT][v]):
+        if tree[T_EMOVE][f + i] == move:
+            return tree[T_ECHILD][f + i]
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def collect_subtree(tree, ctl, new_root, nmap, order, eorder):
+    """Breadth-first numbering of the nodes reachable from new_root: order[j] = old index of new node j,
+    nmap[old] = j, eorder = old edge indices in the new edge order (children of order[0], order[1], ...).
+    Returns (nodes kept, edges kept)."""
+    nmap[:] = -1
+    order[0] = new_root
+    nmap[new_root] = 0
+    head = 0
+    tail = 1
+    n_edges = 0
+    while head < tail:
+        v = order[head]
+        head += 1
+        if (tree[T_STATE][v] & PHASE_MASK) != EXPANDED:
+            continue
+        f = tree[T_FIRST][v]
+        for i in range(tree[T_COUNT][v]):
+            eorder[n_edges] = f + i
+            n_edges += 1
+            c = tree[T_ECHILD][f + i]
+            if nmap[c] < 0:
+                nmap[c] = tail
+                order[tail] = c
+                tail += 1
+    return tail, n_edges
+
+
+@njit(cache=True, nogil=True)
+def rebuild_table(tree, ctl, n_nodes):
+    """Clear the graph table and re-insert every non-terminal node below n_nodes; count private nodes."""
+    tnode = tree[T_TNODE]
+    tkey = tree[T_TKEY]
+    tnode[:] = TABLE_EMPTY
+    mask = tnode.shape[0] - 1
+    ctl[C_TABLE] = 0
+    ctl[C_PRIVATE] = 0
+    for c in range(n_nodes):
+        if tree[T_FLAGS][c] & FLAG_TERMINAL:
+            ctl[C_PRIVATE] += 1
+            continue
+        s = table_slot(tree[T_KEY][c], mask)
+        while tnode[s] != TABLE_EMPTY:
+            s = (s + 1) & mask
+        tkey[s] = tree[T_KEY][c]
+        tnode[s] = c
+        ctl[C_TABLE] += 1
+
+
+@njit(cache=True, nogil=True)
+def max_backup_error(tree, n_nodes, t_back):
+    """Largest |E(v) - recompute(v)| over expanded nodes below n_nodes, and how many were expanded."""
+    worst = 0.0
+    expanded = 0
+    for v in range(n_nodes):
+        if (tree[T_STATE][v] & PHASE_MASK) == EXPANDED and tree[T_COUNT][v] > 0:
+            expanded += 1
+            err = abs(tree[T_VALUE][v] - backup_value(tree, v, t_back))
+            if err > worst:
+                worst = err
+    return worst, expanded

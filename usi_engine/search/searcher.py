@@ -1,0 +1,308 @@
+"""Python orchestration of the MCSS core: node pool, threads, limits, tree reuse, result and `info` stats.
+
+`Searcher(adapter, options).search(pos, limits, on_info)` runs N Python threads, each inside one nogil
+numba call (core `run_samples`) over the shared pool; the calling thread polls the clock and the limits
+and sets the shared stop word. `stop()` may be called from any thread (USI `stop`, `ponderhit` handling,
+GTP interrupts). The adapter is the game's Python face:
+  game (name in games.GAMES), max_moves, weights, params (float64 arrays handed to expand),
+  copy(pos), move_to_str(move), max_depth(pos) (plies the pos history can still hold),
+  path_since(old_pos, new_pos) -> list of moves from old to new in the same game, or None.
+"""
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from usi_engine.search import core, games
+from usi_engine.search.rng import seed_state
+from usi_engine.search.values import MATE_THRESHOLD
+
+NODE_BYTES = 8 + 8 + 4 + 8 + 8 + 1 + 2      # value, first, count, key, state, flags, depth
+EDGE_BYTES = 4 + 4                          # move, child
+VISIT_BYTES = 8                             # edge visits (UCT policy only)
+TABLE_BYTES = 16                            # graph table slot: key, node
+GRAPH_EDGES_PER_NODE = 2.0                  # in graph mode edges outnumber nodes (shared children)
+POLL_SECONDS = 0.001
+DEPTH_POLL_SECONDS = 0.01
+KERNEL_BATCH = 1 << 40                      # samples per kernel call: it returns on stop anyway
+POLICIES = {'softmax': core.POLICY_SOFTMAX, 'uct': core.POLICY_UCT}
+
+
+@dataclass
+class SearchOptions:
+    threads: int = 1
+    hash_mb: float = 64.0
+    t_sel: float = 92.0          # selection temperature (value units; shogi centipawns)
+    t_back: float = 92.0         # backup temperature; <= 0 means minimax backup
+    t_sel_spread: float = 1.0    # thread i uses t_sel * spread**(2i/(N-1) - 1): from t_sel/spread to t_sel*spread
+    policy: str = 'softmax'      # 'softmax' (MCSS) or 'uct' (UCT_H; with t_back <= 0 it is UCTMAX_H)
+    c_uct: float = 100.0         # UCB exploration constant in value units
+    graph: bool = True           # share transpositions through the key table
+    reuse: bool = True           # keep the subtree reached by the moves played since the last search
+    seed: int = 0
+    max_depth: int = 256         # cap on the descent length (also capped by the pos history capacity)
+
+
+@dataclass
+class Limits:
+    time_ms: float | None = None
+    nodes: int | None = None     # positions evaluated
+    samples: int | None = None
+    depth: int | None = None     # PV length
+    infinite: bool = False       # ignore every limit; run until stop()
+    stop_on_proven: bool = True  # end early once the root value is proven
+
+
+@dataclass
+class SearchResult:
+    best_move: int | None
+    best_move_str: str | None
+    value: float                 # E(root), from the side to move at the root
+    proven: bool
+    pv: list = field(default_factory=list)
+    pv_str: list = field(default_factory=list)
+    multipv: list = field(default_factory=list)   # [(move, -E(child), pv moves)], best first
+    nodes: int = 0
+    samples: int = 0
+    depth: int = 0
+    seldepth: int = 0
+    hashfull: int = 0
+    time_ms: float = 0.0
+    reused_nodes: int = 0
+
+
+class NodePool:
+    """The preallocated structure-of-arrays pool (core.T_* tuple) and the shared control array."""
+
+    def __init__(self, hash_mb, graph, uct):
+        budget = int(hash_mb * 2**20)
+        edge_bytes = EDGE_BYTES + (VISIT_BYTES if uct else 0)
+        ratio = GRAPH_EDGES_PER_NODE if graph else 1.0
+        n = max(4, int(budget // (NODE_BYTES + ratio * edge_bytes + (2.5 * TABLE_BYTES if graph else 0))))
+        while True:
+            slots = 1 << max(2, math.ceil(math.log2(1.25 * n))) if graph else 1
+            e = max(4, int(ratio * n))
+            total = n * NODE_BYTES + e * edge_bytes + slots * TABLE_BYTES
+            if total <= budget or n <= 4:
+                break
+            n = max(4, int(n * 0.95))
+        self.graph, self.uct, self.bytes = graph, uct, total
+        self.tree = (np.zeros(n, np.float64), np.full(n, -1, np.int64), np.zeros(n, np.int32),
+                     np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int8), np.zeros(n, np.int16),
+                     np.zeros(e, np.int32), np.full(e, -1, np.int32), np.zeros(e if uct else 1, np.int64),
+                     np.zeros(slots, np.int64), np.full(slots, core.TABLE_EMPTY, np.int64))
+        self.ctl = np.zeros(core.CTL_SIZE, np.int64)
+        self.ctl[core.C_NODE_LIMIT] = core.NO_LIMIT
+        self.ctl[core.C_SAMPLE_LIMIT] = core.NO_LIMIT
+
+    @property
+    def node_capacity(self):
+        return self.tree[core.T_VALUE].shape[0]
+
+    @property
+    def edge_capacity(self):
+        return self.tree[core.T_EMOVE].shape[0]
+
+    def hashfull(self):
+        """Per mille of the pool in use (the fuller of nodes and edges)."""
+        used = max(self.ctl[core.C_NODES] / self.node_capacity, self.ctl[core.C_EDGES] / self.edge_capacity)
+        return min(1000, int(1000 * used))
+
+    def reset(self, root_key):
+        core.init_root(self.tree, self.ctl, np.int64(root_key), self.graph)
+
+    def reroot(self, node, plies):
+        """Keep only the part reachable from `node`, moved to the front of the pool with `node` as node 0
+        (breadth-first order; unreachable nodes are freed). Returns the number of nodes kept."""
+        t, ctl = self.tree, self.ctl
+        used, edges_used = int(ctl[core.C_NODES]), int(ctl[core.C_EDGES])
+        nmap = np.empty(used, np.int64)
+        order = np.empty(used, np.int64)
+        eorder = np.empty(max(1, edges_used), np.int64)
+        kept, kept_edges = core.collect_subtree(t, ctl, np.int64(node), nmap, order, eorder)
+        order, eorder = order[:kept], eorder[:kept_edges]
+        for i in (core.T_VALUE, core.T_KEY, core.T_FLAGS):
+            t[i][:kept] = t[i][order]
+        t[core.T_DEPTH][:kept] = np.maximum(t[core.T_DEPTH][order] - plies, 0)
+        expanded = (t[core.T_STATE][order] & core.PHASE_MASK) == core.EXPANDED
+        counts = np.where(expanded, t[core.T_COUNT][order], 0)
+        t[core.T_STATE][:kept] = np.where(expanded, core.EXPANDED, core.UNEXPANDED)
+        t[core.T_FIRST][:kept] = np.where(expanded, np.cumsum(counts) - counts, -1)
+        t[core.T_COUNT][:kept] = counts
+        t[core.T_EMOVE][:kept_edges] = t[core.T_EMOVE][eorder]
+        t[core.T_ECHILD][:kept_edges] = nmap[t[core.T_ECHILD][eorder]]
+        if self.uct:
+            t[core.T_EVISITS][:kept_edges] = t[core.T_EVISITS][eorder]
+        ctl[core.C_NODES], ctl[core.C_EDGES] = kept, kept_edges
+        ctl[core.C_WASTED_NODES] = ctl[core.C_WASTED_EDGES] = ctl[core.C_MEMFULL] = 0
+        ctl[core.C_ROOT] = 0
+        if self.graph:
+            core.rebuild_table(t, ctl, np.int64(kept))
+        else:
+            ctl[core.C_TABLE] = ctl[core.C_PRIVATE] = 0
+        return kept
+
+
+class Searcher:
+    """MCSS (or UCT) search over one game's kernels; see the module docstring."""
+
+    def __init__(self, adapter, options: SearchOptions | None = None):
+        self.adapter = adapter
+        self.options = options or SearchOptions()
+        if self.options.policy not in POLICIES:
+            raise ValueError(f"unknown policy {self.options.policy!r}; use one of {', '.join(POLICIES)}")
+        if self.options.threads < 1 or self.options.hash_mb <= 0:
+            raise ValueError("threads must be >= 1 and hash_mb > 0")
+        self.kernels = games.kernels(adapter.game)
+        self.pool = None
+        self._last_pos = None
+        self._stop = threading.Event()
+
+    # --- public API ---------------------------------------------------------------------------------
+    def stop(self):
+        """End the running search (any thread); search() then returns its result."""
+        self._stop.set()
+        if self.pool is not None:
+            self.pool.ctl[core.C_STOP] = 1
+
+    def clear(self):
+        """Forget the tree (new game)."""
+        self._last_pos = None
+
+    def search(self, pos, limits: Limits | None = None, on_info=None, multipv=1, info_interval=1.0):
+        """Search `pos` until a limit or stop(); returns a SearchResult. on_info(result) is called about
+        every info_interval seconds with the current statistics."""
+        limits = limits or Limits()
+        start = time.perf_counter()
+        self._stop.clear()
+        over, value = self.kernels.game.root_status(pos, self.adapter.params)
+        if over:
+            return SearchResult(None, None, float(value), abs(value) >= MATE_THRESHOLD)
+        reused = self._prepare(pos)
+        ctl = self.pool.ctl
+        infinite = limits.infinite
+        ctl[core.C_NODE_LIMIT] = core.NO_LIMIT if infinite or limits.nodes is None else int(limits.nodes)
+        ctl[core.C_SAMPLE_LIMIT] = core.NO_LIMIT if infinite or limits.samples is None else int(limits.samples)
+        ctl[core.C_STOP] = 1 if self._stop.is_set() else 0
+        workers = [threading.Thread(target=self._worker, args=(i, pos), daemon=True)
+                   for i in range(self.options.threads)]
+        self._errors = []
+        for w in workers:
+            w.start()
+        deadline = None if infinite or limits.time_ms is None else start + limits.time_ms / 1000.0
+        next_info = start + info_interval
+        next_depth = start
+        while any(w.is_alive() for w in workers):
+            time.sleep(POLL_SECONDS)
+            now = time.perf_counter()
+            if self._stop.is_set() or (deadline is not None and now >= deadline):
+                ctl[core.C_STOP] = 1
+            if not infinite and now >= next_depth:
+                next_depth = now + DEPTH_POLL_SECONDS
+                if ((limits.depth is not None and self._pv_length() >= limits.depth) or
+                        (limits.stop_on_proven and self._root_proven())):
+                    ctl[core.C_STOP] = 1
+            if on_info is not None and now >= next_info:
+                next_info = now + info_interval
+                on_info(self._result(start, multipv, reused))
+            if ctl[core.C_STOP]:
+                for w in workers:
+                    w.join()
+        if self._errors:
+            raise self._errors[0]
+        return self._result(start, multipv, reused)
+
+    # --- internals ----------------------------------------------------------------------------------
+    def _prepare(self, pos):
+        """Reuse the subtree reached from the last root by the moves played since, or start afresh.
+        Returns the number of nodes kept."""
+        opt = self.options
+        uct = opt.policy == 'uct'
+        if self.pool is None or self.pool.graph != opt.graph or self.pool.uct != uct:
+            self.pool = NodePool(opt.hash_mb, opt.graph, uct)
+            self._last_pos = None
+        kept = 0
+        if opt.reuse and self._last_pos is not None:
+            path = self.adapter.path_since(self._last_pos, pos)
+            if path is not None:
+                node = 0
+                for move in path:
+                    node = core.child_of(self.pool.tree, np.int64(node), np.int32(move))
+                    if node < 0:
+                        break
+                if node >= 0:
+                    kept = self.pool.reroot(node, len(path))
+        if kept == 0:
+            self.pool.reset(self.kernels.game.pos_key(pos))
+        ctl = self.pool.ctl
+        for i in (core.C_SAMPLES, core.C_WORK, core.C_SELDEPTH, core.C_COLLISIONS, core.C_CYCLES,
+                  core.C_EXPANSIONS):
+            ctl[i] = 0
+        self._last_pos = self.adapter.copy(pos)
+        return kept
+
+    def _worker(self, index, root_pos):
+        opt, adapter = self.options, self.adapter
+        try:
+            pos = adapter.copy(root_pos)
+            n = opt.threads
+            factor = opt.t_sel_spread ** (2.0 * index / (n - 1) - 1.0) if n > 1 else 1.0
+            fp = np.zeros(core.FP_SIZE, np.float64)
+            fp[core.FP_TSEL] = opt.t_sel * factor
+            fp[core.FP_TBACK] = opt.t_back
+            fp[core.FP_CUCT] = opt.c_uct
+            ip = np.zeros(core.IP_SIZE, np.int64)
+            ip[core.IP_POLICY] = POLICIES[opt.policy]
+            ip[core.IP_GRAPH] = 1 if opt.graph else 0
+            depth = max(1, min(opt.max_depth, adapter.max_depth(pos)))
+            ip[core.IP_MAXDEPTH] = depth
+            m = adapter.max_moves
+            scratch = (np.zeros(depth + 1, np.int64), np.zeros(m, np.int32), np.zeros(m, np.float64),
+                       np.zeros(m, np.int8), np.zeros(m, np.int64), np.zeros(m, np.float64))
+            rng = seed_state(opt.seed, index)
+            ctl = self.pool.ctl
+            while ctl[core.C_STOP] == 0:
+                self.kernels.run_samples(pos, self.pool.tree, ctl, adapter.weights, adapter.params, rng,
+                                         fp, ip, scratch, KERNEL_BATCH)
+                if ctl[core.C_STOP] == 0:
+                    time.sleep(POLL_SECONDS)    # root proven: idle until stopped
+        except Exception as exc:               # surface kernel errors in search()
+            self._errors.append(exc)
+            self.pool.ctl[core.C_STOP] = 1
+
+    def _root_proven(self):
+        t = self.pool.tree
+        return (t[core.T_STATE][0] & core.PHASE_MASK) == core.EXPANDED and abs(t[core.T_VALUE][0]) >= MATE_THRESHOLD
+
+    def _pv(self, node):
+        out = np.zeros(self.options.max_depth, np.int32)
+        seen = np.zeros(self.options.max_depth + 1, np.int64)
+        n = core.principal_variation(self.pool.tree, np.int64(node), out, seen)
+        return [int(m) for m in out[:n]]
+
+    def _pv_length(self):
+        return len(self._pv(0))
+
+    def _result(self, start, multipv, reused):
+        t, ctl = self.pool.tree, self.pool.ctl
+        value = float(t[core.T_VALUE][0])
+        pv = self._pv(0)
+        lines = []
+        if (t[core.T_STATE][0] & core.PHASE_MASK) == core.EXPANDED:
+            f, n = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
+            children = t[core.T_ECHILD][f:f + n]
+            for j in np.argsort(t[core.T_VALUE][children], kind='stable')[:max(1, multipv)]:
+                child = int(children[j])
+                move = int(t[core.T_EMOVE][f + j])
+                lines.append((move, -float(t[core.T_VALUE][child]), [move] + self._pv(child)))
+        best = pv[0] if pv else None
+        to_str = self.adapter.move_to_str
+        return SearchResult(
+            best_move=best, best_move_str=None if best is None else to_str(best), value=value,
+            proven=abs(value) >= MATE_THRESHOLD and bool(pv), pv=pv, pv_str=[to_str(m) for m in pv],
+            multipv=lines, nodes=int(ctl[core.C_WORK]), samples=int(ctl[core.C_SAMPLES]), depth=len(pv),
+            seldepth=int(ctl[core.C_SELDEPTH]), hashfull=self.pool.hashfull(),
+            time_ms=1000.0 * (time.perf_counter() - start), reused_nodes=reused)
