@@ -99,7 +99,10 @@ class EngineProcess:
             raise EngineError("timeout", f"{self.name}: no answer in time") from None
         if line is EOF:
             self.lines.put((stamp, EOF))  # stay at EOF for later reads
-            code = self.proc.poll() if self.proc else None
+            try:
+                code = self.proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                code = None
             raise EngineError("crash", f"{self.name}: engine exited (code {code})")
         self._note("<", line)
         return stamp, line
@@ -156,7 +159,7 @@ class UsiEngine:
 
     def __init__(self, command, name: str, options: dict | None = None, cwd: str | None = None,
                  log_path: str | None = None):
-        self.command, self.cwd, self.log_path = command, cwd, log_path
+        self.cmdline, self.cwd, self.log_path = command, cwd, log_path
         self.name = name
         self.options = dict(options or {})
         self.proc: EngineProcess | None = None
@@ -167,7 +170,7 @@ class UsiEngine:
         """(Re)start the process: `usi` ... `usiok`, then every configured `setoption`."""
         self.stop_process()
         self.restarts += 1
-        self.proc = EngineProcess(self.command, self.name, self.cwd, self.log_path)
+        self.proc = EngineProcess(self.cmdline, self.name, self.cwd, self.log_path)
         self.proc.start()
         self.proc.send("usi")
         deadline = time.monotonic() + USI_HANDSHAKE_TIMEOUT
@@ -247,7 +250,7 @@ class GtpEngine:
     """A GTP engine: numbered commands, `=`/`?` answers ended by an empty line."""
 
     def __init__(self, command, name: str, cwd: str | None = None, log_path: str | None = None):
-        self.command, self.cwd, self.log_path = command, cwd, log_path
+        self.cmdline, self.cwd, self.log_path = command, cwd, log_path
         self.name = name
         self.proc: EngineProcess | None = None
         self.next_id = 1
@@ -257,7 +260,7 @@ class GtpEngine:
     def start(self) -> None:
         self.stop_process()
         self.restarts += 1
-        self.proc = EngineProcess(self.command, self.name, self.cwd, self.log_path)
+        self.proc = EngineProcess(self.cmdline, self.name, self.cwd, self.log_path)
         self.proc.start()
         try:
             self.id_name = self.command_ok("name", GTP_TIMEOUT) or self.name

@@ -10,6 +10,8 @@ the next game.
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 from dataclasses import dataclass
 
@@ -19,8 +21,16 @@ from .openings import Opening, format_vertex, parse_vertex
 from .outcome import GameResult
 from .records import write_sgf
 
-DEFAULT_REFEREE = "gnugo --mode gtp --chinese-rules"
+GNUGO_ARGS = "--mode gtp --chinese-rules"
 COLOUR_NAMES = {"b": "black", "w": "white"}
+
+
+def find_gnugo() -> str:
+    """GNU Go's path: on PATH, or Debian's /usr/games (not on root's PATH); plain "gnugo" otherwise."""
+    return shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else "gnugo")
+
+
+DEFAULT_REFEREE = f"{find_gnugo()} {GNUGO_ARGS}"
 
 
 @dataclass(frozen=True)

@@ -152,8 +152,8 @@ def _faults(tally: Tally, names: tuple) -> dict:
 def _fmt_elo(e: dict | None) -> str:
     if not e or e["elo"] is None:
         return "n/a"
-    lo = "-inf" if e["lower"] is None else f"{e['lower']:.1f}"
-    hi = "+inf" if e["upper"] is None else f"{e['upper']:.1f}"
+    lo = "-inf" if e["lower"] is None else f"{e['lower'] + 0.0:.1f}"
+    hi = "+inf" if e["upper"] is None else f"{e['upper'] + 0.0:.1f}"
     err = "inf" if e["error"] is None else f"{e['error']:.1f}"
     return f"{e['elo'] + 0.0:+.1f} +/- {err} [{lo}, {hi}]"
 
