@@ -185,7 +185,9 @@ class GoBoard:
         """(mean ownership per point in [-1, 1], +1 = Black; fraction of playouts neutral)."""
         own = np.zeros(L.BOARD_CAP, dtype=np.float64)
         neutral = np.zeros(L.BOARD_CAP, dtype=np.float64)
-        run_playouts(self.pos, new_workspace(), seed_rng(seed), playouts, move_cap(self.size),
+        start = self.pos.copy()
+        start[L.PASSES] = 0        # play on from a finished game: the passes only ended it
+        run_playouts(start, new_workspace(), seed_rng(seed), playouts, move_cap(self.size),
                      own, neutral)
         return own / playouts, neutral / playouts
 

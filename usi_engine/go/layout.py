@@ -122,6 +122,13 @@ def new_pos(size: int = 9, komi: float = 7.0, history_capacity: int = DEFAULT_HI
     return pos
 
 
+def live_state(pos: np.ndarray) -> np.ndarray:
+    """The meaningful part of pos: header, board, history up to PLY and the capture stack up to its
+    top. Slots beyond are stale after an undo and never read, so "pos unchanged" means this is."""
+    hist_end = HIST + HIST_STRIDE * int(pos[PLY])
+    return np.concatenate([pos[:hist_end], pos[int(pos[CAPS]):int(pos[CAP_TOP])]])
+
+
 def grow_history(pos: np.ndarray, history_capacity: int) -> np.ndarray:
     """A copy of pos with a larger history capacity (the capture stack moves to its new offset)."""
     new = np.zeros(pos_size(history_capacity), dtype=np.int64)

@@ -1,0 +1,141 @@
+"""Playouts and the contract kernels: termination, legality, no own-eye filling, ownership,
+expand/root_status values."""
+
+import numpy as np
+
+from usi_engine.go import GoBoard
+from usi_engine.go import board as kb
+from usi_engine.go import game
+from usi_engine.go import layout as L
+from usi_engine.go.playout import (
+    _is_own_eye, move_cap, new_workspace, run_playout, run_playouts, seed_rng,
+)
+from usi_engine.search.values import MATE
+
+NONE = np.empty(0, dtype=np.float64)
+
+
+def test_playouts_terminate_legally_and_never_fill_own_eyes():
+    """Replay traced playouts on the rules kernels (simple ko, like the playouts): every move is
+    legal, no move fills an own eye, and finished playouts end with two passes."""
+    ws, rng = new_workspace(), seed_rng(11)
+    for size in (5, 9, 13):
+        cap = move_cap(size)
+        for _ in range(15):
+            start = GoBoard(size, komi=7.0, ko_rule="simple", history=cap + 8)
+            trace = np.full(cap, -1, dtype=np.int32)
+            score, moves = run_playout(start.pos, ws, rng, cap, NONE, NONE, trace)
+            assert 0 < moves <= cap
+            pos = start.pos.copy()
+            w = size + 1
+            for mv in trace[:moves]:
+                if mv != L.PASS:
+                    board = pos[L.BOARD:L.BOARD + L.BOARD_CAP]
+                    assert not _is_own_eye(board, w, mv, pos[L.SIDE])
+                    assert kb.move_status(pos, mv) == kb.LEGAL
+                kb.do_move(pos, mv)
+            if moves < cap:
+                assert pos[L.PASSES] == 2
+            assert kb.area_score(pos) == score
+
+
+def test_own_true_eye_is_never_filled_even_when_it_is_the_last_empty_point():
+    """A black block with two single-point eyes: Black must pass rather than fill them."""
+    b = GoBoard(5, komi=0)
+    eyes = ("B2", "D4")
+    for x in "ABCDE":
+        for y in range(1, 6):
+            vert = f"{x}{y}"
+            if vert not in eyes:
+                b.play("b", vert)
+    b.to_move = "b"
+    trace = np.full(10, -1, dtype=np.int32)
+    score, moves = run_playout(b.pos, new_workspace(), seed_rng(1), 50, NONE, NONE, trace)
+    assert moves == 2 and list(trace[:2]) == [L.PASS, L.PASS]   # white's moves would be suicide
+    assert score == 25.0
+
+
+def test_atari_escape_and_capture_heuristics():
+    # Black E7 puts White E6 in atari (liberty E5): White extends there (3 liberties after).
+    t = GoBoard(9)
+    for colour, vert in (("b", "D6"), ("w", "E6"), ("b", "F6"), ("w", "A1"), ("b", "E7")):
+        t.play(colour, vert)
+    trace = np.full(1, -1, dtype=np.int32)
+    run_playout(t.pos, new_workspace(), seed_rng(5), 1, NONE, NONE, trace)
+    assert trace[0] == t.parse_vertex("E5")
+    # White E5 walks into atari (liberty E6): Black captures it.
+    x = GoBoard(9)
+    for colour, vert in (("b", "D5"), ("w", "A1"), ("b", "F5"), ("w", "A2"), ("b", "E4"), ("w", "E5")):
+        x.play(colour, vert)
+    run_playout(x.pos, new_workspace(), seed_rng(9), 1, NONE, NONE, trace)
+    assert trace[0] == x.parse_vertex("E6")
+
+
+def test_ownership_sees_a_dead_stone_and_final_score():
+    """Black surrounds a lone white stone in its own area on 5x5: the stone is dead."""
+    b = GoBoard(5, komi=0.5)
+    for vert in ("A3", "B3", "C3", "D3", "E3", "B4", "D2"):
+        b.play("b", vert)
+    for vert in ("A4", "C4", "D4", "E4", "B5"):
+        b.play("w", vert)
+    b.play("w", "B2")      # white stone deep in black's area
+    dead = b.final_status("dead")
+    assert ["B2"] in dead
+    score = b.final_score_value()
+    assert score == kb.area_score(_without(b, ["B2"] + [v for grp in dead for v in grp if v != "B2"]))
+
+
+def _without(board, verts):
+    pos = board.pos.copy()
+    for vert in verts:
+        pos[L.BOARD + board.parse_vertex(vert)] = L.EMPTY
+    return pos
+
+
+def test_expand_values_flags_and_pos_unchanged():
+    b = GoBoard(9, komi=7.0)
+    for vert in ("E5", "C3", "G7"):
+        b.play(b.to_move, vert)
+    pos = b.pos.copy()
+    out_moves = np.empty(game.MAX_MOVES, dtype=np.int32)
+    out_values = np.empty(game.MAX_MOVES, dtype=np.float64)
+    out_flags = np.empty(game.MAX_MOVES, dtype=np.int8)
+    params = game.default_params(playouts=4)
+    n, work = game.expand(pos, np.empty(0), params, seed_rng(3), out_moves, out_values, out_flags)
+    assert np.array_equal(L.live_state(pos), L.live_state(b.pos))
+    assert n == 81 - 3 + 1 and out_moves[n - 1] == L.PASS
+    assert work > n * 4 * 30
+    assert (np.abs(out_values[:n]) <= 1000.0).all() and (out_flags[:n] == 0).all()
+    # values are multiples of 1000 * 2 * 0.5 / K = 250 (wins and ties out of 4)
+    assert np.allclose(np.round(out_values[:n] / 250.0) * 250.0, out_values[:n])
+
+
+def test_pass_after_pass_is_a_terminal_child_with_exact_value():
+    b = GoBoard(5, komi=0.5)
+    for x in "ABCDE":
+        b.play("b", f"{x}2")
+        b.play("w", f"{x}4")
+    b.play("b", "C3")          # Black rows 1-2 + C3 = 11, White rows 4-5 = 10, row 3 dame
+    b.play("w", "pass")
+    pos = b.pos
+    assert game.root_status(pos, game.default_params()) == (False, 0.0)
+    out_moves = np.empty(game.MAX_MOVES, dtype=np.int32)
+    out_values = np.empty(game.MAX_MOVES, dtype=np.float64)
+    out_flags = np.empty(game.MAX_MOVES, dtype=np.int8)
+    n, _ = game.expand(pos, np.empty(0), game.default_params(), seed_rng(3), out_moves, out_values,
+                       out_flags)
+    assert out_moves[n - 1] == L.PASS and out_flags[n - 1] == game.TERMINAL
+    # after Black's pass White is to move and has lost by 11 - 10 - 0.5
+    assert out_values[n - 1] == -MATE
+    b.play("b", "pass")
+    assert game.root_status(b.pos, game.default_params()) == (True, -MATE)
+    assert b.area_score() == 0.5
+
+
+def test_run_playouts_is_reproducible_and_balanced_on_empty_board():
+    pos = L.new_pos(9, komi=7.0)
+    a = run_playouts(pos, new_workspace(), seed_rng(42), 300, move_cap(9), NONE, NONE)
+    b = run_playouts(pos, new_workspace(), seed_rng(42), 300, move_cap(9), NONE, NONE)
+    assert a == b
+    assert 0.25 < a[0] / 300 < 0.75          # komi 7 on an empty 9x9: neither side sweeps
+    assert 60 < a[1] / 300 < 200             # mean playout length on 9x9
