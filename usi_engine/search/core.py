@@ -38,7 +38,7 @@ C_SAMPLES = 8                  # samples started (claimed against C_SAMPLE_LIMIT
 C_WORK = 16                    # positions evaluated (the games' `work`), the `nodes` statistic
 C_NODES = 24                   # node slots used
 C_EDGES = 32                   # edge slots used
-C_TABLE, C_PRIVATE, C_WASTED_NODES, C_WASTED_EDGES = 40, 41, 42, 43
+C_TABLE, C_PRIVATE, C_WASTED_EDGES = 40, 41, 43
 C_SELDEPTH, C_COLLISIONS, C_CYCLES, C_EXPANSIONS = 44, 45, 46, 47
 CTL_SIZE = 48
 
@@ -235,7 +235,9 @@ def attach_children(tree, ctl, v, n, moves, values, cflags, keys, graph, child_d
     """Allocate and write v's n children (not yet published: the caller stores v's state). Tree mode: n
     fresh nodes. Graph mode: non-terminal children are shared through the table; terminal children are
     private nodes, because terminals such as repetitions depend on the path (docs/search.md). Returns False
-    when the pool is full (slots taken by the failed attempt are counted as wasted)."""
+    when the pool is full; the edges reserved by the failed attempt are counted in C_WASTED_EDGES (tree mode
+    reserves the edges and all n nodes up front, so no node is wasted; graph-mode nodes created before the
+    failure stay valid, reachable through the table)."""
     emove = tree[T_EMOVE]
     echild = tree[T_ECHILD]
     capacity = tree[T_VALUE].shape[0]

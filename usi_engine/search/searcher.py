@@ -64,7 +64,7 @@ class SearchResult:
     proven: bool
     pv: list = field(default_factory=list)
     pv_str: list = field(default_factory=list)
-    multipv: list = field(default_factory=list)   # [(move, -E(child), pv moves)], best first
+    multipv: list = field(default_factory=list)   # [(move, move_value(E(child)), pv moves)], best first
     nodes: int = 0
     samples: int = 0
     depth: int = 0
@@ -72,6 +72,15 @@ class SearchResult:
     hashfull: int = 0
     time_ms: float = 0.0
     reused_nodes: int = 0
+
+
+def move_value(child_value):
+    """Value of a root move from the root's side: -E(child), with a proven result one ply further away."""
+    if child_value <= -MATE_THRESHOLD:
+        return -child_value - 1.0
+    if child_value >= MATE_THRESHOLD:
+        return -child_value + 1.0
+    return -child_value
 
 
 class NodePool:
@@ -137,7 +146,7 @@ class NodePool:
         if self.uct:
             t[core.T_EVISITS][:kept_edges] = t[core.T_EVISITS][eorder]
         ctl[core.C_NODES], ctl[core.C_EDGES] = kept, kept_edges
-        ctl[core.C_WASTED_NODES] = ctl[core.C_WASTED_EDGES] = ctl[core.C_MEMFULL] = 0
+        ctl[core.C_WASTED_EDGES] = ctl[core.C_MEMFULL] = 0
         ctl[core.C_ROOT] = 0
         if self.graph:
             core.rebuild_table(t, ctl, np.int64(kept))
@@ -297,7 +306,7 @@ class Searcher:
             for j in np.argsort(t[core.T_VALUE][children], kind='stable')[:max(1, multipv)]:
                 child = int(children[j])
                 move = int(t[core.T_EMOVE][f + j])
-                lines.append((move, -float(t[core.T_VALUE][child]), [move] + self._pv(child)))
+                lines.append((move, move_value(float(t[core.T_VALUE][child])), [move] + self._pv(child)))
         best = pv[0] if pv else None
         to_str = self.adapter.move_to_str
         return SearchResult(

@@ -9,7 +9,7 @@ Positions are defined by hashing (splitmix64), so every tree is deterministic an
 - MODE_EXPLICIT: a small explicit graph given as a node table (tests: mates, exact values).
 In TREE and MULTISET modes a position at ply >= term_depth (from the start position) is terminal, and any
 other non-start position is terminal with probability term_permille/1000; a terminal's value is -MATE
-(mated), 0 (draw) or +MATE (won) by its hash. Moves are 1..b with b in [bmin, bmax] by the key.
+(mated), 0 (draw) or +MATE (won) by its hash, or (mate_ends=False) its ordinary static value. Moves are 1..b with b in [bmin, bmax] by the key.
 Static values are uniform integers in [-value_range, value_range]; leaf_cost adds that many hash rounds per
 evaluated child to emulate a quiescence search.
 
@@ -27,7 +27,7 @@ from usi_engine.search.values import MATE
 
 MODE_TREE, MODE_MULTISET, MODE_RING, MODE_EXPLICIT = 0, 1, 2, 3
 P_MODE, P_SEED, P_BMIN, P_BMAX, P_TERM_DEPTH, P_TERM_PERMILLE = 0, 1, 2, 3, 4, 5
-P_LEAF_COST, P_VALUE_RANGE, P_RING, P_LEN, P_CAP, P_TABLE, P_DRAW = 6, 7, 8, 9, 10, 11, 12
+P_LEAF_COST, P_VALUE_RANGE, P_RING, P_LEN, P_CAP, P_TABLE, P_DRAW, P_END_STATIC = 6, 7, 8, 9, 10, 11, 12, 13
 HIST = 16
 STRIDE = 3
 H_KEY, H_AUX, H_MOVE = 0, 1, 2
@@ -72,6 +72,8 @@ def _is_game_end(pos):
 def _end_value(pos):
     if pos[P_MODE] == MODE_EXPLICIT:
         return float(pos[pos[P_TABLE] + 4 * pos[_h(pos, pos[P_LEN], H_AUX)] + 2])
+    if pos[P_END_STATIC]:
+        return _static_value(pos)
     outcome = np.int64(_hash(pos_key(pos), SALT_OUTCOME) % np.uint64(3))
     return (float(outcome) - 1.0) * MATE
 
@@ -182,16 +184,23 @@ def root_status(pos, params):
 
 # --- Python-side construction -------------------------------------------------------------------
 
+def _as_int64(u):
+    """The int64 with the bits of the uint64 `u`."""
+    return np.array([u], dtype=np.uint64).view(np.int64)[0]
+
+
 def make_pos(mode=MODE_TREE, seed=1, bmin=2, bmax=4, term_depth=6, term_permille=0, leaf_cost=0,
-             value_range=1000, ring=16, draw=0, capacity=512):
+             value_range=1000, ring=16, draw=0, mate_ends=True, capacity=512):
     """Start position of a hashed synthetic game (see module docstring for the parameters)."""
     if not (1 <= bmin <= bmax) or mode not in (MODE_TREE, MODE_MULTISET, MODE_RING):
         raise ValueError("bad synthetic game parameters")
     pos = np.zeros(HIST + STRIDE * capacity, dtype=np.int64)
     pos[[P_MODE, P_SEED, P_BMIN, P_BMAX, P_TERM_DEPTH, P_TERM_PERMILLE, P_LEAF_COST, P_VALUE_RANGE,
-         P_RING, P_CAP, P_DRAW]] = [mode, seed, bmin, bmax, term_depth, term_permille, leaf_cost,
-                                    value_range, ring, capacity, draw]
-    pos[HIST + H_KEY] = int(mix64(np.uint64(seed) ^ np.uint64(0xA0761D6478BD642F))) - (1 << 63)
+         P_RING, P_CAP, P_DRAW, P_END_STATIC]] = [mode, seed, bmin, bmax, term_depth, term_permille,
+                                                  leaf_cost, value_range, ring, capacity, draw, not mate_ends]
+    # the ring's start is ring position 0 with the first player to move, keyed like every ring position
+    start = np.uint64(0) if mode == MODE_RING else np.uint64(0xA0761D6478BD642F)
+    pos[HIST + H_KEY] = _as_int64(mix64(np.uint64(seed) ^ start))
     return pos
 
 
@@ -210,7 +219,7 @@ def explicit_pos(nodes, seed=7, capacity=64):
         pos[head + 4 * j: head + 4 * j + 4] = [slot, len(children), int(value), TERMINAL if terminal else 0]
         pos[slot: slot + len(children)] = children
         slot += len(children)
-    pos[HIST + H_KEY] = np.int64(mix64(np.uint64(seed) ^ np.uint64(1)))
+    pos[HIST + H_KEY] = _as_int64(mix64(np.uint64(seed) ^ np.uint64(1)))
     return pos
 
 

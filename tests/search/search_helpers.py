@@ -1,0 +1,98 @@
+"""Shared helpers for the search-core tests: plain-Python reference values and pool invariants."""
+
+import math
+
+import numpy as np
+
+from usi_engine.search import core
+from usi_engine.search import synthetic as syn
+from usi_engine.search.values import MATE_THRESHOLD
+
+W = np.zeros(1)
+P = np.zeros(1)
+
+
+def children(pos):
+    """[(move, value, terminal)] of pos through the game's own expand."""
+    moves = np.zeros(64, np.int32)
+    values = np.zeros(64)
+    flags = np.zeros(64, np.int8)
+    n, _ = syn.expand(pos, W, P, np.zeros(1, np.uint64), moves, values, flags)
+    return [(int(moves[i]), float(values[i]), bool(flags[i] & syn.TERMINAL)) for i in range(n)]
+
+
+def backup(child_values, t_back):
+    """Plain-Python softmax backup (seed 001 eq. 3) with the proven-value rules of the core."""
+    lo = min(child_values)
+    if lo <= -MATE_THRESHOLD:
+        return -lo - 1.0
+    if all(v >= MATE_THRESHOLD for v in child_values):
+        return -lo + 1.0
+    if t_back <= 0:
+        return -lo
+    w = [math.exp(-(v - lo) / t_back) for v in child_values]
+    return sum(wi * -v for wi, v in zip(w, child_values)) / sum(w)
+
+
+def exact_value(pos, t_back):
+    """E(pos) of the fully expanded tree below pos, by recursion; also the number of internal positions
+    (distinct keys, for graph mode) visited."""
+    internal = set()
+
+    def rec(p):
+        internal.add(int(syn.pos_key(p)))
+        vals = []
+        for move, value, terminal in children(p):
+            syn.do_move(p, move)
+            if terminal or not children(p):
+                vals.append(value)
+            else:
+                vals.append(rec(p))
+            syn.undo_move(p)
+        return backup(vals, t_back)
+
+    p = pos.copy()
+    return rec(p), internal
+
+
+def tree_count(searcher, node=0):
+    """Nodes reachable from `node` (each counted once) in the searcher's pool."""
+    t = searcher.pool.tree
+    seen = {node}
+    stack = [node]
+    while stack:
+        v = stack.pop()
+        if (t[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED:
+            f = t[core.T_FIRST][v]
+            for c in t[core.T_ECHILD][f:f + t[core.T_COUNT][v]]:
+                if int(c) not in seen:
+                    seen.add(int(c))
+                    stack.append(int(c))
+    return len(seen)
+
+
+def check_accounting(searcher):
+    """Pool counters add up and never pass the capacity; every edge points at an allocated node."""
+    pool = searcher.pool
+    t, ctl = pool.tree, pool.ctl
+    used, edges = int(ctl[core.C_NODES]), int(ctl[core.C_EDGES])
+    assert 0 < used <= pool.node_capacity and 0 <= edges <= pool.edge_capacity
+    expanded = (t[core.T_STATE][:used] & core.PHASE_MASK) == core.EXPANDED
+    assert not np.any((t[core.T_STATE][:used] & core.PHASE_MASK) == core.EXPANDING)
+    linked = int(t[core.T_COUNT][:used][expanded].sum())
+    assert edges == linked + ctl[core.C_WASTED_EDGES]
+    if pool.graph:
+        assert used == ctl[core.C_TABLE] + ctl[core.C_PRIVATE]
+    else:
+        assert used == 1 + linked
+    for v in np.nonzero(expanded)[0]:
+        f, n = t[core.T_FIRST][v], t[core.T_COUNT][v]
+        assert 0 <= f and f + n <= edges
+        assert np.all((t[core.T_ECHILD][f:f + n] >= 0) & (t[core.T_ECHILD][f:f + n] < used))
+
+
+def backup_error(searcher):
+    pool = searcher.pool
+    err, expanded = core.max_backup_error(pool.tree, np.int64(pool.ctl[core.C_NODES]),
+                                          float(searcher.options.t_back))
+    return err, expanded

@@ -1,0 +1,197 @@
+"""MCSS core on the synthetic game: exact values, graph vs tree, proven mates, reuse, memory-full,
+determinism and multi-threaded consistency."""
+
+import numpy as np
+import pytest
+
+from search_helpers import backup_error, check_accounting, children, exact_value, tree_count
+from usi_engine.search import core
+from usi_engine.search import synthetic as syn
+from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.values import MATE
+
+ADAPTER = syn.SyntheticAdapter()
+
+
+def searcher(**kw):
+    kw.setdefault('hash_mb', 4)
+    return Searcher(ADAPTER, SearchOptions(**kw))
+
+
+def small_full_game(mode=syn.MODE_TREE, seed=11, bmin=2, bmax=3, depth=4):
+    return syn.make_pos(mode=mode, seed=seed, bmin=bmin, bmax=bmax, term_depth=depth, value_range=120,
+                        mate_ends=False)
+
+
+@pytest.mark.parametrize('graph', [False, True])
+@pytest.mark.parametrize('policy,t_back', [('softmax', 50.0), ('softmax', 92.0), ('uct', 0.0)])
+def test_root_value_equals_exact_recursion(graph, policy, t_back):
+    pos = small_full_game()
+    expected, internal = exact_value(pos, t_back)
+    s = searcher(t_sel=300.0, t_back=t_back, policy=policy, c_uct=2000.0, graph=graph, seed=3)
+    r = s.search(pos, Limits(samples=4000))
+    assert s.pool.ctl[core.C_EXPANSIONS] == len(internal)      # the whole tree is expanded
+    assert r.value == pytest.approx(expected, abs=1e-9)
+    assert backup_error(s)[0] == 0.0
+
+
+def test_graph_and_tree_agree_without_transpositions():
+    pos = syn.make_pos(mode=syn.MODE_TREE, seed=5, bmin=2, bmax=5, term_depth=12, value_range=300)
+    results = []
+    for graph in (False, True):
+        s = searcher(graph=graph, seed=9)
+        r = s.search(pos, Limits(samples=3000))
+        check_accounting(s)
+        results.append((r.value, r.pv, r.nodes, int(s.pool.ctl[core.C_NODES])))
+    assert results[0] == results[1]
+
+
+def test_graph_shares_transpositions():
+    pos = small_full_game(mode=syn.MODE_MULTISET, bmin=3, bmax=3, depth=5)
+    expected, internal = exact_value(pos, 92.0)
+    used = {}
+    for graph in (False, True):
+        s = searcher(graph=graph, t_sel=300.0, seed=2)
+        r = s.search(pos, Limits(samples=20000))
+        assert r.value == pytest.approx(expected, abs=1e-9)
+        check_accounting(s)
+        used[graph] = int(s.pool.ctl[core.C_NODES])
+    assert s.pool.ctl[core.C_EXPANSIONS] == len(internal)        # each position expanded once
+    assert used[True] * 4 < used[False]                           # 1 + 363 tree nodes vs 1 + 55 positions
+
+
+def mate_in_3_graph():
+    """Root: A (static -300 for the opponent: looks great for us) or B (looks bad) which mates in 3."""
+    return syn.explicit_pos([
+        (0, False, [1, 2]),            # 0 root
+        (-300, False, [3]),            # 1 A
+        (100, False, [4, 5]),          # 2 B: opponent to move
+        (50, False, [6]),              # 3 A1
+        (-80, False, [8, 9]),          # 4 B1: we mate with 8
+        (-90, False, [10, 11]),        # 5 B2: we mate with 11
+        (0, True, []),                 # 6 draw
+        (0, False, []),                # 7 unused
+        (-MATE, True, []),             # 8 opponent mated
+        (30, False, []),               # 9 no moves, not flagged: the core makes it terminal
+        (40, False, []),               # 10
+        (-MATE, True, []),             # 11 opponent mated
+    ])
+
+
+@pytest.mark.parametrize('graph', [False, True])
+def test_mate_in_3_found_and_proven(graph):
+    s = searcher(graph=graph, seed=1)
+    r = s.search(mate_in_3_graph(), Limits(samples=20000))
+    assert r.proven and r.value == MATE - 3
+    assert r.best_move == 2 and r.pv[:3] in ([2, 4, 8], [2, 5, 11])
+    assert r.multipv[0][1] == MATE - 3
+    assert r.samples < 20000                     # stopped early: the root is proven
+
+
+def test_mate_in_1_and_proven_loss():
+    pos = syn.explicit_pos([(0, False, [1, 2, 3]), (50, False, []), (-MATE, True, []), (-200, False, [])])
+    r = searcher().search(pos, Limits(samples=1000))
+    assert (r.proven, r.value, r.best_move, r.pv) == (True, MATE - 1, 2, [2])
+    lost = syn.explicit_pos([(0, False, [1, 2]), (0, False, [3]), (0, False, [4]), (-MATE, True, []),
+                             (-MATE, True, [])])
+    # every move lets the opponent mate at once: lost in 2 plies
+    r = searcher().search(lost, Limits(samples=1000))
+    assert r.proven and r.value == -MATE + 2 and r.depth == 2
+
+
+def test_game_over_root():
+    pos = syn.explicit_pos([(-MATE, True, [])])
+    r = searcher().search(pos, Limits(samples=10))
+    assert r.best_move is None and r.value == -MATE and r.proven
+
+
+@pytest.mark.parametrize('graph', [False, True])
+def test_reuse_keeps_the_reached_subtree(graph):
+    pos = syn.make_pos(seed=21, bmin=2, bmax=4, term_depth=30, value_range=300)
+    s = searcher(graph=graph, seed=4)
+    first = s.search(pos, Limits(samples=3000))
+    t = s.pool.tree
+    node = 0
+    for move in first.pv[:2]:
+        node = core.child_of(t, np.int64(node), np.int32(move))
+    size, value = tree_count(s, node), float(t[core.T_VALUE][node])
+    after = pos.copy()
+    for move in first.pv[:2]:
+        syn.do_move(after, move)
+    r = s.search(after, Limits(samples=0))          # no sample: only the re-rooting happens
+    assert r.reused_nodes == size == int(s.pool.ctl[core.C_NODES]) > 100
+    assert r.value == value and r.pv == first.pv[2:]
+    check_accounting(s)
+    assert backup_error(s)[0] == 0.0
+    r = s.search(after, Limits(samples=500))        # and the kept tree keeps growing
+    assert s.pool.ctl[core.C_NODES] > size and r.best_move is not None
+    other = pos.copy()
+    syn.do_move(other, 1 if first.pv[0] != 1 else 2)
+    syn.do_move(other, 3)                            # a move outside the tree: fresh start
+    assert s.search(other, Limits(samples=0)).reused_nodes == 0
+
+
+@pytest.mark.parametrize('graph', [False, True])
+def test_memory_full_keeps_answering(graph):
+    pos = syn.make_pos(seed=8, bmin=3, bmax=6, term_depth=40, value_range=500)
+    s = searcher(graph=graph, hash_mb=0.02, threads=2, seed=6)
+    r = s.search(pos, Limits(samples=30000))
+    assert s.pool.ctl[core.C_MEMFULL] == 1 and r.hashfull >= 900
+    assert r.best_move is not None and r.samples == 30000
+    check_accounting(s)
+    r2 = s.search(pos, Limits(time_ms=100))          # full pool, reused: still answers
+    assert r2.best_move is not None
+
+
+def test_seeded_single_thread_is_reproducible():
+    pos = syn.make_pos(seed=13, bmin=2, bmax=6, term_depth=30, value_range=400)
+    runs = []
+    for seed in (7, 7, 8):
+        s = searcher(seed=seed, t_sel=150.0)
+        r = s.search(pos, Limits(samples=3000))
+        n = int(s.pool.ctl[core.C_NODES])
+        runs.append((r.value, r.pv, r.nodes, n, s.pool.tree[core.T_VALUE][:n].tobytes()))
+    assert runs[0] == runs[1]
+    assert runs[0] != runs[2]
+
+
+@pytest.mark.parametrize('graph', [False, True])
+def test_two_threads_leave_a_consistent_tree(graph):
+    pos = syn.make_pos(mode=syn.MODE_MULTISET if graph else syn.MODE_TREE, seed=17, bmin=3, bmax=8,
+                       term_depth=60, value_range=300, leaf_cost=20)
+    s = searcher(graph=graph, threads=2, t_sel_spread=2.0, seed=1, hash_mb=16)
+    r = s.search(pos, Limits(samples=40000))
+    assert r.samples == 40000 and r.best_move is not None
+    check_accounting(s)
+    err, expanded = backup_error(s)
+    assert expanded > 1000
+    if not graph:
+        assert err == 0.0     # graph mode may leave parents reached through other paths stale (docs)
+
+
+def test_repetitions_end_descents_in_graph_mode():
+    pos = syn.make_pos(mode=syn.MODE_RING, seed=4, bmin=1, bmax=3, ring=7, value_range=200, draw=-2)
+    for graph in (False, True):
+        s = searcher(graph=graph, seed=2, max_depth=40)
+        r = s.search(pos, Limits(samples=3000))
+        check_accounting(s)
+        t = s.pool.tree
+        n = int(s.pool.ctl[core.C_NODES])
+        terminal = (t[core.T_FLAGS][:n] & core.FLAG_TERMINAL) != 0
+        assert terminal.any() and np.all(t[core.T_VALUE][:n][terminal] == -2.0)   # repetition draws
+        assert len(set(r.pv)) >= 1 and r.depth <= 40
+        if graph:
+            assert n <= 2 * 7 + s.pool.ctl[core.C_PRIVATE]    # at most 14 shared positions (ring x side)
+            table = {int(k): int(v) for k, v in zip(t[core.T_TKEY], t[core.T_TNODE]) if v >= 0}
+            for v in np.nonzero(terminal)[0]:                 # repetition terminals are never shared
+                assert table.get(int(t[core.T_KEY][v])) != v
+
+
+def test_children_reference_matches_expand_contract():
+    pos = syn.make_pos(seed=3)
+    before = pos.copy()
+    kids = children(pos)
+    live = syn.HIST + syn.STRIDE                 # header and the start position's history entry
+    assert np.array_equal(pos[:live - 1], before[:live - 1]) and 2 <= len(kids) <= 4
+    moves = np.zeros(8, np.int32)
+    assert syn.gen_moves(pos, moves) == len(kids)
