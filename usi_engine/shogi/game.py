@@ -1,0 +1,170 @@
+"""Shogi as a game of the MCSS core: the kernel contract (docs/search.md) and the Searcher adapter.
+
+`expand` generates every legal move and gives each child its value from the child's side to move:
+an exact value for terminals, else the quiescence search over the static evaluation (seed 001 §3,
+step 3, eq. 3 leaf case). Terminal rules, checked in this order after the move:
+
+- repetition against the game history plus the current path (the position's `P_REPETITIONS`-th
+  occurrence, 2 by default: the first repeat is final in the search): perpetual check loses for the
+  checker (+-MATE), otherwise a draw valued by the engine's DrawValue (`P_DRAW_FOR_BLACK`, from
+  Black's view, negated for White);
+- the child's side is in check with no legal move (checkmate; pawn-drop mate never occurs because
+  the generator refuses it): -MATE (a side with no move while not in check is marked terminal by the
+  core when it expands it);
+- the child's side can declare a win under the entering-king rule (or, under the try rule, has
+  already lost because the mover's king reached the try square): +-MATE; a 24-point draw declaration
+  is a draw;
+- the game-length rule (`P_MAX_MOVES` > 0, YaneuraOu's MaxMovesToDraw): a draw once that many moves
+  have been played.
+
+Params layout (float64): see the P_* constants below.
+"""
+
+import numpy as np
+from numba import njit
+
+from eval.weightfile import load_weights
+from usi_engine.search.values import MATE
+
+from . import position
+from .layout import (HIST, HIST_STRIDE, H_CHECK, H_KEY, H_MOVE, KEY, KING_SQ, MAX_MOVES, MOVE_NUMBER, PLY,
+                     SIDE)
+from .movegen import gen_legal
+from .position import (DECL_DRAW, DECL_WIN, REP_DRAW, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27,
+                       RULE_TRY, TRY_SQUARE, declaration, do_move, history_capacity, repetition,
+                       undo_move)
+from .quiescence import DEFAULT_MAX_DEPTH, qsearch_root
+from .sfen import move_to_usi
+
+# Params layout.
+P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES = 0, 1, 2, 3, 4
+N_PARAMS = 5
+CACHE_DEPENDENCIES = ("eval",)
+
+
+def make_params(qsearch_depth=DEFAULT_MAX_DEPTH, draw_for_black=0.0, repetitions=2,
+                entering_rule=RULE_CSA27, max_moves=0):
+    """The params array `expand` reads."""
+    params = np.zeros(N_PARAMS, dtype=np.float64)
+    params[P_QDEPTH] = qsearch_depth
+    params[P_DRAW_FOR_BLACK] = draw_for_black
+    params[P_REPETITIONS] = repetitions
+    params[P_ENTERING_RULE] = entering_rule
+    params[P_MAX_MOVES] = max_moves
+    return params
+
+
+@njit(cache=True, nogil=True)
+def gen_moves(pos, out_moves):
+    return gen_legal(pos, out_moves)
+
+
+@njit(cache=True, nogil=True)
+def pos_key(pos):
+    return pos[KEY]
+
+
+@njit(cache=True, nogil=True)
+def draw_value(pos, params):
+    """A draw's value for the side to move at pos."""
+    return params[P_DRAW_FOR_BLACK] if pos[SIDE] == 0 else -params[P_DRAW_FOR_BLACK]
+
+
+@njit(cache=True, nogil=True)
+def terminal_value(pos, params, scratch):
+    """(is_terminal, value for the side to move) of the position just reached by a move."""
+    rep = repetition(pos, np.int64(params[P_REPETITIONS]))
+    if rep != REP_NONE:
+        if rep == REP_WIN:
+            return True, MATE
+        if rep == REP_LOSS:
+            return True, -MATE
+        return True, draw_value(pos, params)
+    if pos[HIST + HIST_STRIDE * pos[PLY] + H_CHECK] != 0 and gen_legal(pos, scratch) == 0:
+        return True, -MATE
+    rule = np.int64(params[P_ENTERING_RULE])
+    mover = 1 - pos[SIDE]
+    if rule == RULE_TRY and pos[KING_SQ + mover] == TRY_SQUARE[mover]:
+        return True, -MATE
+    decl = declaration(pos, rule)
+    if decl == DECL_WIN:
+        return True, MATE
+    if decl == DECL_DRAW:
+        return True, draw_value(pos, params)
+    max_moves = np.int64(params[P_MAX_MOVES])
+    if max_moves > 0 and pos[MOVE_NUMBER] + pos[PLY] - 1 >= max_moves:
+        return True, draw_value(pos, params)
+    return False, 0.0
+
+
+@njit(cache=True, nogil=True)
+def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
+    """Children of pos with their values (child's side to move) and terminal flags; returns (n, work)."""
+    n = gen_legal(pos, out_moves)
+    qdepth = np.int64(params[P_QDEPTH])
+    rows = qdepth + 1               # quiescence scratch, one row per ply (QBuffers' shapes)
+    moves = np.empty((rows, MAX_MOVES), dtype=np.int32)
+    keys = np.empty((rows, MAX_MOVES), dtype=np.int64)
+    pv = np.zeros((rows, rows), dtype=np.int32)
+    frames = np.zeros((rows, 3), dtype=np.float64)
+    counts = np.zeros((rows, 3), dtype=np.int64)
+    nodes = np.zeros(1, dtype=np.int64)
+    for i in range(n):
+        do_move(pos, out_moves[i])
+        terminal, value = terminal_value(pos, params, moves[0])
+        if terminal:
+            out_values[i] = value
+            out_flags[i] = 1
+            nodes[0] += 1
+        else:
+            out_values[i] = qsearch_root(pos, weights, qdepth, moves, keys, pv, frames, counts, nodes)
+            out_flags[i] = 0
+        undo_move(pos)
+    return n, nodes[0]
+
+
+@njit(cache=True, nogil=True)
+def root_status(pos, params):
+    """(terminal, value) of the root itself: no legal move = lost; a winning declaration = won."""
+    scratch = np.empty(MAX_MOVES, dtype=np.int32)
+    if gen_legal(pos, scratch) == 0:
+        return True, -MATE
+    if declaration(pos, np.int64(params[P_ENTERING_RULE])) == DECL_WIN:
+        return True, MATE
+    return False, 0.0
+
+
+class ShogiAdapter:
+    """The shogi game as the Searcher sees it: weights, params and move/position helpers."""
+
+    game = "shogi"
+    max_moves = MAX_MOVES
+
+    def __init__(self, weights=None, params=None):
+        self.weights = load_weights() if weights is None else weights
+        self.params = make_params() if params is None else params
+
+    @staticmethod
+    def copy(pos):
+        return pos.copy()
+
+    @staticmethod
+    def move_to_str(move):
+        return move_to_usi(move)
+
+    def max_depth(self, pos):
+        """Plies the history of pos can still hold, leaving room for the quiescence search."""
+        return int(history_capacity(pos) - pos[PLY] - self.params[P_QDEPTH] - 3)
+
+    @staticmethod
+    def path_since(old, new):
+        """Moves leading from `old` to `new` when `new` continues the same game record, else None."""
+        lo, ln = int(old[PLY]), int(new[PLY])
+        if ln < lo:
+            return None
+        entries = HIST + HIST_STRIDE * np.arange(lo + 1)
+        if np.any(old[entries + H_KEY] != new[entries + H_KEY]):
+            return None
+        if lo and np.any(old[entries[:-1] + H_MOVE] != new[entries[:-1] + H_MOVE]):
+            return None
+        return [int(new[HIST + HIST_STRIDE * i + H_MOVE]) for i in range(lo, ln)]
