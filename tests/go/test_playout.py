@@ -19,9 +19,9 @@ def test_playouts_terminate_legally_and_never_fill_own_eyes():
     """Replay traced playouts on the rules kernels (simple ko, like the playouts): every move is
     legal, no move fills an own eye, and finished playouts end with two passes."""
     ws, rng = new_workspace(), seed_rng(11)
-    for size in (5, 9, 13):
+    for size, games in ((5, 15), (9, 15), (13, 6), (19, 3)):
         cap = move_cap(size)
-        for _ in range(15):
+        for _ in range(games):
             start = GoBoard(size, komi=7.0, ko_rule="simple", history=cap + 8)
             trace = np.full(cap, -1, dtype=np.int32)
             score, moves = run_playout(start.pos, ws, rng, cap, NONE, NONE, trace)
@@ -139,3 +139,14 @@ def test_run_playouts_is_reproducible_and_balanced_on_empty_board():
     assert a == b
     assert 0.25 < a[0] / 300 < 0.75          # komi 7 on an empty 9x9: neither side sweeps
     assert 60 < a[1] / 300 < 200             # mean playout length on 9x9
+
+
+def test_bench_prints_the_rate_line():
+    import re
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "usi_engine.go.bench", "--seconds", "0.2"],
+                         capture_output=True, text=True, timeout=300, check=True).stdout
+    last = out.strip().splitlines()[-1]
+    m = re.fullmatch(r"playouts_per_sec=(\d+) moves_per_sec=(\d+)", last)
+    assert m and int(m.group(1)) > 1000 and int(m.group(2)) > 50 * int(m.group(1))

@@ -1,7 +1,8 @@
 """Playout benchmark: ``python -m usi_engine.go.bench [--size 9] [--seconds 3]``.
 
 Runs playouts from the empty board on one thread (after a warm-up call that compiles or loads the
-kernels) and prints ``playouts_per_sec=X moves_per_sec=Y`` as its last line.
+kernels), then game.expand with one playout per child (children/s = playouts/s inside the search's
+leaf evaluation, including move generation with superko checks), and prints ``playouts_per_sec=X moves_per_sec=Y`` as its last line.
 """
 
 import argparse
@@ -16,7 +17,7 @@ BATCH = 500
 
 
 def measure(size: int = 9, seconds: float = 3.0, seed: int = 1):
-    """(playouts/s, moves/s, mean moves per playout, Black's winrate) over about `seconds`."""
+    """(playouts/s, moves/s, playouts per CPU second, mean moves per playout, Black's winrate)."""
     pos = new_pos(size, komi=7.0)
     ws, rng = new_workspace(), seed_rng(seed)
     none = np.empty(0, dtype=np.float64)
@@ -24,14 +25,33 @@ def measure(size: int = 9, seconds: float = 3.0, seed: int = 1):
     run_playouts(pos, ws, rng, 10, cap, none, none)           # compile / load from cache
     n = moves = 0
     wins = 0.0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         w, m, _ = run_playouts(pos, ws, rng, BATCH, cap, none, none)
         n += BATCH
         moves += m
         wins += w
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return n / elapsed, moves / elapsed, n / cpu, moves / n, wins / n
+
+
+def measure_expand(size: int = 9, seconds: float = 1.0, seed: int = 2):
+    """(children/s, playout moves/s) of game.expand with K = 1 from the empty board."""
+    from usi_engine.go import game
+    pos = new_pos(size, komi=7.0)
+    moves = np.empty(game.MAX_MOVES, dtype=np.int32)
+    values = np.empty(game.MAX_MOVES, dtype=np.float64)
+    flags = np.empty(game.MAX_MOVES, dtype=np.int8)
+    weights, params, rng = np.empty(0), game.default_params(playouts=1), seed_rng(seed)
+    game.expand(pos, weights, params, rng, moves, values, flags)
+    children = work = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        n, w = game.expand(pos, weights, params, rng, moves, values, flags)
+        children += n
+        work += w
     elapsed = time.perf_counter() - start
-    return n / elapsed, moves / elapsed, moves / n, wins / n
+    return children / elapsed, work / elapsed
 
 
 def main(argv=None):
@@ -39,8 +59,11 @@ def main(argv=None):
     ap.add_argument("--size", type=int, default=9)
     ap.add_argument("--seconds", type=float, default=3.0)
     args = ap.parse_args(argv)
-    pps, mps, length, black = measure(args.size, args.seconds)
-    print(f"size={args.size} mean_moves={length:.1f} black_winrate={black:.3f}")
+    pps, mps, per_cpu, length, black = measure(args.size, args.seconds)
+    children, work = measure_expand(args.size, min(args.seconds, 1.0))
+    print(f"size={args.size} mean_moves={length:.1f} black_winrate={black:.3f} "
+          f"playouts_per_cpu_sec={per_cpu:.0f}")
+    print(f"expand_k1_children_per_sec={children:.0f} expand_playout_moves_per_sec={work:.0f}")
     print(f"playouts_per_sec={pps:.0f} moves_per_sec={mps:.0f}")
 
 
