@@ -203,7 +203,8 @@ class Worker:
         if self.config.game == "shogi":
             result, record = ShogiGame(index, sides, opening, self.config.tc, self.config.shogi_rules,
                                        first_black).play()
-            return result, {"csa": write_csa(record).encode(), "kif": write_kif(record).encode(KIF_ENCODING, errors="replace")}
+            kif = write_kif(record).encode(KIF_ENCODING, errors="replace")
+            return result, {"csa": write_csa(record).encode(), "kif": kif}
         try:
             result, sgf = GoGame(index, sides, self.referee, opening, self.config.tc, self.config.go_rules,
                                  first_black).play()
@@ -299,6 +300,7 @@ class Match:
                 os.makedirs(folder, exist_ok=True)
         self.workers = [Worker(slot, cfg) for slot in range(min(cfg.concurrency, cfg.games))]
         started = time.monotonic()
+        interrupted = False
         try:
             self._start_first_worker()
             self.out.write(f"{cfg.game} match {self.names[0]} vs {self.names[1]}: {cfg.games} games, "
@@ -312,11 +314,12 @@ class Match:
                     t.join(0.2)
         except KeyboardInterrupt:
             self.stop.set()
-            self.out.write("interrupted: finishing with the games played so far\n")
+            interrupted = True
+            self.out.write("interrupted: summary of the games finished so far\n")
         finally:
             for w in self.workers:
                 w.close()
-        if self.error is not None:
+        if self.error is not None and not interrupted:
             raise self.error if isinstance(self.error, MatchError) else MatchError(repr(self.error))
         summary = self.summary()
         summary["seconds"] = round(time.monotonic() - started, 3)

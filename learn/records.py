@@ -37,8 +37,10 @@ CSA_ENDINGS = {
 KIF_ENDINGS = {
     "resign": "投了", "mate": "詰み", "time": "切れ負け", "hang": "切れ負け", "repetition": "千日手",
     "perpetual-check": "反則勝ち", "declaration": "入玉勝ち", "max-moves": "持将棋",
-    "declaration-draw": "持将棋", "illegal": "反則負け", "false-declaration": "反則負け", "crash": "反則負け", "protocol": "反則負け",
+    "declaration-draw": "持将棋", "illegal": "反則負け", "false-declaration": "反則負け", "crash": "反則負け",
+    "protocol": "反則負け",
 }
+KIF_SIDE_TO_MOVE_LOSES = ("投了", "詰み", "切れ負け", "反則負け")  # words saying the side to move lost
 
 
 @dataclass
@@ -200,6 +202,9 @@ def write_kif(rec: ShogiRecord) -> str:
         totals[side] += secs
         lines.append(f"{n:4d} {text}   {_kif_clock(secs, totals[side])}")
     word = KIF_ENDINGS.get(rec.reason)
+    mover_won = rec.winner == board.side
+    if word == "反則勝ち" and not mover_won or word in KIF_SIDE_TO_MOVE_LOSES and mover_won:
+        word = "反則負け" if word == "反則勝ち" else "反則勝ち"  # the fault was the other side's
     if word:
         lines.append(f"{len(rec.moves) + 1:4d} {word}")
     if rec.winner is not None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from usi_engine.shogi import Board
 
 from .clock import Clock, TimeControl
-from .engines import EngineError, UsiEngine
+from .engines import EngineError
 from .openings import Opening
 from .outcome import GameResult
 from .records import ShogiRecord
