@@ -94,7 +94,9 @@ def test_each_fault_is_detected_scored_as_a_loss_and_the_match_finishes(tmp_path
               "illegal": "ILLEGAL_ACTION", "false-win": "ILLEGAL_ACTION"}[fault]
     csa_text = Path(next(p for p in results[0].records if p.endswith(".csa"))).read_text()
     assert ending in csa_text
-    assert shogi.CSA.Parser.parse_file(next(p for p in results[0].records if p.endswith(".csa")))[0]["win"] == "w"
+    for ext in ("csa", "kif"):  # game 1: engine 1 (Black) lost
+        parser = shogi.CSA.Parser if ext == "csa" else shogi.KIF.Parser
+        assert parser.parse_file(next(p for p in results[0].records if p.endswith(ext)))[0]["win"] == "w"
 
 
 def test_engines_receive_the_result_and_are_reused(tmp_path):
@@ -124,6 +126,9 @@ def test_perpetual_check_loses_for_the_checker(tmp_path):
     (r,) = results
     # the start position recurs at plies 4, 8, 12; every Black move of the cycle gave check -> Black loses
     assert (r.winner, r.reason, r.plies) == ("w", "perpetual-check", 12)
+    kif = next(p for p in r.records if p.endswith(".kif"))
+    assert shogi.KIF.Parser.parse_file(kif)[0]["win"] == "w"
+    assert cshogi.KIF.Parser.parse_file(kif).win == cshogi.WHITE_WIN
 
 
 def test_checkmate_ends_the_game(tmp_path):
