@@ -157,9 +157,10 @@ def test_seeded_single_thread_is_reproducible():
 
 @pytest.mark.parametrize('graph', [False, True])
 def test_two_threads_leave_a_consistent_tree(graph):
-    pos = syn.make_pos(mode=syn.MODE_MULTISET if graph else syn.MODE_TREE, seed=17, bmin=3, bmax=8,
-                       term_depth=60, value_range=300, leaf_cost=20)
-    s = searcher(graph=graph, threads=2, t_sel_spread=2.0, seed=1, hash_mb=16)
+    # wide nodes and cheap leaves make concurrent backups of the same node frequent
+    mode = syn.MODE_MULTISET if graph else syn.MODE_TREE
+    pos = syn.make_pos(mode=mode, seed=17, bmin=30, bmax=60, term_depth=60, value_range=300)
+    s = searcher(graph=graph, threads=2, t_sel=30.0, t_sel_spread=1.5, seed=1, hash_mb=16)
     r = s.search(pos, Limits(samples=40000))
     assert r.samples == 40000 and r.best_move is not None
     check_accounting(s)
