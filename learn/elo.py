@@ -29,6 +29,7 @@ from statistics import NormalDist
 
 DEFAULT_CONFIDENCE = 0.95
 PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)  # pentanomial outcomes: pair points (0..2) / 2
+ZERO_COUNT = 1e-3  # stand-in count for an outcome not observed yet (SPRT only)
 
 
 def score_to_elo(score: float) -> float:
@@ -123,10 +124,14 @@ def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
 
 
 def llr_normal(scores, counts, elo0: float, elo1: float) -> float:
-    """Normal approximation of the GSPRT log-likelihood ratio (module docstring)."""
-    mu, var, n = mean_var(scores, counts)
-    if n == 0 or var <= 0.0:
+    """Normal approximation of the GSPRT log-likelihood ratio (module docstring).
+
+    Outcomes never observed count as ZERO_COUNT games (as fastchess regularises), so a one-sided sample
+    such as "every game lost" has a positive variance and reaches a verdict instead of LLR = 0."""
+    n = sum(counts)
+    if n == 0:
         return 0.0
+    mu, var, _ = mean_var(scores, [c if c > 0 else ZERO_COUNT for c in counts])
     s0, s1 = elo_to_score(elo0), elo_to_score(elo1)
     return n * (s1 - s0) * (2.0 * mu - s0 - s1) / (2.0 * var)
 

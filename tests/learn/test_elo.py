@@ -113,6 +113,9 @@ def test_sprt_bounds_formula_and_verdicts():
     assert elo.sprt_trinomial(400, 600, 1000, elo0=0, elo1=10).verdict == "H0"
     assert elo.sprt_trinomial(5, 5, 5, elo0=0, elo1=10).verdict == "continue"
     assert elo.sprt_pentanomial([0, 0, 0, 0, 0], elo0=0, elo1=10).llr == 0.0
+    # one-sided samples still decide (unseen outcomes regularised to 1e-3 games)
+    assert elo.sprt_pentanomial([3, 0, 0, 0, 0], elo0=0, elo1=10).verdict == "H0"
+    assert elo.sprt_pentanomial([0, 0, 0, 0, 3], elo0=0, elo1=10).verdict == "H1"
 
 
 def test_sprt_rejects_bad_parameters():

@@ -15,7 +15,7 @@ import shogi.CSA
 import shogi.KIF
 
 from learn.clock import Clock, TimeControl
-from learn.match import EngineSpec, Match, MatchConfig, MatchError, load_openings
+from learn.match import EngineSpec, Match, MatchConfig, MatchError, SprtSpec, load_openings
 from learn.openings import Opening
 from learn.shogi_game import ShogiRules
 
@@ -213,6 +213,13 @@ def test_bad_configuration_fails_clearly(tmp_path):
                          tc=BYOYOMI)
     with pytest.raises(MatchError, match="does not start"):
         Match(config, out=io.StringIO()).run()
+
+
+def test_sprt_verdict_stops_the_match(tmp_path):
+    summary, results, text = play(tmp_path, usi("--fault", "resign", "--at", "1"), usi(), games=20,
+                                  sprt=SprtSpec(0.0, 10.0))
+    assert summary["sprt"]["verdict"] == "H0" and len(results) == 2  # one lost pair is enough here
+    assert "-> H0" in text
 
 
 def test_cli_runs_a_match_and_writes_json(tmp_path):
