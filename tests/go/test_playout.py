@@ -150,3 +150,20 @@ def test_bench_prints_the_rate_line():
     last = out.strip().splitlines()[-1]
     m = re.fullmatch(r"playouts_per_sec=(\d+) moves_per_sec=(\d+)", last)
     assert m and int(m.group(1)) > 1000 and int(m.group(2)) > 50 * int(m.group(1))
+
+
+def test_seki_with_one_eye_each_and_shared_liberties():
+    """Black and White blocks with one eye each (A4, E4) share the C column: neither can fill the
+    last shared liberty without self-atari, so both live in seki and the score counts no territory
+    on column C."""
+    b = GoBoard(5, komi=0.5)
+    for y in (1, 2, 3, 5):
+        b.play("b", f"A{y}")
+        b.play("w", f"E{y}")
+    for y in range(1, 6):
+        b.play("b", f"B{y}")
+        b.play("w", f"D{y}")
+    statuses = {(st, c) for st, c, _ in b.statuses()}
+    assert statuses == {("seki", L.BLACK), ("seki", L.WHITE)}
+    assert b.final_status("dead") == []
+    assert b.final_score() == "W+0.5"

@@ -6,7 +6,8 @@ Colours are "b"/"black"/"w"/"white" (any case) or the layout codes BLACK/WHITE.
 Dead stones (final_status / final_score) are estimated from playout ownership: from the final
 position, ``playouts`` random playouts are run; a block is dead when its stones end up owned by the
 opponent in more playouts than by its own colour (mean ownership from its own side < 0), and in
-seki when it is alive but most of its liberties stay neutral (dame) at the end of the playouts.
+seki when it is alive and in most playouts its stones end in a block touching a neutral point
+(a liberty neither side could fill without self-atari).
 The score is then the Tromp-Taylor area score of the board without the dead stones, minus komi.
 """
 
@@ -19,7 +20,7 @@ from usi_engine.go.playout import move_cap, new_workspace, run_playouts, seed_rn
 COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 DEFAULT_STATUS_PLAYOUTS = 400
 DEAD_THRESHOLD = 0.0       # mean own-side ownership below this -> dead
-SEKI_NEUTRAL = 0.5         # fraction of playouts a liberty stays neutral -> seki
+SEKI_FRACTION = 0.5        # fraction of playouts a block ends in seki -> seki
 _KO_RULES = {"positional": L.KO_POSITIONAL, "simple": L.KO_SIMPLE, "situational": L.KO_SITUATIONAL}
 
 
@@ -182,14 +183,14 @@ class GoBoard:
         return float(kb.area_score(self.pos))
 
     def ownership(self, playouts: int = DEFAULT_STATUS_PLAYOUTS, seed: int = 1):
-        """(mean ownership per point in [-1, 1], +1 = Black; fraction of playouts neutral)."""
+        """(mean ownership per point in [-1, 1], +1 = Black; fraction of playouts in seki)."""
         own = np.zeros(L.BOARD_CAP, dtype=np.float64)
-        neutral = np.zeros(L.BOARD_CAP, dtype=np.float64)
+        seki = np.zeros(L.BOARD_CAP, dtype=np.float64)
         start = self.pos.copy()
         start[L.PASSES] = 0        # play on from a finished game: the passes only ended it
         run_playouts(start, new_workspace(), seed_rng(seed), playouts, move_cap(self.size),
-                     own, neutral)
-        return own / playouts, neutral / playouts
+                     own, seki)
+        return own / playouts, seki / playouts
 
     def _blocks(self) -> list:
         """(colour, [points]) of every block on the board."""
@@ -216,18 +217,15 @@ class GoBoard:
 
     def statuses(self, playouts: int = DEFAULT_STATUS_PLAYOUTS, seed: int = 1) -> list:
         """("alive"|"dead"|"seki", colour, [points]) for every block, from playout ownership."""
-        own, neutral = self.ownership(playouts, seed)
-        w = self.size + 1
-        board = self.pos[L.BOARD:L.BOARD + L.BOARD_CAP]
+        own, seki = self.ownership(playouts, seed)
         out = []
         for c, stones in self._blocks():
             sign = 1.0 if c == L.BLACK else -1.0
             if sign * float(np.mean(own[stones])) < DEAD_THRESHOLD:
                 out.append(("dead", c, stones))
                 continue
-            libs = {q for s in stones for q in (s + 1, s - 1, s + w, s - w) if board[q] == L.EMPTY}
-            seki = bool(libs) and float(np.mean(neutral[sorted(libs)])) > SEKI_NEUTRAL
-            out.append(("seki" if seki else "alive", c, stones))
+            in_seki = float(np.mean(seki[stones])) > SEKI_FRACTION
+            out.append(("seki" if in_seki else "alive", c, stones))
         return out
 
     def final_status(self, status: str, playouts: int = DEFAULT_STATUS_PLAYOUTS, seed: int = 1) -> list:

@@ -16,7 +16,8 @@ Move choice for the side to move, after the opponent's last move L:
    itself in atari, else extend at the block's liberty if that gives it >= 2 liberties;
 2. capture: the block of L is in atari -> take it;
 3. otherwise a uniformly random empty point (scanning cyclically from a random start) that is
-   legal (no suicide, simple ko) and not an own single-point eye.
+   legal (no suicide, simple ko), not an own single-point eye, and not a self-atari of a block of
+   two or more stones (keeps sekis alive in playouts; single-stone throw-ins stay allowed).
 No move ever fills an own eye: a point whose four neighbours are own stones or border and whose
 diagonals hold at most one opponent stone (none on the edge). With no candidate left the side passes.
 Playouts use simple ko only (superko is the tree's job, reference/gtp.md §5).
@@ -141,22 +142,59 @@ def _is_own_eye(board, w, p, c):
 
 
 @njit(cache=True, nogil=True)
-def _is_legal(ws, w, p, c, ko):
-    """Stone at empty point p for c is legal under playout rules (no suicide, simple ko)."""
-    if p == ko:
-        return False
-    board = ws[R_BOARD]
+def _libs_after(ws, w, p, c):
+    """Distinct liberties, capped at 2, of c's block after c plays the empty point p; 2 when the
+    move captures. Walks the joined own blocks only when p itself has fewer than two liberties."""
+    board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
+    o = 3 - c
+    found = 0
+    joins = False
     for d in (1, -1, w, -w):
         q = p + d
         v = board[q]
         if v == EMPTY:
-            return True
-        if v == c:
-            if not _in_atari(ws, ws[R_HEAD, q]):
-                return True
-        elif v != BORDER and _in_atari(ws, ws[R_HEAD, q]):
-            return True
-    return False
+            if found == 0:
+                found = q
+            elif q != found:
+                return 2
+        elif v == c:
+            joins = True
+        elif v == o and _in_atari(ws, head[q]):
+            return 2
+    if joins:
+        for d in (1, -1, w, -w):
+            q = p + d
+            if board[q] == c:
+                h = head[q]
+                s = h
+                while True:
+                    for d2 in (1, -1, w, -w):
+                        r = s + d2
+                        if board[r] == EMPTY and r != p and r != found:
+                            if found != 0:
+                                return 2
+                            found = r
+                    s = nxt[s]
+                    if s == h:
+                        break
+    return 1 if found != 0 else 0
+
+
+@njit(cache=True, nogil=True)
+def _random_ok(ws, w, p, c, ko):
+    """Stone at empty point p is a move the random policy may play: legal under playout rules (no
+    suicide, simple ko) and not a self-atari of a block of two or more stones. Single-stone
+    self-ataris (throw-ins, nakade) stay allowed; seki liberties stay unfilled."""
+    if p == ko:
+        return False
+    n = _libs_after(ws, w, p, c)
+    if n != 1:
+        return n == 2
+    board = ws[R_BOARD]
+    for d in (1, -1, w, -w):
+        if board[p + d] == c:
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -264,26 +302,6 @@ def _play(ws, w, p, c):
 
 
 @njit(cache=True, nogil=True)
-def _escape_ok(ws, w, l, c, g):
-    """Extending block g (in atari) at its liberty l leaves it at least two liberties (estimate:
-    empty neighbours of l, +2 per other own block not in atari, +1 per capture)."""
-    board, head = ws[R_BOARD], ws[R_HEAD]
-    gain = 0
-    for d in (1, -1, w, -w):
-        q = l + d
-        v = board[q]
-        if v == EMPTY:
-            gain += 1
-        elif v == c:
-            h = head[q]
-            if h != g and not _in_atari(ws, h):
-                gain += 2
-        elif v != BORDER and _in_atari(ws, head[q]):
-            gain += 1
-    return gain >= 2
-
-
-@njit(cache=True, nogil=True)
 def _capture_next_to(ws, w, g, ko):
     """Liberty of an opponent block in atari touching block g (a capture that saves g), or 0."""
     board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
@@ -317,7 +335,8 @@ def _choose(ws, w, c, last, ko, rng):
                     if mv != 0:
                         return mv
                     lib = ws[R_LSUM, g] // ws[R_LIBS, g]
-                    if lib != ko and _escape_ok(ws, w, lib, c, g) and not _is_own_eye(board, w, lib, c):
+                    if (lib != ko and _libs_after(ws, w, lib, c) == 2
+                            and not _is_own_eye(board, w, lib, c)):
                         return lib
         g = head[last]
         if _in_atari(ws, g):
@@ -331,7 +350,7 @@ def _choose(ws, w, c, last, ko, rng):
     i = rand_below(rng, n)
     for _ in range(n):
         p = empties[i]
-        if not _is_own_eye(board, w, p, c) and _is_legal(ws, w, p, c, ko):
+        if not _is_own_eye(board, w, p, c) and _random_ok(ws, w, p, c, ko):
             return p
         i += 1
         if i == n:
@@ -340,11 +359,13 @@ def _choose(ws, w, c, last, ko, rng):
 
 
 @njit(cache=True, nogil=True)
-def run_playout(pos, ws, rng, max_moves, own, neutral, trace):
+def run_playout(pos, ws, rng, max_moves, own, seki, trace):
     """One playout from pos (unchanged). Returns (black area - white area - komi, moves played).
 
-    own/neutral (length BOARD_CAP, or empty to skip): own[p] += +1 for a Black point, -1 for a White
-    point at the end, neutral[p] += 1 for a neutral one. trace (empty to skip) receives the moves."""
+    own/seki (length BOARD_CAP, or empty to skip): own[p] += +1 for a Black point, -1 for a White
+    point at the end; seki[p] += 1 for a stone whose final block touches a neutral point (after
+    two passes that is a seki: neither side can fill the shared liberty without self-atari).
+    trace (empty to skip) receives the moves."""
     _setup(pos, ws)
     w = pos[STRIDE]
     c = pos[SIDE]
@@ -367,8 +388,12 @@ def run_playout(pos, ws, rng, max_moves, own, neutral, trace):
         c = 3 - c
         moves += 1
     owner = ws[R_OWNER]
-    black, white = area_owner(ws[R_BOARD], pos[SIZE], owner)
+    board = ws[R_BOARD]
+    black, white = area_owner(board, pos[SIZE], owner)
     if own.shape[0] > 0:
+        head = ws[R_HEAD]
+        in_seki = ws[R_STACK]              # free after _setup: marks heads of blocks in seki
+        in_seki[:] = 0
         for p in range(BOARD_CAP):
             v = owner[p]
             if v == BLACK:
@@ -376,19 +401,26 @@ def run_playout(pos, ws, rng, max_moves, own, neutral, trace):
             elif v == WHITE:
                 own[p] -= 1.0
             elif v == EMPTY:
-                neutral[p] += 1.0
+                for d in (1, -1, w, -w):
+                    u = board[p + d]
+                    if u == BLACK or u == WHITE:
+                        in_seki[head[p + d]] = 1
+        for p in range(BOARD_CAP):
+            u = board[p]
+            if (u == BLACK or u == WHITE) and in_seki[head[p]] == 1:
+                seki[p] += 1.0
     return black - white - pos[KOMI_MILLI] / 1000.0, moves
 
 
 @njit(cache=True, nogil=True)
-def run_playouts(pos, ws, rng, n, max_moves, own, neutral):
+def run_playouts(pos, ws, rng, n, max_moves, own, seki):
     """n playouts from pos. Returns (Black's wins counting a tie as 1/2, total moves, summed score)."""
     wins = 0.0
     total = 0
     score_sum = 0.0
     trace = np.empty(0, np.int32)
     for _ in range(n):
-        score, moves = run_playout(pos, ws, rng, max_moves, own, neutral, trace)
+        score, moves = run_playout(pos, ws, rng, max_moves, own, seki, trace)
         total += moves
         score_sum += score
         if score > 0:
