@@ -11,10 +11,28 @@ def bench_main(argv):
     perft.add_argument("--sfen", default=None, help="position (default: start position)")
     perft.add_argument("--depth", type=int, default=5)
     perft.add_argument("--bulk", action="store_true", help="count the last ply without making it")
-    args = parser.parse_args(argv)
+    ev = sub.add_parser("eval", help="static evaluations per second (eval/bench.py)")
+    ev.add_argument("--weights", default=None, help="weight file (default: shipped weights)")
+    qs = sub.add_parser("qsearch", help="quiescence nodes per second (eval/bench.py)")
+    qs.add_argument("--weights", default=None, help="weight file (default: shipped weights)")
+    sub.add_parser("search", help="MCSS search benchmark (usi_engine/search/bench.py)")
+    args, rest = parser.parse_known_args(argv)
     if args.what == "perft":
         from .shogi.bench import run
         run(args.sfen, args.depth, args.bulk)
+    elif args.what == "eval":
+        from eval.bench import bench_eval
+        bench_eval(args.weights)
+    elif args.what == "qsearch":
+        from eval.bench import bench_qsearch
+        bench_qsearch(args.weights)
+    elif args.what == "search":
+        try:
+            from .search.bench import main as search_bench
+        except ImportError:
+            print("usi-engine bench search: usi_engine/search/bench.py is not available", file=sys.stderr)
+            return 2
+        return search_bench(rest) or 0
     return 0
 
 
@@ -22,7 +40,10 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "bench":
         return bench_main(argv[1:])
-    print("usage: usi-engine bench perft [--sfen SFEN] [--depth D] [--bulk]", file=sys.stderr)
+    if not argv or argv[0] == "usi":
+        from .usi import main as usi_main
+        return usi_main()
+    print("usage: usi-engine [usi] | usi-engine bench perft|eval|qsearch|search ...", file=sys.stderr)
     return 2
 
 

@@ -1,0 +1,550 @@
+"""The shogi engine behind the USI front-end: game state, options, and the life of each `go`.
+
+Threads: the protocol reader calls the public methods; each `go` runs in its own thread (`_run_go`), which
+calls `Searcher.search` and prints `info` lines; a watchdog thread per `go` ends the search at its deadline
+or on `stop`, re-issuing `Searcher.stop()` until the search returns (a stop that arrives before the
+search has started is not lost), and prints a fallback best move if the search fails to return in time.
+
+One `bestmove` per `go` (reference/usi.md §5): every `go` owns a `GoState` whose `answer()` is the only
+way to print `bestmove`; it prints once under a lock and ignores later calls. In ponder and infinite
+mode the answer is held until `stop`, `ponderhit` or `gameover` (even for mates, declarations and
+resignations, which are found before searching).
+
+Invalid positions: after a `position` command that fails (bad SFEN, illegal or malformed move), the
+engine keeps NO position: it prints `info string error: ...`, and a later `go` answers
+`bestmove resign` with another error line instead of a move for a position the GUI does not have.
+
+Heavy modules (numpy, numba, the rules core, the search) are imported lazily, at the first `isready`,
+`position` or `go`, so `usi` is answered at once.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from . import timeman
+from .options import OptionValues
+
+KEEPALIVE_SECONDS = 3.0        # empty line while isready works (GUIs time out after ~5 s of silence)
+WATCHDOG_POLL = 0.005
+FALLBACK_AFTER_STOP = 0.3      # s after stop/deadline: print the best known move if search hangs
+CONSIDERATION_INTERVAL = 0.1   # s between PV checks in infinite / consideration mode
+MIN_PV_INTERVAL = 0.05
+WARMUP_NODES = 2000
+MATE = 30000.0
+MATE_THRESHOLD = MATE - 1000.0
+
+
+@dataclass
+class GoCommand:
+    """A parsed `go`: times in ms (None = not given)."""
+    btime: int = 0
+    wtime: int = 0
+    binc: int = 0
+    winc: int = 0
+    byoyomi: int = 0
+    movetime: int = 0
+    nodes: int = 0
+    depth: int = 0
+    mate: int | None = None       # ms; -1 = infinite
+    ponder: bool = False
+    infinite: bool = False
+    is_mate: bool = False
+
+
+INT_KEYS = ("btime", "wtime", "binc", "winc", "byoyomi", "movetime", "nodes", "depth")
+
+
+def parse_go(tokens: list[str]) -> GoCommand:
+    """Keyword parser for `go` arguments; unknown tokens and unparsable numbers are skipped."""
+    go = GoCommand()
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i].lower()
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if tok in INT_KEYS and nxt is not None and _is_int(nxt):
+            setattr(go, tok, max(0, int(nxt)))
+            i += 2
+            continue
+        if tok == "mate":
+            go.is_mate = True
+            if nxt is not None and _is_int(nxt):
+                go.mate = max(0, int(nxt))
+                i += 2
+                continue
+            go.mate = -1
+            if nxt is not None and nxt.lower() == "infinite":
+                i += 1
+        elif tok == "ponder":
+            go.ponder = True
+        elif tok == "infinite":
+            go.infinite = True
+        i += 1
+    return go
+
+
+def _is_int(text: str) -> bool:
+    return text.lstrip("+-").isdigit()
+
+
+def parse_ponderhit(tokens: list[str]) -> GoCommand | None:
+    """YaneuraOu's `ponderhit btime ... wtime ... byoyomi ...`: new clock values, or None if absent."""
+    return parse_go(tokens) if tokens else None
+
+
+@dataclass
+class GoState:
+    """One `go` from start to its single `bestmove`."""
+    cmd: GoCommand
+    board: object                        # a copy of the position searched (None: invalid position)
+    start: float = field(default_factory=time.perf_counter)
+    deadline: float | None = None        # perf_counter time to end the search
+    pondering: bool = False
+    stop: threading.Event = field(default_factory=threading.Event)
+    hold: threading.Event = field(default_factory=threading.Event)   # set = bestmove may be printed
+    done: threading.Event = field(default_factory=threading.Event)   # set once bestmove is printed
+    stop_time: float | None = None
+    legal: list = field(default_factory=list)
+    last: object = None                  # latest SearchResult seen by on_info
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def release(self):
+        """stop / gameover: end the search and allow the answer."""
+        if self.stop_time is None:
+            self.stop_time = time.perf_counter()
+        self.stop.set()
+        self.hold.set()
+
+
+class Engine:
+    """State and commands of the USI engine; `out(line)` prints one line (thread-safe)."""
+
+    def __init__(self, out, options: OptionValues | None = None):
+        self.out = out
+        self.options = options or OptionValues()
+        self.board = None
+        self.position_error = None
+        self.current: GoState | None = None
+        self.thread: threading.Thread | None = None
+        self.searcher = None
+        self.adapter = None
+        self._search_key = None
+        self._weights_path = None
+        self._ready = False
+        self._lock = threading.Lock()
+        for err in self.options.errors:
+            self.info_string(f"error: {err}")
+
+    # --- output helpers -----------------------------------------------------------------------
+    def info_string(self, text: str) -> None:
+        self.out("info string " + text.replace("\n", " "))
+
+    @property
+    def searching(self) -> bool:
+        return self.current is not None and not self.current.done.is_set()
+
+    # --- commands ------------------------------------------------------------------------------
+    def setoption(self, name: str, value: str | None) -> None:
+        opt = self.options.set(name, value)
+        if opt.name in ("EvalFile",):
+            self._ready = False
+
+    def isready(self) -> None:
+        """Load and compile everything (keep-alive lines meanwhile); at once during a search."""
+        if not self.searching:
+            stop = threading.Event()
+            keepalive = threading.Thread(target=self._keepalive, args=(stop,), daemon=True)
+            keepalive.start()
+            try:
+                self._prepare()
+            finally:
+                stop.set()
+                keepalive.join()
+        self.out("readyok")
+
+    def _keepalive(self, stop: threading.Event) -> None:
+        while not stop.wait(KEEPALIVE_SECONDS):
+            self.out("")
+
+    def usinewgame(self) -> None:
+        if self.searcher is not None and not self.searching:
+            self.searcher.clear()
+
+    def position(self, tokens: list[str]) -> None:
+        """`position startpos|sfen ... [moves ...]`; on any error no position is kept (see module doc)."""
+        from .shogi import Board
+        self.board = None
+        try:
+            if "moves" in tokens:
+                k = tokens.index("moves")
+                head, moves = tokens[:k], tokens[k + 1:]
+            else:
+                head, moves = tokens, []
+            if head == ["startpos"]:
+                board = Board()
+            elif head and head[0] == "sfen":
+                board = Board(" ".join(head[1:]))
+            else:
+                raise ValueError("expected 'startpos' or 'sfen <sfen>'")
+            for i, move in enumerate(moves):
+                try:
+                    board.push_usi(move)
+                except ValueError:
+                    raise ValueError(f"move {i + 1} {move!r} is illegal or malformed in {board.sfen()}") from None
+        except ValueError as e:
+            self.position_error = f"position: {e}"
+            self.info_string(f"error: {self.position_error}; no position is set")
+            return
+        self.board = board
+        self.position_error = None
+
+    def go(self, tokens: list[str]) -> None:
+        cmd = parse_go(tokens)
+        self._finish_current()
+        if cmd.is_mate:
+            self._go_mate(cmd)
+            return
+        board = None if self.board is None else self.board.copy()
+        state = GoState(cmd, board, pondering=cmd.ponder)
+        if not (cmd.ponder or cmd.infinite):
+            state.hold.set()
+        self.current = state
+        self.thread = threading.Thread(target=self._run_go, args=(state,), daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        if self.current is not None:
+            self.current.release()
+
+    def ponderhit(self, tokens: list[str]) -> None:
+        """The predicted move was played: our clock starts now (with new times if given)."""
+        state = self.current
+        if state is None or not state.pondering:
+            return
+        update = parse_ponderhit(tokens)
+        if update is not None:
+            for key in ("btime", "wtime", "binc", "winc", "byoyomi"):
+                setattr(state.cmd, key, getattr(update, key))
+        state.pondering = False
+        state.cmd.ponder = False
+        self._set_deadline(state, time.perf_counter())
+        state.hold.set()
+
+    def gameover(self, tokens: list[str]) -> None:
+        """Acts as `stop` (GUIs may send it during ponder without stop); the bestmove is still printed."""
+        self.stop()
+        self._finish_current()
+
+    def quit(self) -> None:
+        self.stop()
+
+    # --- go: life of one search ----------------------------------------------------------------
+    def _finish_current(self) -> None:
+        """End a running go (printing its bestmove) before the next command that needs the engine."""
+        state, thread = self.current, self.thread
+        if state is None:
+            return
+        if not state.done.is_set():
+            state.release()
+            state.done.wait(2 * FALLBACK_AFTER_STOP + 1.0)
+        if thread is not None:
+            thread.join(timeout=2.0)
+
+    def _run_go(self, state: GoState) -> None:
+        watchdog = None
+        try:
+            answer = self._root_answer(state)
+            if answer is None:
+                self._prepare()
+                self._set_deadline(state, state.start)
+                watchdog = threading.Thread(target=self._watchdog, args=(state,), daemon=True)
+                watchdog.start()
+                answer = self._search(state)
+        except Exception as e:           # never die without answering
+            self.info_string(f"error: search failed: {type(e).__name__}: {e}")
+            answer = self._fallback(state)
+        state.hold.wait()
+        self._answer(state, answer)
+
+    def _root_answer(self, state: GoState) -> str | None:
+        """`bestmove` decided without searching (invalid position, no legal move, declaration)."""
+        board = state.board
+        if board is None:
+            self.info_string(f"error: {self.position_error or 'no position'}; resigning")
+            return "resign"
+        state.legal = board.legal_moves()
+        if not state.legal:
+            return "resign"
+        rule = self.options["EnteringKingRule"]
+        if rule == "TryRule":
+            move = board.try_rule_move()
+            if move is not None:
+                self.info_string(f"declaration: try rule move {move}")
+                return move
+        elif rule != "NoEnteringKing" and board.declaration_result(rule) == "win":
+            points, pieces = board.declaration_points()
+            self.info_string(f"declaration: {points} points, {pieces} pieces in camp")
+            return "win"
+        return None
+
+    def _set_deadline(self, state: GoState, start: float) -> None:
+        """Deadline from the time plan (none while pondering or in infinite mode)."""
+        cmd = state.cmd
+        if state.board is None:
+            return
+        if cmd.ponder or cmd.infinite:
+            state.deadline = None
+            return
+        black = state.board.turn == 0
+        clock = timeman.Clock(time=cmd.btime if black else cmd.wtime, inc=cmd.binc if black else cmd.winc,
+                              byoyomi=cmd.byoyomi, movetime=cmd.movetime, ply=state.board.ply)
+        if not (clock.time or clock.inc or clock.byoyomi or clock.movetime):
+            state.deadline = None       # go nodes / depth / bare go: limits only
+            if not (cmd.nodes or cmd.depth or self.options["NodesLimit"] or self.options["DepthLimit"]):
+                state.deadline = start + self._default_bare_seconds()
+            return
+        o = self.options
+        plan = timeman.plan(clock, timeman.TimeSettings(
+            network_delay=o["NetworkDelay"], network_delay2=o["NetworkDelay2"],
+            minimum_thinking_time=o["MinimumThinkingTime"], slow_mover=o["SlowMover"],
+            ponder=o["USI_Ponder"], max_moves_to_draw=o["MaxMovesToDraw"]))
+        state.deadline = start + plan.stop_ms / 1000.0
+
+    @staticmethod
+    def _default_bare_seconds() -> float:
+        """A bare `go` (no clock, no limit) thinks this long."""
+        return 5.0
+
+    def _watchdog(self, state: GoState) -> None:
+        """End the search at the deadline or on stop; print a fallback if the search does not return."""
+        while not state.done.is_set():
+            now = time.perf_counter()
+            if state.deadline is not None and now >= state.deadline and state.stop_time is None:
+                state.stop_time = now
+                state.stop.set()
+            if state.stop.is_set():
+                if self.searcher is not None:
+                    self.searcher.stop()
+                if now - state.stop_time > FALLBACK_AFTER_STOP and state.hold.is_set():
+                    self.info_string("error: search did not stop in time; answering with the best move so far")
+                    self._answer(state, self._fallback(state))
+                    return
+            time.sleep(WATCHDOG_POLL)
+
+    def _search(self, state: GoState) -> str:
+        from .search.searcher import Limits
+        cmd, o = state.cmd, self.options
+        nodes = cmd.nodes or o["NodesLimit"] or None
+        depth = cmd.depth or o["DepthLimit"] or None
+        unlimited = cmd.ponder or cmd.infinite
+        time_ms = None
+        if state.deadline is not None:
+            time_ms = max(1.0, (state.deadline - state.start) * 1000.0)
+        limits = Limits(time_ms=time_ms, nodes=nodes, depth=depth, infinite=unlimited)
+        self._set_draw_value(state.board.turn)
+        streaming = cmd.infinite or o["ConsiderationMode"]
+        interval = CONSIDERATION_INTERVAL if streaming or o["PvInterval"] == 0 else \
+            max(MIN_PV_INTERVAL, o["PvInterval"] / 1000.0)
+        printer = InfoPrinter(self, state, streaming)
+        if state.stop.is_set():
+            self.searcher.stop()
+        result = self.searcher.search(state.board.pos, limits, on_info=printer, multipv=o["MultiPV"],
+                                      info_interval=interval)
+        state.last = result
+        if result.best_move_str is None:
+            return "resign" if result.value < 0 else self._fallback(state)
+        printer.final(result)
+        if result.value <= -o["ResignValue"]:
+            return "resign"
+        return self._with_ponder(state, result)
+
+    def _with_ponder(self, state: GoState, result) -> str:
+        """`M [ponder P]` after the final legality check of M (and of P after M)."""
+        best = result.best_move_str
+        if best not in state.legal:
+            self.info_string(f"error: search returned illegal move {best}; playing a legal one")
+            return self._fallback(state)
+        if len(result.pv_str) >= 2:
+            after = state.board.copy()
+            after.push_usi(best)
+            if after.is_legal(result.pv_str[1]):
+                return f"{best} ponder {result.pv_str[1]}"
+        return best
+
+    def _fallback(self, state: GoState) -> str:
+        """Best legal move known so far (last info), else the first legal move, else resign."""
+        last = state.last
+        if last is not None and getattr(last, "best_move_str", None) in state.legal:
+            return last.best_move_str
+        return state.legal[0] if state.legal else "resign"
+
+    def _answer(self, state: GoState, answer: str) -> None:
+        """Print `bestmove` once per go (the gate of reference/usi.md §9)."""
+        with state.lock:
+            if state.done.is_set():
+                return
+            self.out(f"bestmove {answer}")
+            state.done.set()
+
+    # --- preparation ----------------------------------------------------------------------------
+    def _prepare(self) -> None:
+        """Import, load weights and compile (first isready), and rebuild the searcher on option changes."""
+        with self._lock:
+            if self.adapter is None:
+                from .shogi.board import warm_up
+                warm_up()
+            self._load_adapter()
+            key = self._search_options_key()
+            if self.searcher is None or key != self._search_key:
+                from .search.searcher import SearchOptions, Searcher
+                threads, hash_mb, t_sel, t_back, spread, policy, graph, seed = key
+                self.searcher = Searcher(self.adapter, SearchOptions(
+                    threads=threads, hash_mb=hash_mb, t_sel=t_sel, t_back=t_back, t_sel_spread=spread,
+                    policy=policy, graph=graph, seed=seed))
+                self._search_key = key
+                self._ready = False
+            if not self._ready:
+                self._warm_search()
+                self._ready = True
+
+    def _search_options_key(self) -> tuple:
+        o = self.options
+        return (o["Threads"], float(o["USI_Hash"]), float(o["SoftmaxTemperature"]),
+                float(o["BackupTemperature"]), o["TemperatureSpread"] / 100.0, o["SelectionPolicy"],
+                o["GraphSearch"], o["Seed"])
+
+    def _load_adapter(self) -> None:
+        """Weights (EvalFile; a bad file -> error line and the default weights) and game params."""
+        from eval.weightfile import load_weights
+        from .shogi.board import declaration_rule_code
+        from .shogi.game import ShogiAdapter, make_params
+        path = self.options["EvalFile"] or None
+        if self.adapter is None or path != self._weights_path:
+            try:
+                weights = load_weights(path)
+            except (ValueError, OSError) as e:
+                self.info_string(f"error: EvalFile {path}: {e}; using the default weights")
+                weights = load_weights(None)
+            self._weights_path = path
+            if self.adapter is None:
+                self.adapter = ShogiAdapter(weights)
+            else:
+                self.adapter.weights = weights
+            self._ready = False
+        o = self.options
+        rule = o["EnteringKingRule"]
+        params = make_params(qsearch_depth=o["QSearchDepth"], entering_rule=declaration_rule_code(rule),
+                             max_moves=o["MaxMovesToDraw"])
+        self.adapter.params[:] = params
+
+    def _set_draw_value(self, turn: int) -> None:
+        """Repetition value from Black's view, given the colour we play (YaneuraOu's DrawValue*)."""
+        from .shogi.game import P_DRAW_FOR_BLACK
+        o = self.options
+        self.adapter.params[P_DRAW_FOR_BLACK] = o["DrawValueBlack"] if turn == 0 else -o["DrawValueWhite"]
+
+    def _warm_search(self) -> None:
+        """Compile the search kernels (or load them from numba's cache) with a tiny search."""
+        from .search.searcher import Limits
+        from .shogi import Board
+        self.searcher.search(Board().pos, Limits(nodes=WARMUP_NODES, time_ms=2000.0))
+        self.searcher.clear()
+
+    # --- go mate ----------------------------------------------------------------------------------
+    def _go_mate(self, cmd: GoCommand) -> None:
+        self.out("checkmate notimplemented")
+
+    # --- extensions ---------------------------------------------------------------------------------
+    def display(self) -> None:
+        """`d`: the board as text and its SFEN."""
+        if self.board is None:
+            self.info_string(f"error: {self.position_error or 'no position'}")
+            return
+        sfen = self.board.sfen()
+        for line in board_diagram(sfen):
+            self.out(line)
+        self.out(f"sfen {sfen}")
+        self.out(f"moves {' '.join(self.board.move_history())}")
+
+    def bench(self, seconds: float = 3.0) -> None:
+        """`bench`: search the start position for a few seconds and report nodes per second."""
+        from .search.searcher import Limits
+        from .shogi import Board
+        self._prepare()
+        result = self.searcher.search(Board().pos, Limits(time_ms=seconds * 1000.0))
+        nps = int(result.nodes * 1000 / max(1.0, result.time_ms))
+        self.info_string(f"bench: nodes {result.nodes} samples {result.samples} time {int(result.time_ms)} "
+                         f"nps {nps} threads {self.options['Threads']}")
+        self.searcher.clear()
+
+
+class InfoPrinter:
+    """`info` lines of one search: throttled by PvInterval, or on every change when streaming."""
+
+    def __init__(self, engine: Engine, state: GoState, streaming: bool):
+        self.engine, self.state, self.streaming = engine, state, streaming
+        self.last_key = None
+
+    def __call__(self, result) -> None:
+        self.state.last = result
+        key = (tuple(result.pv_str), round(result.value))
+        if self.streaming and key == self.last_key:
+            return
+        self.last_key = key
+        self.emit(result)
+
+    def final(self, result) -> None:
+        self.emit(result)
+
+    def emit(self, result) -> None:
+        with self.state.lock:
+            if self.state.done.is_set():
+                return
+            for line in info_lines(result, self.engine.adapter.move_to_str):
+                self.engine.out(line)
+
+
+def score_text(value: float) -> str:
+    """`score cp X` or `score mate N` (N plies, negative when we are mated)."""
+    if abs(value) >= MATE_THRESHOLD:
+        plies = max(0, int(round(MATE - abs(value))))
+        return f"score mate {plies if value > 0 else -plies}"
+    return f"score cp {int(round(value))}"
+
+
+def info_lines(result, move_to_str) -> list[str]:
+    """One `info` line per MultiPV line (or one line with the main PV)."""
+    t = max(0, int(result.time_ms))
+    nps = int(result.nodes * 1000 / max(1, t))
+    depth = max(1, result.depth)
+    head = (f"info depth {depth} seldepth {max(depth, result.seldepth)} time {t} nodes {result.nodes} "
+            f"nps {nps} hashfull {result.hashfull}")
+    if len(result.multipv) <= 1:
+        pv = " ".join(result.pv_str)
+        return [f"{head} {score_text(result.value)}" + (f" pv {pv}" if pv else "")]
+    lines = []
+    for k, (_, value, moves) in enumerate(result.multipv, 1):
+        pv = " ".join(move_to_str(m) for m in moves)
+        lines.append(f"{head} multipv {k} {score_text(value)} pv {pv}")
+    return lines
+
+
+def board_diagram(sfen: str) -> list[str]:
+    """Rows of the board part of an SFEN, files 9..1 left to right, ' . ' for empty squares."""
+    rows, hand = sfen.split()[0].split("/"), sfen.split()[2]
+    out = ["  9  8  7  6  5  4  3  2  1"]
+    for r, row in enumerate(rows):
+        cells, promote = [], False
+        for ch in row:
+            if ch == "+":
+                promote = True
+            elif ch.isdigit():
+                cells.extend([" . "] * int(ch))
+            else:
+                cells.append(("+" if promote else " ") + ch + " ")
+                promote = False
+        out.append("".join(cells) + " " + "abcdefghi"[r])
+    out.append(f"hand {hand}  side {sfen.split()[1]}")
+    return out

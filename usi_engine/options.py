@@ -1,0 +1,179 @@
+"""The engine's option table: one source for the USI `usi` listing, `setoption` and configs/engine.toml.
+
+Names follow YaneuraOu where the meaning matches (reference/usi.md §7) and never contain spaces
+(ShogiHome splits `option` lines on spaces). Values are validated here; a bad value raises ValueError
+with a message the protocol layer prints as `info string error: ...`.
+
+Config files: configs/engine.toml next to the package (a source checkout), then the file named by the
+environment variable MCSS_ENGINE_CONFIG, each a TOML table `[options]` of option name -> value. A later
+file overrides an earlier one; the merged values become the defaults announced by `usi`.
+Pure Python (tomllib only): imported before `usiok`, so nothing heavy may be imported here.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CONFIG_ENV = "MCSS_ENGINE_CONFIG"
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "engine.toml"
+ENTERING_KING_RULES = ("NoEnteringKing", "CSARule24", "CSARule27", "TryRule")
+SELECTION_POLICIES = ("softmax", "uct")
+EMPTY_STRING = "<empty>"          # USI's spelling of an empty string value
+
+
+@dataclass(frozen=True)
+class Option:
+    """One USI option: type is check | spin | combo | string | filename | button."""
+    name: str
+    type: str
+    default: object = None
+    min: int | None = None
+    max: int | None = None
+    choices: tuple = field(default_factory=tuple)
+    help: str = ""
+
+    def parse(self, text: str | None):
+        """The typed value of `text` (a setoption value or a config value); ValueError if invalid."""
+        if self.type == "button":
+            return True
+        if text is None:
+            if self.type in ("string", "filename"):
+                return ""
+            raise ValueError(f"option {self.name} needs a value")
+        if isinstance(text, bool):
+            text = "true" if text else "false"
+        text = str(text).strip()
+        if self.type == "check":
+            if text.lower() not in ("true", "false"):
+                raise ValueError(f"option {self.name} takes true or false, got {text!r}")
+            return text.lower() == "true"
+        if self.type == "spin":
+            try:
+                value = int(text)
+            except ValueError:
+                raise ValueError(f"option {self.name} takes an integer, got {text!r}") from None
+            if not self.min <= value <= self.max:
+                raise ValueError(f"option {self.name} must be in [{self.min}, {self.max}], got {value}")
+            return value
+        if self.type == "combo":
+            for choice in self.choices:
+                if choice.lower() == text.lower():
+                    return choice
+            raise ValueError(f"option {self.name} takes one of {', '.join(self.choices)}, got {text!r}")
+        return "" if text == EMPTY_STRING else text
+
+    def usi_line(self, value) -> str:
+        """The `option name ...` line announcing this option with `value` as its default."""
+        line = f"option name {self.name} type {self.type}"
+        if self.type == "button":
+            return line
+        if self.type == "check":
+            return f"{line} default {'true' if value else 'false'}"
+        if self.type == "spin":
+            return f"{line} default {value} min {self.min} max {self.max}"
+        if self.type == "combo":
+            return f"{line} default {value} " + " ".join(f"var {c}" for c in self.choices)
+        return f"{line} default {value if value else EMPTY_STRING}"
+
+
+def _spin(name, default, lo, hi, help=""):
+    return Option(name, "spin", default, lo, hi, help=help)
+
+
+OPTIONS = (
+    _spin("Threads", min(4, os.cpu_count() or 1), 1, 256, "search threads"),
+    _spin("USI_Hash", 256, 1, 65536, "node pool size in MB (allocated at isready)"),
+    Option("USI_Ponder", "check", False, help="think on the opponent's time; optimum time +25 %"),
+    _spin("MultiPV", 1, 1, 800, "number of best lines reported"),
+    Option("EvalFile", "filename", "", help="evaluation weights (.npz); empty = shipped default"),
+    _spin("NetworkDelay", 120, 0, 10000, "ms: average delay; stop times are rounded up to a second minus this"),
+    _spin("NetworkDelay2", 1120, 0, 10000, "ms: worst delay, subtracted from time + byoyomi (hard limit)"),
+    _spin("MinimumThinkingTime", 2000, 1000, 100000, "ms: floor per move (minus NetworkDelay)"),
+    _spin("SlowMover", 100, 1, 1000, "percent scaling of the optimum time"),
+    _spin("ResignValue", 99999, 0, 99999, "resign when the score is at or below -ResignValue (cp)"),
+    _spin("DrawValueBlack", -2, -30000, 30000, "value of a repetition draw when we play Black (cp)"),
+    _spin("DrawValueWhite", -2, -30000, 30000, "value of a repetition draw when we play White (cp)"),
+    _spin("MaxMovesToDraw", 0, 0, 100000, "game-length draw after this many moves (0 = off)"),
+    Option("EnteringKingRule", "combo", "CSARule27", choices=ENTERING_KING_RULES),
+    _spin("DepthLimit", 0, 0, 10000, "stop when the PV is this long (0 = off)"),
+    _spin("NodesLimit", 0, 0, 2**62, "stop after this many evaluated positions (0 = off)"),
+    Option("ConsiderationMode", "check", False, help="analysis: report every PV update"),
+    _spin("PvInterval", 300, 0, 100000, "ms between PV reports (0 = every update)"),
+    Option("LogFile", "filename", "", help="log every line in and out to this file (empty = off)"),
+    _spin("SoftmaxTemperature", 92, 1, 100000, "T_sel: selection temperature (cp)"),
+    _spin("BackupTemperature", 92, 0, 100000, "T_back: backup temperature (cp); 0 = minimax backup"),
+    _spin("TemperatureSpread", 100, 100, 1000, "percent: threads use T_sel/spread .. T_sel*spread"),
+    _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
+    Option("GraphSearch", "check", True, help="share transpositions between paths"),
+    Option("SelectionPolicy", "combo", "softmax", choices=SELECTION_POLICIES),
+    _spin("Seed", 0, 0, 2**31 - 1, "random seed of the search threads"),
+)
+BY_NAME = {o.name.lower(): o for o in OPTIONS}
+
+
+def find(name: str) -> Option:
+    """The option called `name` (case-insensitive); ValueError if there is none."""
+    try:
+        return BY_NAME[name.lower()]
+    except KeyError:
+        raise ValueError(f"unknown option {name!r}") from None
+
+
+def config_paths() -> list[Path]:
+    """Config files to read, in order (later ones override)."""
+    paths = [DEFAULT_CONFIG]
+    if os.environ.get(CONFIG_ENV):
+        paths.append(Path(os.environ[CONFIG_ENV]))
+    return paths
+
+
+def load_config(path: Path) -> dict:
+    """Typed option values of one TOML config file; ValueError naming the file on any problem."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ValueError(f"config {path}: {e}") from None
+    table = data.get("options", {})
+    if not isinstance(table, dict):
+        raise ValueError(f"config {path}: [options] must be a table")
+    values = {}
+    for name, raw in table.items():
+        try:
+            opt = find(name)
+            values[opt.name] = opt.parse(raw)
+        except ValueError as e:
+            raise ValueError(f"config {path}: {e}") from None
+    return values
+
+
+class OptionValues:
+    """Current option values: built-in defaults overridden by the config files, then by setoption."""
+
+    def __init__(self, config_files=None):
+        self.values = {o.name: o.default for o in OPTIONS}
+        self.errors = []
+        for path in config_paths() if config_files is None else config_files:
+            if not Path(path).is_file():
+                if path != DEFAULT_CONFIG:
+                    self.errors.append(f"config {path}: no such file")
+                continue
+            try:
+                self.values.update(load_config(Path(path)))
+            except ValueError as e:
+                self.errors.append(str(e))
+
+    def __getitem__(self, name: str):
+        return self.values[find(name).name]
+
+    def set(self, name: str, text: str | None) -> Option:
+        """Apply `setoption name <name> value <text>`; ValueError (value unchanged) if invalid."""
+        opt = find(name)
+        self.values[opt.name] = opt.parse(text)
+        return opt
+
+    def usi_lines(self) -> list[str]:
+        return [o.usi_line(self.values[o.name]) for o in OPTIONS]

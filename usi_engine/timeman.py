@@ -1,0 +1,105 @@
+"""Time allocation for one move: how long to think, and the hard ceiling never to pass.
+
+The plan (after YaneuraOu's timeman, reference/usi.md §8), all times in ms:
+
+1. Hard ceiling ``remain = time + byoyomi - NetworkDelay2`` (at least HARD_FLOOR_MS). The increment is not
+   counted: it is credited only after the move.
+2. ``go movetime M``: think ``M - NetworkDelay`` (at least MOVETIME_FLOOR_MS); no rounding.
+3. Byoyomi and little main time left (``time < 1.2 * byoyomi``): spend everything up to the ceiling.
+4. Otherwise estimate the time available per move over a horizon of MOVE_HORIZON moves (capped by the
+   moves left before MaxMovesToDraw): ``estimate = time + horizon * (inc + byoyomi - ROUNDING_LOSS_MS)``
+   (every move is billed in whole seconds, so about a second per move is lost to rounding; the loss is
+   only charged when an increment or byoyomi exists, otherwise whole-second billing is the GUI's problem),
+   ``minimum = max(MinimumThinkingTime - NetworkDelay, 1000)``,
+   ``optimum = (minimum + estimate / horizon) * SlowMover / 100``, +25 % with USI_Ponder (the opponent's
+   time we think on makes up for it), and at most ``MAX_SHARE * estimate`` (plus the byoyomi, which is
+   ours anyway).
+   Sudden death (no byoyomi, no increment) cannot afford the minimum: the optimum is also capped at
+   ``time / SUDDEN_DEATH_DIVISOR``.
+5. Stop times are rounded UP to the next whole second and then ``NetworkDelay`` earlier (time is billed
+   in whole seconds, so the rest of a started second is free), but never past the ceiling.
+
+Ponder: the plan is made at `ponderhit` (or at `go` for a normal search) and counted from that moment,
+with the times of the `go ponder` command or of YaneuraOu's `ponderhit btime ... wtime ...` extension.
+Pure Python: imported before `usiok`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+HARD_FLOOR_MS = 100
+MOVETIME_FLOOR_MS = 10
+MOVE_HORIZON = 160
+MIN_HORIZON = 10
+ROUNDING_LOSS_MS = 1000
+MIN_FLOOR_MS = 1000
+MAX_SHARE = 0.3
+PONDER_BONUS = 1.25
+SUDDEN_DEATH_DIVISOR = 20
+BYOYOMI_ALL_IN = 1.2
+
+
+@dataclass
+class Clock:
+    """The clock of the side to move, from a `go` (or `ponderhit`) command."""
+    time: int = 0          # main time left
+    inc: int = 0           # Fischer increment per move
+    byoyomi: int = 0
+    movetime: int = 0      # `go movetime`: think exactly this long (0 = unset)
+    ply: int = 0           # game ply (move number - 1), for the game-length horizon
+
+
+@dataclass
+class TimeSettings:
+    """The options that shape the plan (YaneuraOu names)."""
+    network_delay: int = 120
+    network_delay2: int = 1120
+    minimum_thinking_time: int = 2000
+    slow_mover: int = 100
+    ponder: bool = False
+    max_moves_to_draw: int = 0
+
+
+@dataclass
+class Plan:
+    stop_ms: int           # end the search after this long
+    hard_ms: int           # never think past this (the clock ceiling)
+
+
+def round_up_to_second(ms: float, network_delay: int) -> int:
+    """`ms` rounded up to a whole second, then `network_delay` earlier (never below `ms` itself
+    unless the rounding gained less than the delay)."""
+    return max(int(math.ceil(ms)), int(math.ceil(ms / 1000.0)) * 1000 - network_delay)
+
+
+def horizon(clock: Clock, s: TimeSettings) -> int:
+    """Moves still to play that the main time must cover."""
+    h = MOVE_HORIZON
+    if s.max_moves_to_draw > 0:
+        h = min(h, (s.max_moves_to_draw - clock.ply + 1) // 2)
+    return max(MIN_HORIZON, h)
+
+
+def plan(clock: Clock, s: TimeSettings) -> Plan:
+    """How long to think on this move (see the module docstring)."""
+    hard = max(HARD_FLOOR_MS, clock.time + clock.byoyomi - s.network_delay2)
+    if clock.movetime > 0:
+        think = max(MOVETIME_FLOOR_MS, clock.movetime - s.network_delay)
+        return Plan(think, think)
+    if clock.byoyomi > 0 and clock.time < BYOYOMI_ALL_IN * clock.byoyomi:
+        return Plan(hard, hard)
+    h = horizon(clock, s)
+    per_move = clock.inc + clock.byoyomi
+    loss = ROUNDING_LOSS_MS if per_move > 0 else 0
+    estimate = max(0, clock.time + h * (per_move - loss))
+    minimum = max(s.minimum_thinking_time - s.network_delay, MIN_FLOOR_MS)
+    optimum = (minimum + estimate / h) * s.slow_mover / 100.0
+    if s.ponder:
+        optimum *= PONDER_BONUS
+    optimum = min(optimum, MAX_SHARE * estimate + clock.byoyomi)
+    if per_move == 0:
+        optimum = min(optimum, clock.time / SUDDEN_DEATH_DIVISOR)
+    stop = round_up_to_second(max(optimum, 1.0), s.network_delay)
+    return Plan(max(1, min(stop, hard)), hard)
