@@ -71,25 +71,20 @@ def test_atari_escape_and_capture_heuristics():
     assert trace[0] == x.parse_vertex("E6")
 
 
-def test_ownership_sees_a_dead_stone_and_final_score():
-    """Black surrounds a lone white stone in its own area on 5x5: the stone is dead."""
+def test_dead_stones_from_ownership_and_final_score():
+    """5x5, Black to move: the white stone B2 inside Black's area is dead, and White's top blocks
+    (a 2-row strip too small for two eyes, Black to move) die as well: Black owns the board."""
     b = GoBoard(5, komi=0.5)
     for vert in ("A3", "B3", "C3", "D3", "E3", "B4", "D2"):
         b.play("b", vert)
-    for vert in ("A4", "C4", "D4", "E4", "B5"):
+    for vert in ("A4", "C4", "D4", "E4", "B5", "B2"):
         b.play("w", vert)
-    b.play("w", "B2")      # white stone deep in black's area
-    dead = b.final_status("dead")
-    assert ["B2"] in dead
-    score = b.final_score_value()
-    assert score == kb.area_score(_without(b, ["B2"] + [v for grp in dead for v in grp if v != "B2"]))
-
-
-def _without(board, verts):
-    pos = board.pos.copy()
-    for vert in verts:
-        pos[L.BOARD + board.parse_vertex(vert)] = L.EMPTY
-    return pos
+    assert b.area_score() == -3.5                 # every stone counted alive
+    dead = sorted(sorted(block) for block in b.final_status("dead"))
+    assert dead == [["A4"], ["B2"], ["B5"], ["C4", "D4", "E4"]]
+    assert [sorted(block) for block in b.final_status("alive")] == [
+        ["A3", "B3", "B4", "C3", "D2", "D3", "E3"]]
+    assert b.final_score() == "B+24.5"
 
 
 def test_expand_values_flags_and_pos_unchanged():
