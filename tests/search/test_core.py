@@ -170,10 +170,11 @@ def test_two_threads_leave_a_consistent_tree(graph):
         assert err == 0.0     # graph mode may leave parents reached through other paths stale (docs)
 
 
-def test_repetitions_end_descents_in_graph_mode():
+@pytest.mark.parametrize('policy', ['softmax', 'uct'])
+def test_repetitions_end_descents_in_graph_mode(policy):
     pos = syn.make_pos(mode=syn.MODE_RING, seed=4, bmin=1, bmax=3, ring=7, value_range=200, draw=-2)
     for graph in (False, True):
-        s = searcher(graph=graph, seed=2, max_depth=40)
+        s = searcher(graph=graph, seed=2, max_depth=40, policy=policy, c_uct=300.0)
         r = s.search(pos, Limits(samples=3000))
         check_accounting(s)
         t = s.pool.tree
@@ -183,6 +184,7 @@ def test_repetitions_end_descents_in_graph_mode():
         assert len(set(r.pv)) >= 1 and r.depth <= 40
         if graph:
             assert n <= 2 * 7 + s.pool.ctl[core.C_PRIVATE]    # at most 14 shared positions (ring x side)
+            assert s.pool.ctl[core.C_EXPANSIONS] >= 10          # cycles do not stall the search
             table = {int(k): int(v) for k, v in zip(t[core.T_TKEY], t[core.T_TNODE]) if v >= 0}
             for v in np.nonzero(terminal)[0]:                 # repetition terminals are never shared
                 assert table.get(int(t[core.T_KEY][v])) != v

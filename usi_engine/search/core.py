@@ -371,11 +371,11 @@ def build_kernels(game, stamp):
                             break
                         e = select_edge(tree, node, policy, fp, rng, wbuf)
                         child = echild[e]
+                        if policy == POLICY_UCT:
+                            atomic_add(evisits, e, 1)   # before the cycle test, so UCT moves on
                         if graph and on_path(path_nodes, d, child):
                             cycles += 1     # a repetition on this path: end the sample here
                             break
-                        if policy == POLICY_UCT:
-                            atomic_add(evisits, e, 1)
                         game.do_move(pos, emove[e])
                         d += 1
                         path_nodes[d] = child

@@ -86,19 +86,19 @@ def move_value(child_value):
 class NodePool:
     """The preallocated structure-of-arrays pool (core.T_* tuple) and the shared control array."""
 
-    def __init__(self, hash_mb, graph, uct):
+    def __init__(self, hash_mb, graph, uct, min_nodes=4):
         budget = int(hash_mb * 2**20)
         edge_bytes = EDGE_BYTES + (VISIT_BYTES if uct else 0)
         ratio = GRAPH_EDGES_PER_NODE if graph else 1.0
-        n = max(4, int(budget // (NODE_BYTES + ratio * edge_bytes + (2.5 * TABLE_BYTES if graph else 0))))
+        n = max(min_nodes, int(budget // (NODE_BYTES + ratio * edge_bytes + (2.5 * TABLE_BYTES if graph else 0))))
         while True:
             slots = 1 << max(2, math.ceil(math.log2(1.25 * n))) if graph else 1
             e = max(4, int(ratio * n))
             total = n * NODE_BYTES + e * edge_bytes + slots * TABLE_BYTES
-            if total <= budget or n <= 4:
+            if total <= budget or n <= min_nodes:
                 break
-            n = max(4, int(n * 0.95))
-        self.graph, self.uct, self.bytes = graph, uct, total
+            n = max(min_nodes, int(n * 0.95))
+        self.hash_mb, self.graph, self.uct, self.bytes = hash_mb, graph, uct, total
         self.tree = (np.zeros(n, np.float64), np.full(n, -1, np.int64), np.zeros(n, np.int32),
                      np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int8), np.zeros(n, np.int16),
                      np.zeros(e, np.int32), np.full(e, -1, np.int32), np.zeros(e if uct else 1, np.int64),
@@ -230,8 +230,10 @@ class Searcher:
         Returns the number of nodes kept."""
         opt = self.options
         uct = opt.policy == 'uct'
-        if self.pool is None or self.pool.graph != opt.graph or self.pool.uct != uct:
-            self.pool = NodePool(opt.hash_mb, opt.graph, uct)
+        if (self.pool is None or self.pool.graph != opt.graph or self.pool.uct != uct or
+                self.pool.hash_mb != opt.hash_mb):
+            # the root's children must always fit, whatever the budget, so there is always a move to play
+            self.pool = NodePool(opt.hash_mb, opt.graph, uct, min_nodes=2 * self.adapter.max_moves + 2)
             self._last_pos = None
         kept = 0
         if opt.reuse and self._last_pos is not None:
