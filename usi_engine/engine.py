@@ -33,6 +33,8 @@ FALLBACK_AFTER_STOP = 0.3      # s after stop/deadline: print the best known mov
 CONSIDERATION_INTERVAL = 0.1   # s between PV checks in infinite / consideration mode
 MIN_PV_INTERVAL = 0.05
 WARMUP_NODES = 2000
+ROOT_MATE_PLY = 5              # mates this short are solved before the search ...
+ROOT_MATE_SECONDS = 0.1        # ... within this time
 MATE = 30000.0
 MATE_THRESHOLD = MATE - 1000.0
 
@@ -257,6 +259,8 @@ class Engine:
         try:
             answer = self._root_answer(state)
             if answer is None:
+                answer = self._root_mate(state)
+            if answer is None:
                 self._prepare()
                 self._set_deadline(state, state.start)
                 watchdog = threading.Thread(target=self._watchdog, args=(state,), daemon=True)
@@ -393,8 +397,9 @@ class Engine:
         """Import, load weights and compile (first isready), and rebuild the searcher on option changes."""
         with self._lock:
             if self.adapter is None:
-                from .shogi.board import warm_up
-                warm_up()
+                from .shogi import board, mate
+                board.warm_up()
+                mate.warm_up()
             self._load_adapter()
             key = self._search_options_key()
             if self.searcher is None or key != self._search_key:
@@ -454,7 +459,42 @@ class Engine:
 
     # --- go mate ----------------------------------------------------------------------------------
     def _go_mate(self, cmd: GoCommand) -> None:
-        self.out("checkmate notimplemented")
+        """`go mate MS|infinite`: answered by one `checkmate ...` line (stop -> `checkmate timeout`)."""
+        board = None if self.board is None else self.board.copy()
+        state = GoState(cmd, board)
+        state.hold.set()
+        self.current = state
+        self.thread = threading.Thread(target=self._run_mate, args=(state,), daemon=True)
+        self.thread.start()
+
+    def _run_mate(self, state: GoState) -> None:
+        from .shogi.mate import find_mate
+        answer = "nomate"
+        try:
+            if state.board is None:
+                self.info_string(f"error: {self.position_error or 'no position'}")
+            else:
+                limit = None if state.cmd.mate < 0 else state.cmd.mate / 1000.0
+                status, line = find_mate(state.board, limit, state.stop)
+                answer = " ".join(line) if status == "mate" else status
+        except Exception as e:
+            self.info_string(f"error: mate search failed: {type(e).__name__}: {e}")
+            answer = "timeout"
+        with state.lock:
+            if not state.done.is_set():
+                self.out(f"checkmate {answer}")
+                state.done.set()
+
+    def _root_mate(self, state: GoState) -> str | None:
+        """A short mate found at the root before searching (ROOT_MATE_PLY plies, ROOT_MATE_SECONDS)."""
+        from .shogi.mate import find_mate
+        if state.board.is_check():
+            return None
+        status, line = find_mate(state.board, ROOT_MATE_SECONDS, state.stop, ROOT_MATE_PLY)
+        if status != "mate":
+            return None
+        self.out(f"info depth {len(line)} score mate {len(line)} pv {' '.join(line)}")
+        return line[0] + (f" ponder {line[1]}" if len(line) > 1 else "")
 
     # --- extensions ---------------------------------------------------------------------------------
     def display(self) -> None:
