@@ -1,0 +1,121 @@
+"""Options over the real engine process: config files, LogFile, EvalFile errors, TryRule, ResignValue,
+ConsiderationMode; plus the option table itself."""
+
+import pytest
+
+from tests.usi_driver import UsiProcess
+from usi_engine.options import OPTIONS, OptionValues, find
+
+TRY_POSITION = "9/4K4/9/9/9/9/9/9/k8 b 2r2b4g4s4n4l18p 1"     # Black king one step from 5a
+
+
+def test_option_table_parses_and_rejects():
+    assert find("threads").name == "Threads"
+    values = OptionValues(config_files=[])
+    values.set("EnteringKingRule", "tryrule")
+    assert values["EnteringKingRule"] == "TryRule"
+    values.set("EvalFile", "<empty>")
+    assert values["EvalFile"] == ""
+    for name, bad in (("Threads", "0"), ("Threads", "x"), ("USI_Ponder", "yes"), ("SelectionPolicy", "bfs")):
+        with pytest.raises(ValueError):
+            values.set(name, bad)
+    with pytest.raises(ValueError):
+        values.set("NoSuchOption", "1")
+    assert all(" " not in o.name for o in OPTIONS)
+    assert all(o.usi_line(o.default).split()[2] == o.name for o in OPTIONS)
+
+
+def test_config_file_sets_announced_defaults(tmp_path):
+    cfg = tmp_path / "user.toml"
+    cfg.write_text('[options]\nMultiPV = 3\nSelectionPolicy = "uct"\nSeed = 7\n')
+    e = UsiProcess(env={"MCSS_ENGINE_CONFIG": str(cfg)})
+    try:
+        e.send("usi")
+        lines, _ = e.expect(lambda s: s == "usiok", 10.0)
+        assert "option name MultiPV type spin default 3 min 1 max 800" in lines
+        assert any(s.startswith("option name SelectionPolicy type combo default uct") for s in lines)
+    finally:
+        e.close()
+
+
+def test_bad_config_reported_engine_still_works(tmp_path):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text('[options]\nThreads = "many"\n')
+    e = UsiProcess(env={"MCSS_ENGINE_CONFIG": str(cfg)})
+    try:
+        e.send("usi")
+        e.expect(lambda s: s == "usiok", 10.0)
+        e.send("isready")
+        lines, _ = e.expect(lambda s: s == "readyok", 600.0)
+        assert any(s.startswith("info string error: config") and "bad.toml" in s for s in lines)
+    finally:
+        e.close()
+
+
+@pytest.fixture(scope="module")
+def eng():
+    e = UsiProcess()
+    e.handshake()
+    yield e
+    e.close()
+
+
+def test_logfile_records_both_directions(eng, tmp_path):
+    log = tmp_path / "usi.log"
+    eng.send(f"setoption name LogFile value {log}")
+    eng.send("isready")
+    eng.expect(lambda s: s == "readyok", 30.0)
+    eng.send("setoption name LogFile value <empty>")
+    eng.send("isready")
+    eng.expect(lambda s: s == "readyok", 30.0)
+    text = log.read_text()
+    assert "> isready" in text and "< readyok" in text
+
+
+def test_bad_evalfile_falls_back_to_default(eng, tmp_path):
+    bad = tmp_path / "broken.npz"
+    bad.write_bytes(b"not a zip")
+    eng.send(f"setoption name EvalFile value {bad}")
+    eng.send("isready")
+    lines, _ = eng.expect(lambda s: s == "readyok", 60.0)
+    assert any(s.startswith("info string error") and str(bad) in s for s in lines)
+    eng.send("position startpos")
+    eng.send("go movetime 300")
+    lines, _ = eng.expect_prefix("bestmove", 10.0)
+    assert lines[-1].split()[1] not in ("resign", "win")
+    eng.send("setoption name EvalFile value <empty>")
+
+
+def test_try_rule_plays_the_try_move(eng):
+    eng.send("setoption name EnteringKingRule value TryRule")
+    try:
+        eng.send(f"position sfen {TRY_POSITION}")
+        eng.send("go movetime 300")
+        lines, _ = eng.expect_prefix("bestmove", 10.0)
+        assert lines[-1] == "bestmove 5b5a"
+    finally:
+        eng.send("setoption name EnteringKingRule value CSARule27")
+
+
+def test_resign_value(eng):
+    eng.send("setoption name ResignValue value 0")       # resign at any score <= 0
+    try:
+        eng.send("position sfen 4k4/9/9/9/9/9/9/9/4K4 b 2r2b4g4s4n4l18p 1")   # bare kings vs all in hand
+        eng.send("go movetime 500")
+        lines, _ = eng.expect_prefix("bestmove", 10.0)
+        assert lines[-1] == "bestmove resign"
+    finally:
+        eng.send("setoption name ResignValue value 99999")
+
+
+def test_consideration_mode_streams_pv(eng):
+    eng.send("setoption name ConsiderationMode value true")
+    try:
+        eng.send("position startpos")
+        eng.send("go infinite")
+        lines = eng.drain(1.0)
+        eng.send("stop")
+        lines += eng.expect_prefix("bestmove", 5.0)[0]
+        assert sum(s.startswith("info depth") for s in lines) >= 2
+    finally:
+        eng.send("setoption name ConsiderationMode value false")
