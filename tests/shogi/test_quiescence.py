@@ -1,0 +1,133 @@
+"""Quiescence search: hand-made tactics, mate scores, PV leaves, and equality with plain minimax."""
+
+import numpy as np
+import pytest
+from numba import njit
+
+from eval import shogi_features as F
+from eval.bench import random_game_sfens
+from eval.weightfile import load_weights
+from usi_engine.search.values import MATE
+from usi_engine.shogi import Board, move_to_usi
+from usi_engine.shogi import quiescence as Q
+from usi_engine.shogi.layout import H_CHECK, H_KEY, HIST, MAX_MOVES
+from usi_engine.shogi.movegen import gen_legal
+from usi_engine.shogi.position import do_move, undo_move
+
+W = load_weights()
+
+
+def search(sfen, w=W, max_depth=Q.DEFAULT_MAX_DEPTH):
+    board = Board(sfen)
+    before = board.pos.copy()
+    buf = Q.QBuffers(max_depth)
+    value = Q.qsearch_root(board.pos, w, max_depth, *buf.args())
+    kept = list(range(HIST)) + [HIST + H_KEY, HIST + H_CHECK]   # move slots of the history are scratch
+    assert np.array_equal(board.pos[kept], before[kept]), "qsearch must restore the position"
+    return value, [move_to_usi(m) for m in buf.pv_moves()], int(buf.nodes[0])
+
+
+def test_hanging_piece_is_taken():
+    # Black rook 5h, undefended white gold 5e: stand pat 1000 - 550, after Rx5e 1000 + 605.
+    value, pv, _ = search("8k/9/9/9/4g4/9/9/4R4/K8 b - 1")
+    assert pv == ["5h5e"]
+    assert value == pytest.approx(1605)
+
+
+def test_no_capture_into_a_defended_square():
+    # The gold on 5d is defended by the pawn on 5c: Rx5d loses the rook, so stand pat (1000-550-100).
+    value, pv, _ = search("4k4/9/4p4/4g4/9/9/9/4R4/K8 b - 1")
+    assert pv == []
+    assert value == pytest.approx(350)
+
+
+def test_recapture_sequence_least_valuable_attacker_first():
+    # White rook 5e defended by the silver 4d; Black attacks it with the gold 5f and the bishop 7g.
+    # Gx5e Sx5e Bx5e nets rook + silver - gold; White prefers recapturing to standing pat.
+    value, pv, _ = search("7k1/9/9/5s3/4r4/4G4/2B6/9/K8 b - 1")
+    assert pv == ["5f5e", "4d5e", "7g5e"]
+    stand = 800 + 550 - 1000 - 500
+    assert value == pytest.approx(stand + (1000 + 1100) - (550 + 605) + (500 + 550))
+
+
+def test_depth_cap_stops_the_sequence():
+    value, pv, _ = search("7k1/9/9/5s3/4r4/4G4/2B6/9/K8 b - 1", max_depth=1)
+    assert pv == ["5f5e"]
+    assert value == pytest.approx(800 + 550 - 1000 - 500 + 2100)
+
+
+def test_evasions_when_in_check_no_stand_pat():
+    # Knight 4g forks king 5i and rook 3i: the king must step next to 3i to win the knight back.
+    value, pv, _ = search("4k4/9/9/9/9/9/5n3/9/4K1R2 b - 1")
+    assert pv[0] in ("5i4h", "5i4i") and pv[1] == "4g3i+" and pv[2] == pv[0][2:] + "3i"
+    assert value == pytest.approx(650 - 1000 - 1100 - (580 - 350) + 580 + 385)
+
+
+def test_mated_side_to_move_is_minus_mate():
+    value, pv, nodes = search("4k4/9/9/9/9/9/4p4/4g4/4K4 b - 1")
+    assert value == -MATE and pv == [] and nodes == 1
+
+
+def test_capture_that_mates_scores_mate_minus_distance():
+    value, pv, _ = search("8k/6S2/8g/9/9/9/9/9/K7R b - 1")
+    assert pv == ["1i1c+"]
+    assert value == MATE - 1
+
+
+def test_captures_exclude_non_promoting_pawn_bishop_rook_captures():
+    board = Board("4k4/9/4p4/9/9/9/9/4R4/K8 b - 1")
+    moves = np.zeros(MAX_MOVES, dtype=np.int32)
+    n = Q.gen_captures(board.pos, moves)
+    assert sorted(move_to_usi(m) for m in moves[:n]) == ["5h5c+"]
+
+
+# --- agreement with a plain capture-minimax ---------------------------------------------------
+
+@njit(cache=True)
+def minimax(pos, w, ply, max_depth, moves, counter):
+    """Negamax over the same move set as qsearch, without alpha-beta (reference)."""
+    counter[0] += 1
+    if ply >= max_depth:
+        return F.evaluate(pos, w)
+    if Q.side_in_check(pos):
+        n = gen_legal(pos, moves[ply])
+        if n == 0:
+            return -MATE + ply
+        best = -np.inf
+    else:
+        best = F.evaluate(pos, w)
+        n = Q.gen_captures(pos, moves[ply])
+    for i in range(n):
+        do_move(pos, moves[ply, i])
+        best = max(best, -minimax(pos, w, ply + 1, max_depth, moves, counter))
+        undo_move(pos)
+    return best
+
+
+@pytest.mark.parametrize("max_depth,count", [(4, 500), (5, 60)])
+def test_alpha_beta_equals_minimax_and_pv_leaf_gives_the_value(max_depth, count):
+    """Plain minimax grows as branching^depth (52 M nodes for 500 positions at depth 6), hence
+    depth 4 on 500 random positions plus depth 5 on a subset."""
+    rng = np.random.default_rng(5)
+    w = W.copy()
+    w[F.OFF_KP:] = rng.normal(0.0, 3.0, F.N_WEIGHTS - F.OFF_KP)   # break ties between lines
+    buf = Q.QBuffers(max_depth)
+    moves = np.zeros((max_depth + 1, MAX_MOVES), dtype=np.int32)
+    counter = np.zeros(1, dtype=np.int64)
+    sfens = random_game_sfens(500, seed=11, min_ply=10, max_ply=140)[:count]
+    checks = 0
+    for s in sfens:
+        board = Board(s)
+        checks += board.is_check()
+        value = Q.qsearch_root(board.pos, w, max_depth, *buf.args())
+        assert value == pytest.approx(minimax(board.pos, w, 0, max_depth, moves, counter), abs=1e-6), s
+        pv = buf.pv_moves()
+        for m in pv:
+            board.push_code(m)
+        if abs(value) >= MATE - 100:
+            assert board.is_checkmate() and abs(value) == MATE - len(pv)
+        else:
+            sign = -1.0 if len(pv) % 2 else 1.0
+            assert value == pytest.approx(sign * F.evaluate(board.pos, w), abs=1e-6)
+    assert checks >= count // 100 and counter[0] > 10 * count
+    assert buf.nodes[0] < counter[0]                 # alpha-beta searched fewer nodes
