@@ -35,6 +35,7 @@ MIN_PV_INTERVAL = 0.05
 WARMUP_NODES = 2000
 ROOT_MATE_PLY = 5              # mates this short are solved before the search ...
 ROOT_MATE_SECONDS = 0.1        # ... within this time
+ROOT_MATE_SHARE = 0.1          # ... and at most this share of the move's time
 MATE = 30000.0
 MATE_THRESHOLD = MATE - 1000.0
 
@@ -255,21 +256,20 @@ class Engine:
             thread.join(timeout=2.0)
 
     def _run_go(self, state: GoState) -> None:
-        watchdog = None
         try:
             answer = self._root_answer(state)
             if answer is None:
-                answer = self._root_mate(state)
-            if answer is None:
                 self._prepare()
                 self._set_deadline(state, state.start)
-                watchdog = threading.Thread(target=self._watchdog, args=(state,), daemon=True)
-                watchdog.start()
-                answer = self._search(state)
+                threading.Thread(target=self._watchdog, args=(state,), daemon=True).start()
+                answer = self._root_mate(state) or self._search(state)
         except Exception as e:           # never die without answering
             self.info_string(f"error: search failed: {type(e).__name__}: {e}")
             answer = self._fallback(state)
         state.hold.wait()
+        if answer not in ("resign", "win") and answer.split()[0] not in state.legal:
+            self.info_string(f"error: {answer.split()[0]} is not legal here; playing a legal move")
+            answer = self._fallback(state)
         self._answer(state, answer)
 
     def _root_answer(self, state: GoState) -> str | None:
@@ -357,8 +357,8 @@ class Engine:
         result = self.searcher.search(state.board.pos, limits, on_info=printer, multipv=o["MultiPV"],
                                       info_interval=interval)
         state.last = result
-        if result.best_move_str is None:
-            return "resign" if result.value < 0 else self._fallback(state)
+        if result.best_move_str is None:          # root not expanded in time: legal moves exist
+            return self._fallback(state)
         printer.final(result)
         if result.value <= -o["ResignValue"]:
             return "resign"
@@ -490,11 +490,15 @@ class Engine:
         from .shogi.mate import find_mate
         if state.board.is_check():
             return None
-        status, line = find_mate(state.board, ROOT_MATE_SECONDS, state.stop, ROOT_MATE_PLY)
-        if status != "mate":
+        budget = ROOT_MATE_SECONDS
+        if state.deadline is not None:
+            budget = min(budget, ROOT_MATE_SHARE * max(0.0, state.deadline - time.perf_counter()))
+        found = find_mate(state.board, budget, state.stop, ROOT_MATE_PLY, whole_line=False)
+        if found[0] != "mate":
             return None
-        self.out(f"info depth {len(line)} score mate {len(line)} pv {' '.join(line)}")
-        return line[0] + (f" ponder {line[1]}" if len(line) > 1 else "")
+        move, plies = found[1][0], found[2]
+        self.out(f"info depth {plies} score mate {plies} pv {move}")
+        return move
 
     # --- extensions ---------------------------------------------------------------------------------
     def display(self) -> None:

@@ -32,6 +32,7 @@ class Writer:
         self.log = None
 
     def __call__(self, line: str) -> None:
+        line = line.encode("ascii", "backslashreplace").decode("ascii")    # GUIs expect ASCII
         with self.lock:
             try:
                 self.stream.write(line + "\n")

@@ -9,7 +9,8 @@ never generated (so never counted), and a position where the defender has no leg
 - `solve(pos, depth, bufs, ctl)`: 1 = the side to move mates within `depth` plies, 0 = no mate within
   `depth`, -1 = stopped (ctl[C_STOP] set by another thread). ctl[C_CUTOFF] is set when the depth limit
   pruned a line that was still going; a 0 without a cutoff proves that no mate exists at any depth
-  (checks ran out), which is how `checkmate nomate` is decided.
+  (checks ran out), which is how `checkmate nomate` is decided. On FOUND, ctl[C_BEST] is the mating
+  first move.
 - `mate_line(board, depth, ...)` (Python): the mating line, the defender choosing at every ply the reply
   with the longest shortest mate.
 The kernel is iterative (an explicit stack), as recursion does not survive numba's cache.
@@ -26,8 +27,8 @@ from .movegen import gen_legal
 from .position import do_move, in_check, undo_move
 
 MAX_MATE_PLY = 63
-C_STOP, C_NODES, C_CUTOFF = 0, 1, 2
-CTL_SIZE = 3
+C_STOP, C_NODES, C_CUTOFF, C_BEST = 0, 1, 2, 3
+CTL_SIZE = 4
 FOUND, NONE, STOPPED = 1, 0, -1
 
 
@@ -106,6 +107,8 @@ def solve(pos, depth, moves, counts, idx, ctl):
                 continue
             node_res = not attacker              # all checks failed / every reply is mated
         if ply == 0:
+            if node_res:
+                ctl[C_BEST] = moves[0, idx[0] - 1]
             return FOUND if node_res else NONE
         ply -= 1
         res = node_res
@@ -158,6 +161,8 @@ def _first_mating_move(board, depth, bufs):
         board.pop()
         if ok:
             return move_to_usi(int(m)), int(m)
+    if bufs.ctl[C_STOP]:
+        return None, None
     raise RuntimeError("no mating move found although a mate was proven")
 
 
@@ -174,11 +179,14 @@ def _defender_mated_within(board, depth, bufs):
 
 def mate_line(board, depth, bufs):
     """USI moves of a mate in `depth` plies from `board` (attacker to move): the defender picks the
-    reply whose shortest mate is longest, the attacker a move that mates in time."""
+    reply whose shortest mate is longest, the attacker a move that mates in time. Returns the line so
+    far when ctl[C_STOP] is set meanwhile."""
     work = _with_room(board)
     line = []
     while depth > 0:
         usi, code = _first_mating_move(work, depth, bufs)
+        if usi is None:
+            return line
         line.append(usi)
         work.push_code(code)
         if work.is_checkmate():
@@ -191,6 +199,8 @@ def mate_line(board, depth, bufs):
             work.pop()
             if status == FOUND and d > best_len:
                 best, best_len = int(r), d
+        if bufs.ctl[C_STOP]:
+            return line
         from .sfen import move_to_usi
         line.append(move_to_usi(best))
         work.push_code(best)
@@ -198,9 +208,11 @@ def mate_line(board, depth, bufs):
     return line
 
 
-def find_mate(board, time_limit_s=None, stop_event=None, max_ply=MAX_MATE_PLY):
+def find_mate(board, time_limit_s=None, stop_event=None, max_ply=MAX_MATE_PLY, whole_line=True):
     """`go mate`: ('mate', [moves]) | ('nomate', []) | ('timeout', []) within the time limit (None =
-    until stop_event is set) and `max_ply` plies. The board is not modified."""
+    until stop_event is set) and `max_ply` plies; the time limit covers the line reconstruction too
+    (cut short -> 'timeout'). With whole_line=False a mate is ('mate', [first move, ...] of length 1)
+    plus the mate length as a third item. The board is not modified."""
     bufs = MateBuffers()
     work = _with_room(board)
     done = threading.Event()
@@ -222,10 +234,11 @@ def find_mate(board, time_limit_s=None, stop_event=None, max_ply=MAX_MATE_PLY):
             return "nomate", []
         if status == STOPPED:
             return "timeout", []
-        done.set()
-        watcher.join()
-        bufs.ctl[C_STOP] = 0
-        return "mate", mate_line(work, depth, bufs)
+        if not whole_line:
+            from .sfen import move_to_usi
+            return "mate", [move_to_usi(int(bufs.ctl[C_BEST]))], depth
+        line = mate_line(work, depth, bufs)
+        return ("timeout", []) if bufs.ctl[C_STOP] else ("mate", line)
     finally:
         done.set()
 
