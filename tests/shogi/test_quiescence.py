@@ -131,3 +131,31 @@ def test_alpha_beta_equals_minimax_and_pv_leaf_gives_the_value(max_depth, count)
             assert value == pytest.approx(sign * F.evaluate(board.pos, w), abs=1e-6)
     assert checks >= count // 100 and counter[0] > 10 * count
     assert buf.nodes[0] < counter[0]                 # alpha-beta searched fewer nodes
+
+
+def test_pv_leaf_gradient_equals_finite_differences_of_the_quiescence_value():
+    """The quiescence value is piecewise linear in w; off ties its slope is the PV leaf's features."""
+    rng = np.random.default_rng(9)
+    w = W.copy()
+    w[F.OFF_KP:] = rng.normal(0.0, 3.0, F.N_WEIGHTS - F.OFF_KP)
+    buf = Q.QBuffers()
+    idx, coef = F.feature_buffers()
+    h = 1e-3
+    tested = 0
+    for s in random_game_sfens(40, seed=13, min_ply=10, max_ply=120):
+        pos = Board(s).pos
+        value = Q.qsearch_root(pos, w, buf.max_depth, *buf.args())
+        n = Q.pv_leaf_gradient(pos, w, value, buf.pv, buf.counts, idx, coef)
+        if abs(value) >= MATE - 1000:
+            assert n == 0
+            continue
+        assert value == pytest.approx(float(np.dot(w[idx[:n]], coef[:n])), abs=1e-6)
+        for k in rng.choice(n, size=min(5, n), replace=False):
+            wp = w.copy()
+            wp[idx[k]] += h
+            up = Q.qsearch_root(pos, wp, buf.max_depth, *buf.args())
+            wp[idx[k]] -= 2 * h
+            down = Q.qsearch_root(pos, wp, buf.max_depth, *buf.args())
+            assert (up - down) / (2 * h) == pytest.approx(coef[k], abs=1e-6)
+        tested += 1
+    assert tested > 30

@@ -16,7 +16,8 @@ Alpha-beta (fail-soft negamax) from the side to move over the static evaluation 
 Every call is one node (``nodes[0]``, what the engine reports as nps). The principal variation is a
 triangular table: after ``qsearch_root`` the moves ``pv[0, :counts[0, 2]]`` lead from the root to the
 PV leaf, the position whose static value became the result (unless the result is a mate score),
-so learning takes the gradient dValue/dw at that leaf (sign (-1)^len from the root's side).
+so learning takes the gradient dValue/dw at that leaf (sign (-1)^len from the root's side);
+pv_leaf_gradient does exactly that.
 
 No allocation inside the recursion: the caller passes ``QBuffers`` arrays sized for max_depth.
 """
@@ -24,8 +25,8 @@ No allocation inside the recursion: the caller passes ``QBuffers`` arrays sized 
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import evaluate
-from usi_engine.search.values import MATE
+from eval.shogi_features import eval_features, evaluate
+from usi_engine.search.values import MATE, MATE_THRESHOLD
 
 from .layout import (BISHOP, BOARD, H_CHECK, HIST, HIST_STRIDE, KING, KING_SQ, MAX_MOVES, MOVE_FROM_SHIFT,
                      MOVE_PROMO_BIT, MOVE_TO_MASK, PAWN, PLY, ROOK, SIDE)
@@ -208,6 +209,28 @@ def qsearch(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nod
 def qsearch_root(pos, w, max_depth, moves, keys, pv, frames, counts, nodes):
     """Exact quiescence value of pos (full window); PV in pv[0, :counts[0, 2]]."""
     return qsearch(pos, w, -INF, INF, max_depth, moves, keys, pv, frames, counts, nodes)
+
+
+@njit(cache=True, nogil=True)
+def pv_leaf_gradient(pos, w, value, pv, counts, out_idx, out_coef):
+    """Sparse gradient dvalue/dw of the quiescence value `value` of pos, taken at its PV leaf.
+
+    Replays pv[0, :counts[0, 2]] (as left by the qsearch_root call that returned `value`), writes the
+    leaf's active features with their sign flipped for an odd PV length (negamax), and restores pos.
+    Returns the number of features; 0 for a mate score, which does not depend on w.
+    """
+    if abs(value) >= MATE_THRESHOLD:
+        return 0
+    length = counts[0, 2]
+    for i in range(length):
+        do_move(pos, pv[0, i])
+    _, n = eval_features(pos, w, out_idx, out_coef)
+    if length % 2 == 1:
+        for i in range(n):
+            out_coef[i] = -out_coef[i]
+    for i in range(length):
+        undo_move(pos)
+    return n
 
 
 def quiesce(pos, w, buffers=None, max_depth=DEFAULT_MAX_DEPTH):
