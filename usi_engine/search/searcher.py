@@ -28,6 +28,7 @@ GRAPH_EDGES_PER_NODE = 2.0                  # in graph mode edges outnumber node
 POLL_SECONDS = 0.001
 DEPTH_POLL_SECONDS = 0.01
 KERNEL_BATCH = 1 << 40                      # samples per kernel call: it returns on stop anyway
+STALL_SAMPLES = 20000                       # samples without any expansion after which a search is stalled
 POLICIES = {'softmax': core.POLICY_SOFTMAX, 'uct': core.POLICY_UCT}
 
 
@@ -204,11 +205,16 @@ class Searcher:
         deadline = None if infinite or limits.time_ms is None else start + limits.time_ms / 1000.0
         next_info = start + info_interval
         next_depth = start
+        last_expansions, stall_base = -1, 0
         while any(w.is_alive() for w in workers):
             time.sleep(POLL_SECONDS)
             now = time.perf_counter()
             if self._stop.is_set() or (deadline is not None and now >= deadline):
                 ctl[core.C_STOP] = 1
+            if ctl[core.C_EXPANSIONS] != last_expansions:
+                last_expansions, stall_base = ctl[core.C_EXPANSIONS], ctl[core.C_SAMPLES]
+            elif not infinite and (ctl[core.C_MEMFULL] or ctl[core.C_SAMPLES] - stall_base >= STALL_SAMPLES):
+                ctl[core.C_STOP] = 1    # nothing left to expand (pool full, or only terminals reachable)
             if not infinite and now >= next_depth:
                 next_depth = now + DEPTH_POLL_SECONDS
                 if ((limits.depth is not None and self._pv_length() >= limits.depth) or
