@@ -9,7 +9,8 @@ Positions are defined by hashing (splitmix64), so every tree is deterministic an
 - MODE_EXPLICIT: a small explicit graph given as a node table (tests: mates, exact values).
 In TREE and MULTISET modes a position at ply >= term_depth (from the start position) is terminal, and any
 other non-start position is terminal with probability term_permille/1000; a terminal's value is -MATE
-(mated), 0 (draw) or +MATE (won) by its hash, or (mate_ends=False) its ordinary static value. Moves are 1..b with b in [bmin, bmax] by the key.
+(mated), 0 (draw) or +MATE (won) by its hash, or (mate_ends=False) its ordinary static value.
+Moves are 1..b with b in [bmin, bmax] by the key.
 Static values are uniform integers in [-value_range, value_range]; leaf_cost adds that many hash rounds per
 evaluated child to emulate a quiescence search.
 
