@@ -1,0 +1,53 @@
+"""The numba cache folder follows the engine's sources, so an edit in one file never reuses stale kernels."""
+
+import os
+import subprocess
+import sys
+
+from usi_engine import numba_cache
+
+PRINT_CACHE_DIR = "import usi_engine, numba; print(numba.config.CACHE_DIR)"
+
+
+def _cache_dir_in_fresh_process(env):
+    out = subprocess.run([sys.executable, "-c", PRINT_CACHE_DIR], env=env, capture_output=True, text=True,
+                         check=True)
+    return out.stdout.strip()
+
+
+def test_default_folder_is_named_by_the_source_hash(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    expected = os.path.join(str(tmp_path), "mcss", "numba-" + numba_cache.source_hash())
+    assert _cache_dir_in_fresh_process(env) == expected
+    assert os.path.isdir(expected)
+
+
+def test_user_choice_is_respected(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "mine"))
+    assert _cache_dir_in_fresh_process(env) == str(tmp_path / "mine")
+
+
+def test_hash_changes_when_any_source_changes(tmp_path, monkeypatch):
+    for package in numba_cache.SOURCE_PACKAGES:
+        (tmp_path / package / "sub").mkdir(parents=True)
+        (tmp_path / package / "a.py").write_text("x = 1\n")
+        (tmp_path / package / "sub" / "b.py").write_text("y = 2\n")
+    monkeypatch.setattr(numba_cache, "_project_root", lambda: str(tmp_path))
+    before = numba_cache.source_hash()
+    assert numba_cache.source_hash() == before
+    (tmp_path / "eval" / "sub" / "b.py").write_text("y = 3\n")
+    assert numba_cache.source_hash() != before
+
+
+def test_stale_sibling_folders_are_removed(tmp_path):
+    old = tmp_path / "numba-old"
+    fresh = tmp_path / "numba-fresh"
+    keep = tmp_path / "numba-keep"
+    for folder in (old, fresh, keep):
+        folder.mkdir()
+    ancient = 1_000_000_000
+    os.utime(old, (ancient, ancient))
+    os.utime(keep, (ancient, ancient))
+    numba_cache._remove_stale_siblings(str(tmp_path), str(keep))
+    assert not old.exists() and fresh.exists() and keep.exists()

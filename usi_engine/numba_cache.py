@@ -1,0 +1,81 @@
+"""Where numba keeps its compiled-kernel cache, keyed by the engine's own sources.
+
+numba's on-disk cache checks only the source file of the function it caches. A cached kernel that calls a
+jitted function defined in another file keeps stale machine code after that other file is edited. The
+engine's kernels call across files everywhere (search core -> game -> quiescence -> movegen -> eval), so
+the whole cache is put in a folder named by a hash of every engine source: any edit selects a fresh folder.
+
+`configure()` must run before numba is imported; the package `__init__` calls it. A user's own
+NUMBA_CACHE_DIR is respected unchanged.
+"""
+
+import hashlib
+import os
+import shutil
+import sys
+import time
+
+SOURCE_PACKAGES = ("usi_engine", "eval")  # every package that defines jitted kernels
+STALE_AFTER_SECONDS = 7 * 24 * 3600  # cache folders of older sources untouched this long are removed
+FOLDER_PREFIX = "numba-"
+
+
+def _project_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def source_hash() -> str:
+    """Short hex hash over the contents of every .py file in the engine's packages."""
+    root = _project_root()
+    h = hashlib.sha256()
+    for package in SOURCE_PACKAGES:
+        folder = os.path.join(root, package)
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    path = os.path.join(dirpath, name)
+                    h.update(os.path.relpath(path, root).encode())
+                    with open(path, "rb") as fh:
+                        h.update(fh.read())
+    return h.hexdigest()[:16]
+
+
+def _cache_base() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if os.name == "nt":
+        base = os.environ.get("LOCALAPPDATA") or base
+    return os.path.join(base, "mcss")
+
+
+def _remove_stale_siblings(base: str, keep: str) -> None:
+    now = time.time()
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(base, name)
+        if name.startswith(FOLDER_PREFIX) and path != keep:
+            try:
+                if now - os.path.getmtime(path) > STALE_AFTER_SECONDS:
+                    shutil.rmtree(path, ignore_errors=True)
+            except OSError:
+                pass
+
+
+def configure() -> None:
+    """Point NUMBA_CACHE_DIR at the folder for the current sources unless the user chose one."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    base = _cache_base()
+    folder = os.path.join(base, FOLDER_PREFIX + source_hash())
+    try:
+        os.makedirs(folder, exist_ok=True)
+        os.utime(folder)
+    except OSError:
+        return  # unwritable home: numba falls back to its own default locations
+    os.environ["NUMBA_CACHE_DIR"] = folder
+    if "numba" in sys.modules:  # imported first by someone else: its config has already read the environment
+        sys.modules["numba"].config.CACHE_DIR = folder
+    _remove_stale_siblings(base, folder)
