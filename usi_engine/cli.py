@@ -27,12 +27,8 @@ def bench_main(argv):
         from eval.bench import bench_qsearch
         bench_qsearch(args.weights)
     elif args.what == "search":
-        try:
-            from .search.bench import main as search_bench
-        except ImportError:
-            print("usi-engine bench search: usi_engine/search/bench.py is not available", file=sys.stderr)
-            return 2
-        return search_bench(rest) or 0
+        from .search.bench import main as search_bench
+        return search_bench(rest)
     return 0
 
 
@@ -40,10 +36,13 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "bench":
         return bench_main(argv[1:])
+    if argv and argv[0] == "gtp":
+        from .gtp import main as gtp_main
+        return gtp_main(argv[1:])
     if not argv or argv[0] == "usi":
         from .usi import main as usi_main
         return usi_main()
-    print("usage: usi-engine [usi] | usi-engine bench perft|eval|qsearch|search ...", file=sys.stderr)
+    print("usage: usi-engine [usi] | usi-engine gtp [options] | usi-engine bench perft|eval|qsearch|search ...", file=sys.stderr)
     return 2
 
 

@@ -20,7 +20,16 @@ def _synthetic_set():
     return syn.SyntheticAdapter(max_moves=64), [syn.make_pos(**kw) for kw in SYNTHETIC_SET]
 
 
-BENCH_SETS = {'synthetic': _synthetic_set}
+SHOGI_POSITIONS = 8  # the first positions of usi_engine/shogi/data/bench_positions.txt (middle games)
+
+
+def _shogi_set():
+    from eval.bench import bench_positions
+    from usi_engine.shogi.game import ShogiAdapter
+    return ShogiAdapter(), [p.copy() for p in bench_positions()[:SHOGI_POSITIONS]]
+
+
+BENCH_SETS = {'synthetic': _synthetic_set, 'shogi': _shogi_set}
 
 
 def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print):
@@ -48,11 +57,18 @@ def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print
     return result
 
 
-if __name__ == '__main__':
+def main(argv=None):
+    """`usi-engine bench search [--game G] [--threads N] [--seconds S]`."""
     import argparse
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument('--game', default='synthetic')
+    ap = argparse.ArgumentParser(prog='usi-engine bench search', description=__doc__)
+    ap.add_argument('--game', default='shogi', choices=sorted(BENCH_SETS))
     ap.add_argument('--threads', type=int, default=1)
     ap.add_argument('--seconds', type=float, default=5.0)
-    a = ap.parse_args()
-    run_bench(a.game, a.threads, a.seconds)
+    ap.add_argument('--hash', type=float, default=256.0, help='node pool budget in MB')
+    a = ap.parse_args(argv)
+    run_bench(a.game, a.threads, a.seconds, a.hash)
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

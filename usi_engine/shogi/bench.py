@@ -16,5 +16,5 @@ def bench_perft(sfen=None, depth=5, bulk=False):
 
 def run(sfen=None, depth=5, bulk=False):
     nodes, seconds = bench_perft(sfen, depth, bulk)
-    print(f"perft depth={depth} nodes={nodes} seconds={seconds:.3f} nps={nodes / seconds:.0f}"
+    print(f"bench=perft depth={depth} nodes={nodes} seconds={seconds:.3f} nps={nodes / seconds:.0f}"
           + (" bulk=1" if bulk else ""), flush=True)

@@ -1,0 +1,25 @@
+"""`usi-engine bench ...` runs the real kernels and ends with a KEY=VALUE line."""
+
+import subprocess
+import sys
+
+
+def _bench(*args):
+    out = subprocess.run([sys.executable, "-m", "usi_engine", "bench", *args], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    last = out.stdout.strip().splitlines()[-1]
+    return dict(field.split("=", 1) for field in last.split())
+
+
+def test_bench_search_on_shogi_reports_positive_rates():
+    fields = _bench("search", "--game", "shogi", "--seconds", "0.4", "--hash", "16")
+    assert fields["game"] == "shogi" and fields["threads"] == "1"
+    assert int(fields["nodes"]) > int(fields["samples"]) > 0
+    assert float(fields["nps"]) > 0
+
+
+def test_bench_perft_counts_the_known_leaves():
+    fields = _bench("perft", "--depth", "3")
+    assert fields["nodes"] == "25470"  # perft(3) of the start position
+    assert float(fields["nps"]) > 0
