@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .arena import add_arena_parser
 from .clock import DEFAULT_FIXED_TIMEOUT_MS, DEFAULT_MARGIN_MS, TimeControl
 from .go_game import DEFAULT_REFEREE, GoRules
 from .match import EngineSpec, Match, MatchConfig, MatchError, SprtSpec, load_openings
@@ -92,7 +93,7 @@ def run_match(a: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = (add_match_parser,)
+COMMANDS = (add_match_parser, add_arena_parser)
 
 
 def main(argv=None) -> int:
