@@ -1,0 +1,196 @@
+"""In-process shogi players for the arena (learn/arena.py): MCSS, a 1-ply material player, a small alpha-beta.
+
+Every player has `name`, `new_game(seed)` (forget the last game, reseed) and `choose(board) -> int | None`
+(a packed legal move of `board`, or None to resign). Players never change the board they are given.
+
+- `MCSSPlayer`: the project's Searcher (one instance per player, tree reused within a game) with a per-move
+  limit of samples, nodes or time. With one thread and a samples/nodes limit a move depends only on the
+  position and the seed, so arena runs are reproducible and do not depend on machine load.
+- `MaterialPlayer`: plays the legal move whose resulting position has the best static *material* balance
+  (the shipped material table of eval/make_default_weights, whatever weights the engine uses); ties are
+  broken by a seeded RNG. No look-ahead: it takes a hanging piece and leaves its own pieces hanging.
+- `AlphaBetaPlayer`: the fixed reference opponent of the temperature sweep. Full-width alpha-beta of depth
+  1 or 2 plies with the engine's quiescence search (usi_engine/shogi/quiescence.py) at the leaves and the
+  same evaluation weights as MCSS. This mirrors seed 001 §4.1 (Table 1), where MCSS at several T played a
+  fixed alpha-beta program (Shibaura Shogi Jr.) using the same static evaluation plus quiescence. It is
+  chosen over "MCSS at fixed settings" because the opponent must not share the knob being varied: MCSS
+  against itself would measure T against T = 92 rather than against a fixed strength. Depth 2 costs tens
+  of milliseconds per move in numba, so the sweep's time goes to the MCSS side. Terminals (mate,
+  repetition, declaration, game length) are judged by the game's own terminal rule (shogi.game), root
+  ties are broken by a seeded shuffle of the root moves.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+from numba import njit
+
+from eval.make_default_weights import default_weights
+from eval.shogi_features import evaluate
+from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.values import MATE
+from usi_engine.shogi import position
+from usi_engine.shogi.game import ShogiAdapter, terminal_value
+from usi_engine.shogi.layout import MAX_MOVES
+from usi_engine.shogi.movegen import gen_legal
+from usi_engine.shogi.quiescence import DEFAULT_MAX_DEPTH, INF, QBuffers, next_move, order_key, qsearch
+
+AB_DEPTHS = (1, 2)
+
+
+class Player:
+    """Base: a named player with a seeded RNG."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.rng = random.Random(0)
+
+    def new_game(self, seed: int) -> None:
+        self.rng.seed(seed)
+
+    def choose(self, board) -> int | None:
+        raise NotImplementedError
+
+
+class MaterialPlayer(Player):
+    """1-ply greedy player over the material balance (module docstring)."""
+
+    def __init__(self, name: str = "material"):
+        super().__init__(name)
+        self.weights = default_weights()
+
+    def move_values(self, board) -> tuple[np.ndarray, np.ndarray]:
+        """(legal moves, material value of each move for the mover)."""
+        moves = board.legal_move_codes()
+        work = board.copy()
+        values = np.empty(len(moves))
+        for i, move in enumerate(moves):
+            work.push_code(int(move))
+            values[i] = -evaluate(work.pos, self.weights)
+            work.pop()
+        return moves, values
+
+    def choose(self, board) -> int | None:
+        moves, values = self.move_values(board)
+        if len(moves) == 0:
+            return None
+        best = np.flatnonzero(values == values.max())
+        return int(moves[best[self.rng.randrange(len(best))]])
+
+
+@njit(cache=True, nogil=True)
+def ab_leaf(pos, w, params, alpha, beta, qdepth, scratch, moves, keys, pv, frames, counts, nodes):
+    """Value of the position just reached by a move (side to move): exact if terminal, else quiescence."""
+    terminal, value = terminal_value(pos, params, scratch)
+    if terminal:
+        nodes[0] += 1
+        return value
+    return qsearch(pos, w, alpha, beta, qdepth, moves, keys, pv, frames, counts, nodes)
+
+
+@njit(cache=True, nogil=True)
+def ab_reply(pos, w, params, alpha, beta, qdepth, ply_moves, ply_keys, scratch, moves, keys, pv, frames,
+             counts, nodes):
+    """Fail-soft depth-1 alpha-beta of pos (side to move), MVV-LVA ordered, quiescence at the leaves."""
+    n = gen_legal(pos, ply_moves)
+    if n == 0:
+        return -MATE
+    for i in range(n):
+        ply_keys[i] = order_key(pos, ply_moves[i])
+    best = -INF
+    for i in range(n):
+        m = next_move(pos, ply_moves, ply_keys, i, n)
+        position.do_move(pos, m)
+        v = -ab_leaf(pos, w, params, -beta, -alpha, qdepth, scratch, moves, keys, pv, frames, counts, nodes)
+        position.undo_move(pos)
+        if v > best:
+            best = v
+            if v > alpha:
+                alpha = v
+                if alpha >= beta:
+                    break
+    return best
+
+
+@njit(cache=True, nogil=True)
+def ab_root(pos, w, params, depth, qdepth, root_moves, ply_moves, ply_keys, scratch, moves, keys, pv, frames,
+            counts, nodes):
+    """(index of the best root move in root_moves, its value for the mover) of a depth-1 or -2 alpha-beta.
+
+    Root moves are searched in the given order; a later move must be strictly better to replace the best,
+    so the caller's order breaks ties."""
+    alpha = -INF
+    best_i = 0
+    for i in range(root_moves.shape[0]):
+        position.do_move(pos, root_moves[i])
+        terminal, value = terminal_value(pos, params, scratch)
+        if terminal:
+            nodes[0] += 1
+        elif depth == 1:
+            value = qsearch(pos, w, -INF, -alpha, qdepth, moves, keys, pv, frames, counts, nodes)
+        else:
+            value = ab_reply(pos, w, params, -INF, -alpha, qdepth, ply_moves, ply_keys, scratch, moves, keys,
+                             pv, frames, counts, nodes)
+        position.undo_move(pos)
+        if -value > alpha:
+            alpha = -value
+            best_i = i
+    return best_i, alpha
+
+
+class AlphaBetaPlayer(Player):
+    """Fixed-depth alpha-beta + quiescence over the engine's evaluation (module docstring)."""
+
+    def __init__(self, name: str = "alphabeta", depth: int = 2, weights=None, params=None,
+                 qdepth: int = DEFAULT_MAX_DEPTH):
+        super().__init__(name)
+        if depth not in AB_DEPTHS:
+            raise ValueError(f"alpha-beta depth must be one of {AB_DEPTHS}, got {depth}")
+        if qdepth < 1:
+            raise ValueError(f"quiescence depth must be >= 1, got {qdepth}")
+        self.depth, self.qdepth = depth, qdepth
+        self.adapter = ShogiAdapter(weights, params)
+        self.buffers = QBuffers(qdepth)
+        self.ply_moves = np.zeros(MAX_MOVES, np.int32)
+        self.ply_keys = np.zeros(MAX_MOVES, np.int64)
+        self.scratch = np.zeros(MAX_MOVES, np.int32)
+        self.last_value = 0.0
+
+    def choose(self, board) -> int | None:
+        moves = board.legal_move_codes()
+        if len(moves) == 0:
+            return None
+        self.rng.shuffle(order := list(range(len(moves))))
+        root_moves = moves[order].astype(np.int32)
+        work = board.copy()
+        index, self.last_value = ab_root(work.pos, self.adapter.weights, self.adapter.params, self.depth,
+                                         self.qdepth, root_moves, self.ply_moves, self.ply_keys, self.scratch,
+                                         *self.buffers.args())
+        return int(root_moves[index])
+
+
+class MCSSPlayer(Player):
+    """The project's MCSS (or UCT) Searcher with a fixed per-move limit (module docstring)."""
+
+    def __init__(self, name: str = "mcss", options: SearchOptions | None = None, limits: Limits | None = None,
+                 weights=None, params=None):
+        super().__init__(name)
+        self.limits = limits or Limits(samples=1000)
+        if self.limits.samples is None and self.limits.nodes is None and self.limits.time_ms is None:
+            raise ValueError("an MCSS player needs a samples, nodes or time limit per move")
+        self.searcher = Searcher(ShogiAdapter(weights, params), options or SearchOptions())
+        self.game_seed = 0
+        self.last_result = None
+
+    def new_game(self, seed: int) -> None:
+        super().new_game(seed)
+        self.game_seed = seed
+        self.searcher.clear()
+
+    def choose(self, board) -> int | None:
+        self.searcher.options.seed = self.game_seed * 1009 + board.ply   # a fresh, reproducible stream per move
+        self.last_result = self.searcher.search(board.pos, self.limits)
+        return self.last_result.best_move
+
