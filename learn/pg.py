@@ -1,0 +1,443 @@
+"""PG-expectation learning over MCSS trees (seed 001 §5): eligibilities, leaf gradients, the update.
+
+Notation (negamax, design.md "Learning"). A search tree node v holds E(v), its value for the side to move.
+With x_c = -E(c) the value of child c seen from v and the backup policy pi(c|v) = exp(x_c/T)/Z,
+
+    E(v) = sum_c pi(c|v) x_c                                   (seed 001 eq. 3, eq. 16)
+    dE(v)/dx_c = pi(c|v) [1 + (x_c - E(v))/T]                  (eq. 24-29 rearranged; footnote s)
+    dE(v)/dw = sum_c pi(c|v) * (-[1 + (x_c - E(v))/T]) * dE(c)/dw          (eq. 19 + 21 = eq. 29)
+
+so the gradient of any node is a weighted sum of LEAF gradients, sum_l k_l dE_s(l)/dw, where the leaf
+coefficient k_l sums, over the paths to l, the product of pi * factor along the path. A leaf is an
+unexpanded node (its value is the quiescence value of its position, so dE_s/dw is the active-feature
+vector at the quiescence PV leaf, usi_engine.shogi.quiescence.pv_leaf_gradient); terminal and proven
+nodes have exact values and contribute nothing.
+
+- exact (eq. 16-23): `tree_leaf_coefs(..., exact=True)` walks every path of the tree (it IS the recursion,
+  unrolled). Over a full-width depth-D tree that is the paper's reference computation; over the MCSS tree
+  it is the exact gradient of the tree's backed-up values.
+- sampled (eq. 24-29): draw paths by pi and multiply the factors (1/T)(x_c - E(v)) + 1 along them
+  (footnote s); the sampling supplies pi, so the leaf coefficient estimate is the mean of the path
+  products. Unbiased; the error falls as 1/sqrt(samples). Each distinct leaf's gradient is computed once.
+- PGLeaf (Morioka & Igarashi GPW2012): dE*(a)/dw replaced by the PV-leaf gradient below each root move.
+
+Who differentiates: in self-play both sides' policies depend on w, so MODE_FULL applies the bracket at
+every ply (the exact derivative of the tree's value). MODE_PAPER follows eq. 16-23 literally: the
+opponent's reply policy pi_b is held fixed (factor -1 at the opponent's plies, only the sign of negamax).
+
+The eligibility of the move a_t played at the root u_t (eq. 15), with g(a) = dE*(a)/dw = -dE(c_a)/dw and
+the learner's root policy pi_a(a) = exp(E*(a)/T_a)/Z (eq. 12-13):
+
+    e(t) = (1/T_a) [g(a_t) - sum_a pi_a(a) g(a)]
+
+and after the game Delta w = eps * r * sum_t e(t) (eq. 14), r = +1 / -1 / 0 for a win / loss / draw of
+the side that moved at t. The optimiser is AdaGrad over the touched coordinates (sparse features: only
+a small fraction of the 1.4 M weights is active in a game; AdaGrad's per-coordinate step sizes suit the
+very different frequencies of material, KP and PP features), with an L2 pull toward the starting
+weights on the touched coordinates and a per-coordinate step clip.
+"""
+
+import numpy as np
+from numba import njit
+
+from eval.shogi_features import MAX_FEATURES
+from usi_engine.search import core
+from usi_engine.search.rng import next_unit
+from usi_engine.search.values import MATE_THRESHOLD
+from usi_engine.shogi.layout import MAX_MOVES
+from usi_engine.shogi.position import do_move, undo_move
+from usi_engine.shogi.quiescence import pv_leaf_gradient, qsearch_root
+
+MODE_FULL, MODE_PAPER = 0, 1
+MODES = {'full': MODE_FULL, 'paper': MODE_PAPER}
+METHODS = ('sampled', 'exact', 'pgleaf')
+DEFAULT_CLIP = 50.0          # |path product| cap of the sampled estimator (variance control)
+MAX_PATH = 1024              # longest root -> leaf path followed
+
+
+# --- tree helpers ---------------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def is_inner(tree, v):
+    """v is expanded, has children and a heuristic (not proven) value: its value depends on children."""
+    return ((tree[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED and tree[core.T_COUNT][v] > 0
+            and abs(tree[core.T_VALUE][v]) < MATE_THRESHOLD)
+
+
+@njit(cache=True, nogil=True)
+def is_leaf(tree, v):
+    """v is an unexpanded non-terminal node: its value is a static (quiescence) value."""
+    return ((tree[core.T_STATE][v] & core.PHASE_MASK) != core.EXPANDED
+            and (tree[core.T_FLAGS][v] & core.FLAG_TERMINAL) == 0
+            and abs(tree[core.T_VALUE][v]) < MATE_THRESHOLD)
+
+
+@njit(cache=True, nogil=True)
+def child_policy(tree, v, t, out_p):
+    """pi(c|v) = exp(x_c/T)/Z with x_c = -E(c) (eq. 1-2 / 12-13), max-shifted, into out_p[:n]; returns n."""
+    value = tree[core.T_VALUE]
+    echild = tree[core.T_ECHILD]
+    f = tree[core.T_FIRST][v]
+    n = tree[core.T_COUNT][v]
+    min_e = np.inf
+    for i in range(n):
+        min_e = min(min_e, value[echild[f + i]])
+    z = 0.0
+    for i in range(n):
+        p = np.exp(-(value[echild[f + i]] - min_e) / t)
+        out_p[i] = p
+        z += p
+    for i in range(n):
+        out_p[i] /= z
+    return n
+
+
+@njit(cache=True, nogil=True)
+def step_factor(tree, v, c, t, differentiate):
+    """Factor of one step v -> c: -[1 + (x_c - E(v))/T] (eq. 29, footnote s, negamax sign), or -1 when the
+    mover's policy is held fixed (MODE_PAPER at the opponent's plies)."""
+    if not differentiate:
+        return -1.0
+    x = -tree[core.T_VALUE][c]
+    return -(1.0 + (x - tree[core.T_VALUE][v]) / t)
+
+
+@njit(cache=True, nogil=True)
+def add_leaf(acc, touched, n_touched, leaf, k):
+    """acc[leaf] += k, remembering first-touched leaves in `touched`; returns the new touched count."""
+    if acc[leaf] == 0.0 and k != 0.0:
+        touched[n_touched] = leaf
+        n_touched += 1
+    acc[leaf] += k
+    return n_touched
+
+
+@njit(cache=True, nogil=True)
+def exact_coefs(tree, start, k0, learner_moves, t, mode, acc, touched, n_touched, stack_n, stack_k,
+                stack_l):
+    """Exact leaf coefficients of k0 * dE(start)/dw (eq. 16-23 unrolled: every path, pi * factor per step).
+    learner_moves: the learner is to move at `start`. Explicit stack (no recursion in cached numba)."""
+    p = np.empty(MAX_MOVES, np.float64)
+    stack_n[0] = start
+    stack_k[0] = k0
+    stack_l[0] = 1 if learner_moves else 0
+    top = 1
+    while top > 0:
+        top -= 1
+        v = stack_n[top]
+        k = stack_k[top]
+        learner = stack_l[top] == 1
+        if is_leaf(tree, v):
+            n_touched = add_leaf(acc, touched, n_touched, v, k)
+            continue
+        if not is_inner(tree, v):
+            continue
+        n = child_policy(tree, v, t, p)
+        f = tree[core.T_FIRST][v]
+        diff = mode == MODE_FULL or learner
+        for i in range(n):
+            c = tree[core.T_ECHILD][f + i]
+            if top >= stack_n.shape[0]:
+                raise ValueError("exact_coefs: stack too small")
+            stack_n[top] = c
+            stack_k[top] = k * p[i] * step_factor(tree, v, c, t, diff)
+            stack_l[top] = 0 if learner else 1
+            top += 1
+    return n_touched
+
+
+@njit(cache=True, nogil=True)
+def sample_coefs(tree, start, k0, learner_moves, t, mode, n_samples, clip, rng, acc, touched, n_touched):
+    """Sampled leaf coefficients of k0 * dE(start)/dw (eq. 24-29): n_samples paths drawn by pi, each adding
+    k0 * prod(factors) / n_samples to its leaf; |path product| is clipped to `clip`."""
+    p = np.empty(MAX_MOVES, np.float64)
+    inv = k0 / n_samples
+    for _ in range(n_samples):
+        v = start
+        prod = 1.0
+        learner = learner_moves
+        for _d in range(MAX_PATH):
+            if not is_inner(tree, v):
+                break
+            n = child_policy(tree, v, t, p)
+            u = next_unit(rng)
+            i = 0
+            acc_p = p[0]
+            while u >= acc_p and i < n - 1:
+                i += 1
+                acc_p += p[i]
+            c = tree[core.T_ECHILD][tree[core.T_FIRST][v] + i]
+            prod *= step_factor(tree, v, c, t, mode == MODE_FULL or learner)
+            prod = min(clip, max(-clip, prod))
+            v = c
+            learner = not learner
+        if is_leaf(tree, v):
+            n_touched = add_leaf(acc, touched, n_touched, v, inv * prod)
+    return n_touched
+
+
+@njit(cache=True, nogil=True)
+def pv_leaf(tree, start):
+    """(leaf node, plies) reached from `start` by the highest-probability children (the tree's PV)."""
+    value = tree[core.T_VALUE]
+    echild = tree[core.T_ECHILD]
+    v = start
+    plies = 0
+    while (tree[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED and tree[core.T_COUNT][v] > 0:
+        f = tree[core.T_FIRST][v]
+        best = echild[f]
+        for i in range(1, tree[core.T_COUNT][v]):
+            if value[echild[f + i]] < value[best]:
+                best = echild[f + i]
+        v = best
+        plies += 1
+    return v, plies
+
+
+@njit(cache=True, nogil=True)
+def eligibility_coefs(tree, root, played, method, t_back, t_learn, mode, n_samples, clip, rng, acc,
+                      touched, stack_n, stack_k, stack_l):
+    """Leaf coefficients of T_a * e(t) = g(a_t) - sum_a pi_a(a) g(a) (eq. 15) for the root edge `played`,
+    with g(a) = -dE(c_a)/dw. method 0 sampled / 1 exact / 2 PGLeaf. Returns the number of touched leaves
+    (indices in touched[:n], coefficients in acc[touched])."""
+    n_touched = 0
+    p = np.empty(MAX_MOVES, np.float64)
+    n = child_policy(tree, root, t_learn, p)
+    f = tree[core.T_FIRST][root]
+    for i in range(n):
+        c = tree[core.T_ECHILD][f + i]
+        k = (1.0 if f + i == played else 0.0) - p[i]      # g(a_t) - sum pi_a g(a), each g = -dE(c)
+        if method == 2:
+            leaf, plies = pv_leaf(tree, c)
+            if is_leaf(tree, leaf):
+                n_touched = add_leaf(acc, touched, n_touched, leaf, -k * (-1.0) ** plies)
+        elif method == 1:
+            n_touched = exact_coefs(tree, c, -k, False, t_back, mode, acc, touched, n_touched,
+                                    stack_n, stack_k, stack_l)
+        elif f + i == played:
+            n_touched = sample_coefs(tree, c, -1.0, False, t_back, mode, n_samples, clip, rng,
+                                     acc, touched, n_touched)
+    if method == 0:
+        # sum_a pi_a(a) g(a): draw root edges by pi_a (T_a), then paths below them
+        for _ in range(n_samples):
+            u = next_unit(rng)
+            i = 0
+            acc_p = p[0]
+            while u >= acc_p and i < n - 1:
+                i += 1
+                acc_p += p[i]
+            c = tree[core.T_ECHILD][f + i]
+            n_touched = sample_coefs(tree, c, 1.0 / n_samples, False, t_back, mode, 1, clip,
+                                     rng, acc, touched, n_touched)
+    return n_touched
+
+
+@njit(cache=True, nogil=True)
+def parent_links(tree, root, out_node, out_edge, queue):
+    """out_node[v], out_edge[v] = a parent of v and the edge into v on a shortest path from root (breadth
+    first; -1 for root and unreached nodes). On a graph every path to a node reaches the same position
+    (the quiescence value ignores history), so any one will do."""
+    out_node[:] = -1
+    out_edge[:] = -1
+    queue[0] = root
+    head, tail = 0, 1
+    while head < tail:
+        v = queue[head]
+        head += 1
+        if (tree[core.T_STATE][v] & core.PHASE_MASK) != core.EXPANDED:
+            continue
+        f = tree[core.T_FIRST][v]
+        for i in range(tree[core.T_COUNT][v]):
+            c = tree[core.T_ECHILD][f + i]
+            if out_edge[c] < 0 and c != root:
+                out_node[c] = v
+                out_edge[c] = f + i
+                queue[tail] = c
+                tail += 1
+
+
+@njit(cache=True, nogil=True)
+def path_to(tree, parent_node, parent_edge, v, out_moves):
+    """Moves root -> v (through the parent links) into out_moves[:d]; returns d."""
+    d = 0
+    u = v
+    while parent_edge[u] >= 0:
+        out_moves[d] = tree[core.T_EMOVE][parent_edge[u]]
+        u = parent_node[u]
+        d += 1
+    for i in range(d // 2):
+        m = out_moves[i]
+        out_moves[i] = out_moves[d - 1 - i]
+        out_moves[d - 1 - i] = m
+    return d
+
+
+@njit(cache=True, nogil=True)
+def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched, n_touched, acc, scale,
+                         grad):
+    """grad += scale * sum_l acc[l] * dE_s(l)/dw over the touched leaves l: each leaf position is reached
+    by replaying its moves on pos, its quiescence value recomputed and differentiated at the quiescence
+    PV leaf (pv_leaf_gradient). acc[l] is reset to 0. pos is unchanged on return. Returns the largest
+    |recomputed - stored| leaf value (a consistency check: the weights must be the search's)."""
+    rows = qdepth + 1
+    moves = np.empty((rows, MAX_MOVES), dtype=np.int32)
+    keys = np.empty((rows, MAX_MOVES), dtype=np.int64)
+    pv = np.zeros((rows, rows), dtype=np.int32)
+    frames = np.zeros((rows, 3), dtype=np.float64)
+    counts = np.zeros((rows, 3), dtype=np.int64)
+    nodes = np.zeros(1, dtype=np.int64)
+    idx = np.empty(MAX_FEATURES, np.int64)
+    coef = np.empty(MAX_FEATURES, np.float64)
+    path = np.empty(MAX_PATH, np.int32)
+    worst = 0.0
+    for j in range(n_touched):
+        leaf = touched[j]
+        k = acc[leaf] * scale
+        acc[leaf] = 0.0
+        d = path_to(tree, parent_node, parent_edge, leaf, path)
+        for i in range(d):
+            do_move(pos, path[i])
+        value = qsearch_root(pos, w, qdepth, moves, keys, pv, frames, counts, nodes)
+        worst = max(worst, abs(value - tree[core.T_VALUE][leaf]))
+        nf = pv_leaf_gradient(pos, w, value, pv, counts, idx, coef)
+        for i in range(nf):
+            grad[idx[i]] += k * coef[i]
+        for i in range(d):
+            undo_move(pos)
+    return worst
+
+
+@njit(cache=True, nogil=True)
+def backup_all(tree, order, n, t):
+    """Recompute E(v) = sum pi (-E(c)) (eq. 3) for order[n-1] .. order[0] (children after parents in
+    `order`, so this runs bottom-up): makes a tree's values consistent with temperature t."""
+    for j in range(n - 1, -1, -1):
+        v = order[j]
+        if (tree[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED and tree[core.T_COUNT][v] > 0:
+            tree[core.T_VALUE][v] = core.backup_value(tree, v, t)
+
+
+# --- Python side ------------------------------------------------------------------------------------
+
+def make_pool(n_nodes, n_edges):
+    """An empty tree tuple in the core's layout (core.T_*), for trees built outside a search."""
+    return (np.zeros(n_nodes, np.float64), np.full(n_nodes, -1, np.int64), np.zeros(n_nodes, np.int32),
+            np.zeros(n_nodes, np.int64), np.zeros(n_nodes, np.int64), np.zeros(n_nodes, np.int8),
+            np.zeros(n_nodes, np.int16), np.zeros(n_edges, np.int32), np.full(n_edges, -1, np.int32),
+            np.zeros(1, np.int64), np.zeros(1, np.int64), np.full(1, core.TABLE_EMPTY, np.int64))
+
+
+def full_width_tree(game, pos, weights, params, depth, t):
+    """The full-width depth-`depth` tree below pos (every node to that depth expanded with game.expand),
+    values backed up at temperature t: the tree of the exact recursion (eq. 16-23). Returns
+    (tree, n_nodes). For small depths only (the size is the branching factor to the power depth)."""
+    moves = np.zeros(MAX_MOVES, np.int32)
+    values = np.zeros(MAX_MOVES, np.float64)
+    flags = np.zeros(MAX_MOVES, np.int8)
+    rng = np.zeros(1, np.uint64)
+    nodes = [(0.0, 0, [])]             # (value, flags, children edges [(move, node)])
+    frontier = [(0, [])]
+    for _ in range(depth):
+        nxt = []
+        for v, path in frontier:
+            for m in path:
+                game.do_move(pos, m)
+            n, _ = game.expand(pos, weights, params, rng, moves, values, flags)
+            for _m in path:
+                game.undo_move(pos)
+            for i in range(n):
+                nodes.append((float(values[i]), int(flags[i]), []))
+                nodes[v][2].append((int(moves[i]), len(nodes) - 1))
+                if not flags[i] & core.FLAG_TERMINAL:
+                    nxt.append((len(nodes) - 1, path + [int(moves[i])]))
+        frontier = nxt
+    n_edges = sum(len(c) for _, _, c in nodes)
+    tree = make_pool(len(nodes), max(1, n_edges))
+    e = 0
+    for v, (value, flag, children) in enumerate(nodes):
+        tree[core.T_VALUE][v] = value
+        tree[core.T_FLAGS][v] = flag
+        if children:
+            tree[core.T_STATE][v] = core.EXPANDED
+            tree[core.T_FIRST][v] = e
+            tree[core.T_COUNT][v] = len(children)
+            for m, c in children:
+                tree[core.T_EMOVE][e] = m
+                tree[core.T_ECHILD][e] = c
+                e += 1
+    order = np.arange(len(nodes), dtype=np.int64)      # children always after their parent
+    backup_all(tree, order, np.int64(len(nodes)), float(t))
+    return tree, len(nodes)
+
+
+def root_edge(tree, root, move):
+    """Index of root's edge playing `move`; ValueError when there is none."""
+    f, n = int(tree[core.T_FIRST][root]), int(tree[core.T_COUNT][root])
+    hits = np.nonzero(tree[core.T_EMOVE][f:f + n] == move)[0]
+    if hits.size == 0:
+        raise ValueError(f"move {move} is not a root edge")
+    return f + int(hits[0])
+
+
+def root_policy(tree, root, t):
+    """(edges, pi_a over them at temperature t): the learner's root policy (eq. 12-13)."""
+    f, n = int(tree[core.T_FIRST][root]), int(tree[core.T_COUNT][root])
+    p = np.zeros(max(n, 1), np.float64)
+    child_policy(tree, np.int64(root), float(t), p)
+    return np.arange(f, f + n), p[:n]
+
+
+class TreeGradient:
+    """Scratch for eligibility computations over trees of up to `capacity` nodes (reused across moves)."""
+
+    def __init__(self, capacity):
+        self.capacity = capacity
+        self.acc = np.zeros(capacity, np.float64)
+        self.touched = np.zeros(capacity, np.int64)
+        self.parent_node = np.zeros(capacity, np.int64)
+        self.parent_edge = np.zeros(capacity, np.int64)
+        self.queue = np.zeros(capacity, np.int64)
+        self.stack_k = np.zeros(capacity, np.float64)
+        self.stack_l = np.zeros(capacity, np.int8)
+
+    def leaf_coefs(self, tree, root, played, method, t_back, t_learn, mode, samples, clip, rng):
+        """(leaf nodes, coefficients) of T_a * e(t) for the root edge `played` (see eligibility_coefs)."""
+        n = eligibility_coefs(tree, np.int64(root), np.int64(played), np.int64(METHODS.index(method)),
+                              float(t_back), float(t_learn), np.int64(MODES[mode]), np.int64(samples),
+                              float(clip), rng, self.acc, self.touched, self.queue, self.stack_k,
+                              self.stack_l)
+        return self.touched[:n], self.acc
+
+    def shogi_eligibility(self, tree, root, pos, weights, qdepth, played, method, t_back, t_learn, mode,
+                          samples, clip, rng, grad, scale=1.0):
+        """grad += scale * e(t) for the shogi search tree below pos (eq. 15); returns (touched leaves,
+        largest leaf-value mismatch)."""
+        leaves, acc = self.leaf_coefs(tree, root, played, method, t_back, t_learn, mode, samples, clip, rng)
+        n = leaves.shape[0]
+        parent_links(tree, np.int64(root), self.parent_node, self.parent_edge, self.queue)
+        worst = shogi_leaf_gradients(pos, weights, np.int64(qdepth), tree, self.parent_node, self.parent_edge,
+                                     self.touched, np.int64(n), acc, float(scale) / t_learn, grad)
+        return n, float(worst)
+
+
+class SparseAdaGrad:
+    """Delta w = eps * r * sum_t e(t) (eq. 14) applied with AdaGrad on the touched coordinates:
+    h_i += g_i^2, w_i += lr * clip(g_i / (sqrt(h_i) + delta), +-max_step), after adding the L2 pull
+    -l2 * (w_i - w0_i) toward the starting weights to g_i. Coordinates never touched keep their value."""
+
+    def __init__(self, w, lr=1.0, l2=0.0, max_step=10.0, delta=1e-3, h=None, w0=None):
+        self.w = w
+        self.w0 = w.copy() if w0 is None else w0
+        self.h = np.zeros_like(w) if h is None else h
+        self.lr, self.l2, self.max_step, self.delta = lr, l2, max_step, delta
+
+    def step(self, idx, g):
+        """Ascend along the sparse direction g at indices idx (unique); returns the update's L2 norm."""
+        g = g - self.l2 * (self.w[idx] - self.w0[idx])
+        self.h[idx] += g * g
+        d = np.clip(self.lr * g / (np.sqrt(self.h[idx]) + self.delta), -self.max_step, self.max_step)
+        self.w[idx] += d
+        return float(np.sqrt(np.dot(d, d)))
+
+    def state(self):
+        return {'h': self.h, 'w0': self.w0}
