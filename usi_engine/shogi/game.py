@@ -23,6 +23,7 @@ Params layout (float64): see the P_* constants below.
 import numpy as np
 from numba import njit
 
+from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record
 from eval.weightfile import load_weights
 from usi_engine.search.values import MATE
 
@@ -33,7 +34,7 @@ from .movegen import gen_legal
 from .position import (DECL_DRAW, DECL_WIN, REP_DRAW, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27,
                        RULE_TRY, TRY_SQUARE, declaration, do_move, history_capacity, repetition,
                        undo_move)
-from .quiescence import DEFAULT_MAX_DEPTH, qsearch_root
+from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch_inc
 from .sfen import move_to_usi
 
 # Params layout.
@@ -99,17 +100,25 @@ def terminal_value(pos, params, scratch):
 
 @njit(cache=True, nogil=True)
 def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
-    """Children of pos with their values (child's side to move) and terminal flags; returns (n, work)."""
+    """Children of pos with their values (child's side to move) and terminal flags; returns (n, work).
+
+    The evaluation is incremental: row 0 of the eval stack is pos (evaluated in full once), each child
+    is recorded as row 1 and the quiescence search continues from there (eval/shogi_features.py).
+    """
     n = gen_legal(pos, out_moves)
     qdepth = np.int64(params[P_QDEPTH])
     rows = qdepth + 1               # quiescence scratch, one row per ply (QBuffers' shapes)
     moves = np.empty((rows, MAX_MOVES), dtype=np.int32)
     keys = np.empty((rows, MAX_MOVES), dtype=np.int64)
-    pv = np.zeros((rows, rows), dtype=np.int32)
-    frames = np.zeros((rows, 3), dtype=np.float64)
-    counts = np.zeros((rows, 3), dtype=np.int64)
+    pv = np.empty((rows, rows), dtype=np.int32)
+    frames = np.empty((rows, 3), dtype=np.float64)
+    counts = np.empty((rows, 3), dtype=np.int64)
     nodes = np.zeros(1, dtype=np.int64)
+    eacc = np.empty((rows + 1, N_EACC), dtype=np.float64)
+    eidx = np.empty((rows + 1, N_EIDX), dtype=np.int64)
+    inc_init(pos, weights, eacc, eidx, 0)
     for i in range(n):
+        inc_record(pos, out_moves[i], weights, eacc, eidx, 0)
         do_move(pos, out_moves[i])
         terminal, value = terminal_value(pos, params, moves[0])
         if terminal:
@@ -117,7 +126,8 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
             out_flags[i] = 1
             nodes[0] += 1
         else:
-            out_values[i] = qsearch_root(pos, weights, qdepth, moves, keys, pv, frames, counts, nodes)
+            out_values[i] = qsearch_inc(pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes,
+                                        eacc, eidx, 1)
             out_flags[i] = 0
         undo_move(pos)
     return n, nodes[0]

@@ -25,13 +25,14 @@ No allocation inside the recursion: the caller passes ``QBuffers`` arrays sized 
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import eval_features, evaluate
+from eval.shogi_features import N_EACC, N_EIDX, eval_features, inc_init, inc_record, inc_value
 from usi_engine.search.values import MATE, MATE_THRESHOLD
 
-from .layout import (BISHOP, BOARD, H_CHECK, HIST, HIST_STRIDE, KING, KING_SQ, MAX_MOVES, MOVE_FROM_SHIFT,
-                     MOVE_PROMO_BIT, MOVE_TO_MASK, PAWN, PLY, ROOK, SIDE)
-from .movegen import gen_king_moves, gen_legal, gen_piece_moves
-from .position import do_move, undo_move
+from .layout import (BISHOP, BOARD, H_CHECK, HIST, HIST_STRIDE, KING, KING_SQ, KNIGHT, LANCE, MAX_MOVES,
+                     MOVE_FROM_SHIFT, MOVE_PROMO_BIT, MOVE_TO_MASK, PAWN, PLY, PROMOTABLE, ROOK, SIDE)
+from .movegen import gen_legal
+from .position import do_move, first_piece, is_attacked, pin_direction, undo_move
+from .tables import KNIGHT_TARGETS, LINE_DIR, NEIGHBOUR, RELATIVE_RANK, SLIDE, STEP
 
 DEFAULT_MAX_DEPTH = 8
 INF = 1.0e9
@@ -72,10 +73,78 @@ def side_in_check(pos):
 
 
 @njit(cache=True, nogil=True)
+def add_capture(frm, to, piece, us, out, n):
+    """Append the capture(s) of `piece` from frm to to: the promotion when possible, and the plain
+    capture unless the piece is a pawn, bishop or rook that could promote or it would be dead."""
+    ptype = piece & 15
+    move = to | (frm << MOVE_FROM_SHIFT)
+    if PROMOTABLE[ptype] == 1 and (RELATIVE_RANK[us, frm] < 3 or RELATIVE_RANK[us, to] < 3):
+        out[n] = move | MOVE_PROMO_BIT
+        n += 1
+        rank = RELATIVE_RANK[us, to]
+        if ptype == PAWN or ptype == BISHOP or ptype == ROOK:
+            return n
+        if (ptype == LANCE and rank == 0) or (ptype == KNIGHT and rank < 2):
+            return n
+    out[n] = move
+    return n + 1
+
+
+@njit(cache=True, nogil=True)
+def piece_captures(pos, sq, piece, us, ksq, out, n):
+    """Legal captures of our non-king piece on sq (not in check): the first piece along each of its
+    rays or steps when it is an enemy, kept only along the pin line if the piece is pinned."""
+    pin = -2                                    # computed once a capture is found
+    for k in range(10):
+        if k < 8:
+            if STEP[piece, k] == 1:
+                t = NEIGHBOUR[sq, k]
+            elif SLIDE[piece, k] == 1:
+                t = first_piece(pos, sq, k)
+            else:
+                continue
+        elif (piece & 15) == KNIGHT:
+            t = KNIGHT_TARGETS[us, sq, k - 8]
+        else:
+            break
+        if t < 0:
+            continue
+        q = pos[BOARD + t]
+        if q == 0 or (q >> 4) == us:
+            continue
+        if pin == -2:
+            pin = pin_direction(pos, ksq, sq, us)
+        if pin >= 0 and LINE_DIR[ksq, t] != pin:
+            continue
+        n = add_capture(sq, t, piece, us, out, n)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def king_captures(pos, ksq, us, out, n):
+    """King captures onto squares that are not attacked once the king has left ksq."""
+    king = pos[BOARD + ksq]
+    pos[BOARD + ksq] = 0
+    for d in range(8):
+        t = NEIGHBOUR[ksq, d]
+        if t < 0:
+            continue
+        q = pos[BOARD + t]
+        if q == 0 or (q >> 4) == us:
+            continue
+        if not is_attacked(pos, t, 1 - us):
+            out[n] = t | (ksq << MOVE_FROM_SHIFT)
+            n += 1
+    pos[BOARD + ksq] = king
+    return n
+
+
+@njit(cache=True, nogil=True)
 def gen_captures(pos, out):
     """Legal captures (with promotion choices) of the side to move, not in check; returns count.
 
     A non-promoting capture of a pawn, bishop or rook is dropped when the promoting one exists.
+    Generated directly (only the first piece of each ray is looked at), in the order of gen_legal.
     """
     us = pos[SIDE]
     ksq = pos[KING_SQ + us]
@@ -84,21 +153,10 @@ def gen_captures(pos, out):
         p = pos[BOARD + sq]
         if p == 0 or (p >> 4) != us:
             continue
-        start = n
         if (p & 15) == KING:
-            end = gen_king_moves(pos, sq, us, out, n)
+            n = king_captures(pos, sq, us, out, n)
         else:
-            end = gen_piece_moves(pos, sq, p, us, ksq, -1, out, n)
-        pt = p & 15
-        for i in range(start, end):
-            m = out[i]
-            if pos[BOARD + (m & MOVE_TO_MASK)] == 0:
-                continue
-            if ((m & MOVE_PROMO_BIT) == 0 and n > start and out[n - 1] == (m | MOVE_PROMO_BIT)
-                    and (pt == PAWN or pt == BISHOP or pt == ROOK)):
-                continue
-            out[n] = m
-            n += 1
+            n = piece_captures(pos, sq, p, us, ksq, out, n)
     return n
 
 
@@ -130,12 +188,14 @@ def next_move(pos, mv, ks, i, n):
 
 
 @njit(cache=True, nogil=True)
-def qsearch(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes):
+def qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, eacc, eidx, base):
     """Fail-soft alpha-beta quiescence value of pos from the side to move (see module doc).
 
     Iterative (an explicit stack per ply) because a self-recursive cached numba function fails to
     link when another cached kernel calls it. Per ply: frames[ply] = (alpha, beta, best),
     counts[ply] = (next move index, move count, PV end). pos is restored on return.
+    Static values come from the incremental evaluation: row base + ply of (eacc, eidx) holds the
+    state of the position at that ply; row base must be set up (inc_init or inc_record) by the caller.
     """
     ply = 0
     frames[0, 0] = alpha
@@ -148,7 +208,7 @@ def qsearch(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nod
             nodes[0] += 1
             counts[ply, 2] = ply
             if ply >= max_depth:
-                value = evaluate(pos, w)
+                value = inc_value(pos, w, eacc, eidx, base + ply)
                 returning = True
             elif side_in_check(pos):
                 n = gen_legal(pos, moves[ply])
@@ -157,7 +217,7 @@ def qsearch(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nod
                     returning = True
                 frames[ply, 2] = -INF
             else:
-                stand = evaluate(pos, w)
+                stand = inc_value(pos, w, eacc, eidx, base + ply)
                 frames[ply, 2] = stand
                 if stand >= frames[ply, 1]:
                     value = stand
@@ -198,11 +258,21 @@ def qsearch(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nod
         i = counts[ply, 0]
         m = next_move(pos, moves[ply], keys[ply], i, counts[ply, 1])
         counts[ply, 0] = i + 1
+        inc_record(pos, m, w, eacc, eidx, base + ply)
         do_move(pos, m)
         frames[ply + 1, 0] = -frames[ply, 1]
         frames[ply + 1, 1] = -frames[ply, 0]
         ply += 1
         entering = True
+
+
+@njit(cache=True, nogil=True)
+def qsearch(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes):
+    """qsearch_inc from a fresh evaluation state of pos (a small allocation: max_depth + 1 rows)."""
+    eacc = np.empty((max_depth + 1, N_EACC), dtype=np.float64)
+    eidx = np.empty((max_depth + 1, N_EIDX), dtype=np.int64)
+    inc_init(pos, w, eacc, eidx, 0)
+    return qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 0)
 
 
 @njit(cache=True, nogil=True)
