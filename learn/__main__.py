@@ -1,4 +1,4 @@
-"""`python -m learn <command> ...`: a subcommand dispatcher (for now: `match`).
+"""`python -m learn <command> ...`: a subcommand dispatcher.
 
 Each subcommand registers a parser builder and a handler in COMMANDS; handlers return an exit code.
 """
@@ -12,6 +12,8 @@ from .arena import add_arena_parser
 from .clock import DEFAULT_FIXED_TIMEOUT_MS, DEFAULT_MARGIN_MS, TimeControl
 from .go_game import DEFAULT_REFEREE, GoRules
 from .match import EngineSpec, Match, MatchConfig, MatchError, SprtSpec, load_openings
+from .plot import add_plot_parser
+from .runner import add_run_parser
 from .shogi_game import DECLARATION_RULES, DEFAULT_MAX_MOVES, DEFAULT_STOP_GRACE_S, ShogiRules
 
 
@@ -93,7 +95,7 @@ def run_match(a: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = (add_match_parser, add_arena_parser)
+COMMANDS = (add_match_parser, add_arena_parser, add_run_parser, add_plot_parser)
 
 
 def main(argv=None) -> int:
