@@ -1,0 +1,459 @@
+"""`python -m learn run CONFIG [--resume] [--workers N] [--ray-address ADDR]`: self-play learning runs.
+
+A run lives in one folder (config `run.dir`):
+  config.toml          the configuration the run started with
+  state.json           counters and the current files (replaced atomically, written last)
+  weights/vNNNNNN.npz  weights after each checkpoint (eval/weightfile.py); v000000 = the start
+  opt/hNNNNNN.npy      AdaGrad accumulator of that checkpoint (only the latest is kept)
+  pending/gNNNNNNNN.npz  finished games of the current batch: the game's sparse r-weighted gradient
+                       sum_side r_side * G_side (eq. 14) and its outcome; written atomically by the worker
+  records/             CSA + KIF of every self-play game;  eval/  match JSON and records
+  metrics.jsonl        one JSON object per batch ("kind": "batch") and per evaluation ("kind": "eval")
+Loop: the games of a batch are played with the weights of the current version (local worker processes,
+or Ray tasks); when all have finished, Delta w = mean over the batch's games, applied by pg.SparseAdaGrad;
+version + 1; checkpoint (weights, optimiser state; the RNG state is the run seed plus the game counter,
+since game i's seed is a function of both); pending files of the batch are removed. A kill -9 at any
+point loses at most the games in flight: finished games are already in pending/, and `--resume` replays
+only the missing game indices with their original seeds.
+Evaluation every `eval.every_games`: matches with the match runner at fixed nodes, the checkpoint vs the
+start weights and vs the previous best (promoted when it scores above 50 %); Elo +- 95 % into metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+import tomllib
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+from . import selfplay as sp
+
+STATE = "state.json"
+GRADIENT_DTYPE = np.float32
+
+
+@dataclass
+class EvalConfig:
+    every_games: int = 0          # 0 = no periodic evaluation
+    games: int = 20               # games per match (pairs of colours per opening)
+    nodes: int = 20000            # fixed nodes per move
+    concurrency: int = 1
+    opening_plies: int = 6        # random opening plies (softmax at selfplay.opening_temp, start weights)
+    max_moves: int = 256
+    engine: str = ""              # engine command; empty = this Python running `-m usi_engine`
+    hash_mb: int = 64
+
+
+@dataclass
+class RunConfig:
+    dir: str
+    games: int = 100              # total self-play games
+    batch_games: int = 8          # games per weight update (and per checkpoint)
+    seed: int = 1
+    workers: int = 2
+    start_weights: str = ""       # empty = the shipped default (eval/weights/default.npz)
+    lr: float = 2.0               # AdaGrad step (centipawns)
+    l2: float = 0.0               # pull toward the start weights
+    max_step: float = 10.0        # per-coordinate step clip (centipawns)
+    selfplay: sp.SelfPlayConfig = field(default_factory=sp.SelfPlayConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+
+def load_config(path) -> RunConfig:
+    """RunConfig from a TOML file with tables [run], [learn], [selfplay], [eval]; ValueError on mistakes."""
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    unknown = set(data) - {"run", "learn", "selfplay", "eval"}
+    if unknown:
+        raise ValueError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}")
+    flat = dict(data.get("run", {}))
+    flat.update(data.get("learn", {}))
+    if "dir" not in flat:
+        raise ValueError(f"{path}: [run] needs dir")
+    known = set(RunConfig.__dataclass_fields__) - {"selfplay", "eval"}
+    bad = set(flat) - known
+    if bad:
+        raise ValueError(f"{path}: unknown setting(s) {', '.join(sorted(bad))}")
+    ev = data.get("eval", {})
+    bad = set(ev) - set(EvalConfig.__dataclass_fields__)
+    if bad:
+        raise ValueError(f"{path}: unknown [eval] setting(s) {', '.join(sorted(bad))}")
+    cfg = RunConfig(selfplay=sp.SelfPlayConfig.from_dict(data.get("selfplay", {})), eval=EvalConfig(**ev),
+                    **flat)
+    if min(cfg.games, cfg.batch_games, cfg.workers) < 1:
+        raise ValueError(f"{path}: games, batch_games and workers must be >= 1")
+    return cfg
+
+
+# --- files --------------------------------------------------------------------------------------
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write via a temporary file, fsync, rename: readers see the old or the new file, never a part."""
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def atomic_save(path: Path, writer) -> None:
+    """writer(file object) then an atomic rename (for np.save / savez)."""
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        writer(f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def game_seed(run_seed: int, index: int) -> int:
+    """Seed of self-play game `index`: a fixed function of the run seed, so a replayed game is the same."""
+    return int(np.random.SeedSequence([run_seed, index]).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def weights_path(run_dir: Path, version: int) -> Path:
+    return run_dir / "weights" / f"v{version:06d}.npz"
+
+
+def pending_path(run_dir: Path, index: int) -> Path:
+    return run_dir / "pending" / f"g{index:08d}.npz"
+
+
+# --- worker side ------------------------------------------------------------------------------------
+
+_WORKER = {}
+
+
+def play_task(task: dict) -> dict:
+    """Play one self-play game (worker process or Ray task) and write its pending file; returns the
+    outcome dict. The SelfPlayer and weights stay cached in the process between tasks of a version."""
+    from eval.shogi_features import N_WEIGHTS
+    from eval.weightfile import load_weights
+    if _WORKER.get("version") != task["version"] or _WORKER.get("run") != task["run_dir"]:
+        w = load_weights(task["weights"])
+        cfg = sp.SelfPlayConfig.from_dict(task["selfplay"])
+        if "player" in _WORKER and _WORKER["player"].cfg == cfg:
+            _WORKER["player"].set_weights(w)
+        else:
+            _WORKER["player"] = sp.SelfPlayer(w, cfg, seed=task["seed"])
+            _WORKER["grads"] = {"b": np.zeros(N_WEIGHTS), "w": np.zeros(N_WEIGHTS)}
+        _WORKER.update(version=task["version"], run=task["run_dir"])
+    player, grads = _WORKER["player"], _WORKER["grads"]
+    for g in grads.values():
+        g[:] = 0.0
+    out = player.play(task["seed"], grads)
+    total = out.reward("b") * grads["b"] + out.reward("w") * grads["w"]
+    idx = np.flatnonzero(total)
+    meta = out.as_dict()
+    meta.update(index=task["index"], version=task["version"], pid=os.getpid())
+    run_dir = Path(task["run_dir"])
+    sp.save_record(out, run_dir / "records", f"g{task['index']:08d}")
+    path = pending_path(run_dir, task["index"])
+    atomic_save(path, lambda f: np.savez(f, idx=idx.astype(np.int64), val=total[idx].astype(GRADIENT_DTYPE),
+                                         meta=np.array(json.dumps(meta))))
+    return meta
+
+
+def read_pending(path: Path):
+    with np.load(path, allow_pickle=False) as z:
+        return z["idx"], z["val"].astype(np.float64), json.loads(str(z["meta"][()]))
+
+
+# --- backends -------------------------------------------------------------------------------------
+
+class LocalBackend:
+    """Worker processes on this machine (spawned: each loads the numba kernels from the cache)."""
+
+    def __init__(self, workers: int):
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+
+    def submit(self, task):
+        return self.pool.submit(play_task, task)
+
+    @staticmethod
+    def wait_any(futures):
+        done, _ = wait(futures, return_when=FIRST_COMPLETED, timeout=1.0)
+        return [(f, f.result()) for f in done]
+
+    def close(self):
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+class RayBackend:
+    """The same tasks as Ray remote functions on an existing cluster (`pip install .[ray]`). Workers
+    must see the run folder (a shared file system) because tasks read weights and write pending files."""
+
+    def __init__(self, address: str, workers: int):
+        try:
+            import ray
+        except ImportError:
+            raise RuntimeError("--ray-address needs Ray: pip install '.[ray]' (or pip install ray)") from None
+        self.ray = ray
+        ray.init(address=address, ignore_reinit_error=True)
+        self.remote = ray.remote(num_cpus=1)(play_task)
+
+    def submit(self, task):
+        return self.remote.remote(task)
+
+    def wait_any(self, futures):
+        done, _ = self.ray.wait(list(futures), num_returns=1, timeout=1.0)
+        return [(f, self.ray.get(f)) for f in done]
+
+    def close(self):
+        self.ray.shutdown()
+
+
+# --- the run ---------------------------------------------------------------------------------------
+
+class Run:
+    def __init__(self, cfg: RunConfig, config_path, workers=None, ray_address=None, out=sys.stderr):
+        self.cfg = cfg
+        self.dir = Path(cfg.dir)
+        self.config_path = Path(config_path)
+        self.workers = workers or cfg.workers
+        self.ray_address = ray_address
+        self.out = out
+
+    # state ---------------------------------------------------------------------------------------------
+    def _init_state(self) -> dict:
+        from eval.weightfile import load_weights, save_weights
+        if self.dir.exists() and any(self.dir.iterdir()):
+            raise ValueError(f"run folder {self.dir} is not empty; use --resume to continue it")
+        for sub in ("weights", "opt", "pending", "records", "eval"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(self.config_path, self.dir / "config.toml")
+        w = load_weights(self.cfg.start_weights or None)
+        save_weights(weights_path(self.dir, 0), w, source="learn run start")
+        state = {"version": 0, "games_done": 0, "best": 0, "seed": self.cfg.seed, "seconds": 0.0,
+                 "positions": 0, "wins_b": 0, "wins_w": 0, "draws": 0, "opt": None}
+        self._write_state(state)
+        return state
+
+    def _write_state(self, state: dict) -> None:
+        atomic_write(self.dir / STATE, json.dumps(state, indent=1).encode())
+
+    def load_state(self) -> dict:
+        path = self.dir / STATE
+        if not path.is_file():
+            raise ValueError(f"{path}: no run to resume")
+        return json.loads(path.read_text())
+
+    def _optimizer(self, state):
+        from eval.weightfile import load_weights
+        from . import pg
+        w = load_weights(weights_path(self.dir, state["version"]))
+        w0 = load_weights(weights_path(self.dir, 0))
+        h = np.load(self.dir / "opt" / state["opt"]) if state["opt"] else None
+        return pg.SparseAdaGrad(w, lr=self.cfg.lr, l2=self.cfg.l2, max_step=self.cfg.max_step, h=h, w0=w0)
+
+    def _checkpoint(self, state, opt) -> None:
+        """Weights and optimiser state under the new version's names, then state.json (atomic) last."""
+        from eval.weightfile import save_weights
+        v = state["version"]
+        tmp = weights_path(self.dir, v).with_suffix(".tmp")
+        save_weights(tmp, opt.w, source="learn run", version=v, games=state["games_done"])
+        os.replace(tmp, weights_path(self.dir, v))
+        name = f"h{v:06d}.npy"
+        atomic_save(self.dir / "opt" / name, lambda f: np.save(f, opt.h))
+        old = state["opt"]
+        state["opt"] = name
+        self._write_state(state)
+        if old and old != name:
+            (self.dir / "opt" / old).unlink(missing_ok=True)
+
+    # loop ---------------------------------------------------------------------------------------------
+    def run(self, resume: bool) -> dict:
+        from tqdm import tqdm
+        state = self.load_state() if resume else self._init_state()
+        opt = self._optimizer(state)
+        backend = RayBackend(self.ray_address, self.workers) if self.ray_address else LocalBackend(self.workers)
+        cfg = self.cfg
+        bar = tqdm(total=cfg.games, initial=state["games_done"], unit="game", file=self.out, dynamic_ncols=True)
+        try:
+            while state["games_done"] < cfg.games:
+                started = time.perf_counter()
+                first = state["games_done"]
+                batch = range(first, min(first + cfg.batch_games, cfg.games))
+                metas = self._play_batch(state, batch, backend, bar)
+                stats = self._update(state, opt, batch, metas)
+                state["games_done"] = batch.stop
+                state["version"] += 1
+                state["seconds"] += time.perf_counter() - started
+                self._checkpoint(state, opt)
+                for i in batch:
+                    pending_path(self.dir, i).unlink(missing_ok=True)
+                stats.update(kind="batch", version=state["version"], games_done=state["games_done"],
+                             seconds=round(state["seconds"], 3), time=time.time())
+                self._metric(stats)
+                bar.set_postfix(loss=f"{stats['loss']:+.3f}", b=state["wins_b"], w=state["wins_w"],
+                                d=state["draws"], pos_s=f"{stats['positions_per_s']:.0f}")
+                every = cfg.eval.every_games
+                if every and (batch.stop // every > first // every or batch.stop == cfg.games):
+                    self._evaluate(state)
+        finally:
+            bar.close()
+            backend.close()
+        return state
+
+    def _play_batch(self, state, batch, backend, bar) -> dict:
+        """Outcome metas of every game in `batch`: pending files of this version are reused, the rest
+        played (in parallel) with the current weights."""
+        metas = {}
+        for i in batch:
+            p = pending_path(self.dir, i)
+            if p.is_file():
+                meta = read_pending(p)[2]
+                if meta["version"] == state["version"]:
+                    metas[i] = meta
+                    continue
+                p.unlink()
+        futures = {}
+        for i in batch:
+            if i not in metas:
+                task = {"run_dir": str(self.dir), "weights": str(weights_path(self.dir, state["version"])),
+                        "version": state["version"], "index": i, "seed": game_seed(state["seed"], i),
+                        "selfplay": self.cfg.selfplay.__dict__.copy()}
+                futures[backend.submit(task)] = i
+        t0 = time.perf_counter()
+        while futures:
+            for f, meta in backend.wait_any(futures):
+                metas[futures.pop(f)] = meta
+                bar.update(1)
+                bar.set_postfix(games_s=f"{len(metas) / max(1e-9, time.perf_counter() - t0):.3f}",
+                                last=meta["reason"])
+        return metas
+
+    def _update(self, state, opt, batch, metas) -> dict:
+        """Delta w = mean over the batch of each game's sum_side r * sum_t e(t) (eq. 14), AdaGrad step."""
+        parts = [read_pending(pending_path(self.dir, i))[:2] for i in batch]
+        idx = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+        val = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
+        uniq, inv = np.unique(idx, return_inverse=True)
+        g = np.zeros(uniq.shape[0])
+        np.add.at(g, inv, val)
+        g /= len(batch)
+        step = opt.step(uniq, g) if uniq.size else 0.0
+        ms = [metas[i] for i in batch]
+        for m in ms:
+            key = "draws" if m["winner"] is None else f"wins_{m['winner']}"
+            state[key] += 1
+            state["positions"] += m["nodes"]
+        secs = sum(m["seconds"] for m in ms)
+        return {"games": len(ms), "loss": float(np.mean([m["loss"] for m in ms])),
+                "grad_norm": float(np.linalg.norm(g)), "step_norm": step, "touched": int(uniq.size),
+                "plies": float(np.mean([len(m["moves"]) for m in ms])),
+                "positions_per_s": sum(m["nodes"] for m in ms) / max(secs, 1e-9),
+                "game_seconds": secs / len(ms), "reasons": _count(m["reason"] for m in ms),
+                "leaf_mismatch": max(m["leaf_mismatch"] for m in ms),
+                "material": opt.w[:24].round(1).tolist()}
+
+    def _metric(self, record: dict) -> None:
+        with open(self.dir / "metrics.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    # evaluation ---------------------------------------------------------------------------------------
+    def _evaluate(self, state) -> None:
+        """Checkpoint vs start and vs previous best at fixed nodes; the better-than-best becomes best."""
+        v = state["version"]
+        for label, other in (("start", 0), ("best", state["best"])):
+            if label == "best" and other in (0, v):
+                continue
+            summary = self._match(v, other, label)
+            elo = summary["elo_pentanomial"] or summary["elo_trinomial"]
+            self._metric({"kind": "eval", "vs": label, "version": v, "opponent": other,
+                          "games_done": state["games_done"], "games": summary["games"],
+                          "wins": summary["wins"], "losses": summary["losses"], "draws": summary["draws"],
+                          "score": summary["score"], "elo": elo["elo"], "elo_lower": elo["lower"],
+                          "elo_upper": elo["upper"], "time": time.time()})
+            if label == ("best" if state["best"] else "start") and (summary["score"] or 0) > 0.5:
+                state["best"] = v
+                self._write_state(state)
+
+    def _match(self, version: int, other: int, label: str) -> dict:
+        from .clock import TimeControl
+        from .match import EngineSpec, Match, MatchConfig
+        from .shogi_game import ShogiRules
+        ev = self.cfg.eval
+        command = ev.engine or f"{sys.executable} -m usi_engine"
+
+        def spec(name, v):
+            return EngineSpec(name, command, {"EvalFile": str(weights_path(self.dir, v).resolve()),
+                                              "USI_Hash": str(ev.hash_mb), "Threads": "1"})
+        folder = self.dir / "eval" / f"v{version:06d}-vs-{label}"
+        config = MatchConfig(
+            game="shogi", engines=(spec(f"v{version}", version), spec(f"v{other}", other)),
+            tc=TimeControl.from_args(nodes=ev.nodes), games=ev.games, concurrency=ev.concurrency,
+            openings=eval_openings(self.cfg, max(1, ev.games // 2)), shogi_rules=ShogiRules(max_moves=ev.max_moves),
+            records_dir=str(folder), json_path=str(folder / "summary.json"))
+        with open(os.devnull, "w") as quiet:
+            return Match(config, out=quiet).run()
+
+
+def eval_openings(cfg: RunConfig, count: int) -> list:
+    """`count` distinct-ish opening lines drawn with the start weights (softmax at opening_temp), the same
+    for every evaluation of a run (fixed seed), each played with both colours by the match runner."""
+    from eval.weightfile import load_weights
+    from usi_engine.shogi import Board, move_to_usi
+    from usi_engine.shogi.game import make_params
+    from usi_engine.shogi.layout import MAX_MOVES
+    from .openings import Opening
+    w = load_weights(cfg.start_weights or None)
+    params = make_params(qsearch_depth=cfg.selfplay.qdepth)
+    rng = np.random.default_rng([cfg.seed, 7])
+    buf = (np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.float64), np.zeros(MAX_MOVES, np.int8))
+    openings = []
+    for _ in range(count):
+        board = Board()
+        moves = []
+        for _ in range(cfg.eval.opening_plies):
+            m = sp.opening_move(board.pos, w, params, rng, cfg.selfplay.opening_temp, *buf)
+            if m is None:
+                break
+            board.push_code(m)
+            moves.append(move_to_usi(m))
+        openings.append(Opening(None, tuple(moves), " ".join(moves) or "startpos"))
+    return openings
+
+
+def _count(items) -> dict:
+    out = {}
+    for x in items:
+        out[x] = out.get(x, 0) + 1
+    return out
+
+
+def add_run_parser(sub) -> None:
+    p = sub.add_parser("run", help="self-play PG-expectation learning run (checkpoints, resume, workers)",
+                       description="Self-play learning (docs/learning.md).")
+    p.add_argument("config", help="TOML run configuration (configs/learn.toml)")
+    p.add_argument("--resume", action="store_true", help="continue the run in the configured folder")
+    p.add_argument("--workers", type=int, default=None, help="local worker processes (default: config)")
+    p.add_argument("--ray-address", default=None, help="run the self-play tasks on this Ray cluster")
+    p.add_argument("--dir", default=None, help="override the run folder of the config")
+    p.set_defaults(handler=run_command)
+
+
+def run_command(a) -> int:
+    try:
+        cfg = load_config(a.config)
+        if a.dir:
+            cfg.dir = a.dir
+        if a.workers is not None and a.workers < 1:
+            raise ValueError("--workers must be >= 1")
+        state = Run(cfg, a.config, a.workers, a.ray_address).run(a.resume)
+    except (ValueError, OSError, RuntimeError) as e:
+        print(f"run: error: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps({k: state[k] for k in ("version", "games_done", "wins_b", "wins_w", "draws", "best")}))
+    return 0

@@ -1,0 +1,230 @@
+"""Self-play shogi games with MCSS for PG-expectation learning (seed 001 §5; learn/pg.py).
+
+One game, in-process (no USI pipes: the trees are needed):
+1. Opening diversity: a random number of opening plies in [opening_min, opening_max], each drawn from a
+   softmax over the one-ply quiescence values at temperature `opening_temp` (varied but not absurd
+   openings); no learning on these plies.
+2. Every later move: an MCSS search with a fixed number of samples (deterministic given the seed, and
+   independent of machine speed), one thread, tree mode (no transpositions: each leaf has one path,
+   so the tree's values are exactly the recursion the gradient differentiates), tree reuse between moves.
+   The move is drawn from the learner's root policy pi_a(a) = exp(E*(a)/T_learn)/Z (eq. 12-13) and the
+   eligibility e(t) (eq. 15) of the drawn move is accumulated into the mover's dense gradient sum.
+   A proven win plays the best move; a proven loss resigns (proven values do not depend on w).
+3. The game ends by mate (no legal move), a winning declaration (CSA 27-point rule), sennichite (fourth
+   occurrence: draw, or a loss for the perpetual checker), resignation (optional value threshold held for
+   some moves), or the length cap (a draw, or adjudicated by the searched value when `adjudicate_cp` > 0).
+
+The caller gets the result and the two gradient sums G_black, G_white; the update is
+r_black * G_black + r_white * G_white (eq. 14).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+from pathlib import Path
+
+from usi_engine.search import core
+from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.values import MATE_THRESHOLD
+from usi_engine.shogi import Board, move_to_usi
+from usi_engine.shogi.game import ShogiAdapter, expand, make_params
+from usi_engine.shogi.layout import MAX_MOVES
+
+from . import pg
+from .records import KIF_ENCODING, ShogiRecord, write_csa, write_kif
+
+
+@dataclass
+class SelfPlayConfig:
+    samples: int = 200            # MCSS samples per move
+    t_sel: float = 92.0           # selection temperature (centipawns)
+    t_back: float = 92.0          # backup temperature: the tree's pi in the gradient factors
+    t_learn: float = 92.0         # learner's root policy temperature T_a (move choice and eq. 15)
+    hash_mb: float = 16.0
+    qdepth: int = 8
+    method: str = "sampled"       # sampled | exact | pgleaf (learn/pg.py)
+    mode: str = "full"            # full (both sides differentiate) | paper (opponent pi_b fixed)
+    grad_samples: int = 256       # sampled paths per eligibility term
+    clip: float = pg.DEFAULT_CLIP
+    opening_min: int = 0
+    opening_max: int = 8
+    opening_temp: float = 300.0
+    max_moves: int = 256          # game length cap (plies)
+    adjudicate_cp: float = 0.0    # > 0: at the cap, |E(root)| >= this decides the game; else a draw
+    resign_cp: float = 0.0        # > 0: resign after resign_moves own moves with E(root) <= -resign_cp
+    resign_moves: int = 3
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SelfPlayConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown self-play setting(s): {', '.join(sorted(unknown))}")
+        cfg = cls(**d)
+        if cfg.method not in pg.METHODS:
+            raise ValueError(f"method {cfg.method!r}: expected one of {', '.join(pg.METHODS)}")
+        if cfg.mode not in pg.MODES:
+            raise ValueError(f"mode {cfg.mode!r}: expected one of {', '.join(pg.MODES)}")
+        if min(cfg.samples, cfg.grad_samples, cfg.max_moves) < 1 or cfg.opening_min > cfg.opening_max:
+            raise ValueError("samples, grad_samples, max_moves must be >= 1 and opening_min <= opening_max")
+        if min(cfg.t_sel, cfg.t_back, cfg.t_learn, cfg.opening_temp) <= 0:
+            raise ValueError("temperatures must be > 0")
+        return cfg
+
+
+@dataclass
+class GameOutcome:
+    moves: list                 # USI strings from the start position
+    winner: str | None          # "b", "w" or None
+    reason: str
+    learned_moves: int = 0      # moves with an eligibility
+    nodes: int = 0              # positions evaluated by the searches
+    samples: int = 0
+    seconds: float = 0.0
+    log_pi: list = None         # log pi_a(a_t) of each learned move, with its side ("b"/"w")
+    leaf_mismatch: float = 0.0  # largest |recomputed - stored| leaf value (should be ~0)
+
+    def reward(self, side: str) -> float:
+        return 0.0 if self.winner is None else (1.0 if self.winner == side else -1.0)
+
+    def pg_loss(self) -> float:
+        """Surrogate loss -mean_t r_t log pi_a(a_t) (its gradient is -(1/L) sum r e(t), eq. 14)."""
+        if not self.log_pi:
+            return 0.0
+        return -float(np.mean([self.reward(s) * lp for s, lp in self.log_pi]))
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("log_pi")
+        d["loss"] = self.pg_loss()
+        return d
+
+
+def opening_move(pos, weights, params, rng, temp, moves, values, flags):
+    """A move drawn by exp(x/temp) over the one-ply (quiescence) values x of the children; None if none."""
+    n, _ = expand(pos, weights, params, np.zeros(1, np.uint64), moves, values, flags)
+    if n == 0:
+        return None
+    x = -values[:n] / temp
+    p = np.exp(x - x.max())
+    return int(moves[rng.choice(n, p=p / p.sum())])
+
+
+def _game_over(board: Board):
+    """(winner, reason) when the side to move cannot continue, else None."""
+    side = "b" if board.turn == 0 else "w"
+    other = "w" if side == "b" else "b"
+    if board.legal_move_codes().size == 0:
+        return other, "mate"
+    if board.declaration("CSARule27"):
+        return side, "declaration"
+    return None
+
+
+class SelfPlayer:
+    """Plays self-play games with one set of weights; keeps the searcher and gradient scratch between
+    games."""
+
+    def __init__(self, weights, cfg: SelfPlayConfig, seed: int = 0):
+        self.cfg = cfg
+        self.weights = weights
+        self.params = make_params(qsearch_depth=cfg.qdepth)
+        self.adapter = ShogiAdapter(weights, self.params)
+        self.searcher = Searcher(self.adapter, SearchOptions(
+            threads=1, hash_mb=cfg.hash_mb, t_sel=cfg.t_sel, t_back=cfg.t_back, graph=False, reuse=True,
+            seed=seed))
+        self.tg = None
+        self._buf = (np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.float64), np.zeros(MAX_MOVES, np.int8))
+
+    def set_weights(self, weights):
+        self.weights = weights
+        self.adapter.weights = weights
+        self.searcher.clear()
+
+    def play(self, seed: int, grads: dict) -> GameOutcome:
+        """One game; grads = {"b": dense float64[N_WEIGHTS], "w": ...} receive each side's sum of e(t)."""
+        cfg = self.cfg
+        start = time.perf_counter()
+        rng = np.random.default_rng(seed)
+        srng = np.array([rng.integers(1, 2**63)], np.uint64)
+        self.searcher.options.seed = int(rng.integers(0, 2**31))
+        self.searcher.clear()
+        board = Board()
+        out = GameOutcome([], None, "", log_pi=[])
+        for _ in range(int(rng.integers(cfg.opening_min, cfg.opening_max + 1))):
+            m = opening_move(board.pos, self.weights, self.params, rng, cfg.opening_temp, *self._buf)
+            if m is None:
+                break
+            board.push_code(m)
+            out.moves.append(move_to_usi(m))
+        losing_streak = {"b": 0, "w": 0}
+        while True:
+            over = _game_over(board)
+            if over is not None:
+                out.winner, out.reason = over
+                break
+            side = "b" if board.turn == 0 else "w"
+            other = "w" if side == "b" else "b"
+            res = self.searcher.search(board.pos, Limits(samples=cfg.samples, stop_on_proven=True))
+            out.nodes += res.nodes
+            out.samples += res.samples
+            if board.ply >= cfg.max_moves:
+                if cfg.adjudicate_cp > 0 and abs(res.value) >= cfg.adjudicate_cp:
+                    out.winner = side if res.value > 0 else other
+                    out.reason = "adjudication"
+                else:
+                    out.reason = "max-moves"
+                break
+            if res.value <= -MATE_THRESHOLD:
+                out.winner, out.reason = other, "resign"
+                break
+            losing_streak[side] = losing_streak[side] + 1 if cfg.resign_cp > 0 and res.value <= -cfg.resign_cp else 0
+            if cfg.resign_cp > 0 and losing_streak[side] >= cfg.resign_moves:
+                out.winner, out.reason = other, "resign"
+                break
+            move = self._learn_move(board, res, rng, srng, grads[side], side, out)
+            board.push_code(move)
+            out.moves.append(move_to_usi(move))
+            rep = board.repetition()
+            if rep != "none":
+                out.winner = None if rep == "draw" else (other if rep == "win" else side)
+                out.reason = "repetition" if rep == "draw" else "perpetual-check"
+                break
+        out.seconds = time.perf_counter() - start
+        return out
+
+    def _learn_move(self, board, res, rng, srng, grad, side, out) -> int:
+        """The move to play: drawn from pi_a (eq. 12-13) with its eligibility added to grad; the best move
+        when the root is proven (no gradient there)."""
+        cfg = self.cfg
+        tree = self.searcher.pool.tree
+        if res.value >= MATE_THRESHOLD:
+            return int(res.best_move)
+        edges, p = pg.root_policy(tree, 0, cfg.t_learn)
+        a = int(rng.choice(len(p), p=p / p.sum()))
+        capacity = self.searcher.pool.node_capacity
+        if self.tg is None or self.tg.capacity != capacity:
+            self.tg = pg.TreeGradient(capacity)
+        _, worst = self.tg.shogi_eligibility(
+            tree, 0, board.pos, self.weights, cfg.qdepth, int(edges[a]), cfg.method, cfg.t_back,
+            cfg.t_learn, cfg.mode, cfg.grad_samples, cfg.clip, srng, grad)
+        out.leaf_mismatch = max(out.leaf_mismatch, worst)
+        out.learned_moves += 1
+        out.log_pi.append((side, float(np.log(max(p[a], 1e-300)))))
+        return int(tree[core.T_EMOVE][edges[a]])
+
+
+def save_record(outcome: GameOutcome, folder, name: str, event: str = "selfplay") -> None:
+    """CSA and KIF files of a self-play game (learn/records.py writers)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    loser = None if outcome.winner is None else ("w" if outcome.winner == "b" else "b")
+    reason = {"adjudication": "resign"}.get(outcome.reason, outcome.reason)
+    rec = ShogiRecord("selfplay", "selfplay", None, outcome.moves, [0.0] * len(outcome.moves), outcome.winner,
+                      reason, loser, time.strftime("%Y/%m/%d %H:%M:%S"), event=event,
+                      comment=f"reason {outcome.reason}")
+    (folder / f"{name}.csa").write_bytes(write_csa(rec).encode())
+    (folder / f"{name}.kif").write_bytes(write_kif(rec).encode(KIF_ENCODING, errors="replace"))
