@@ -27,8 +27,11 @@ import numpy as np
 from numba import njit
 
 from usi_engine.go.board import area_score, do_move, game_over, gen_moves, pos_key, undo_move
-from usi_engine.go.layout import BOARD_CAP, SIDE, SIZE, BLACK
-from usi_engine.go.playout import DEFAULT_CAP_FACTOR, WS_ROWS, run_playouts
+from usi_engine.go.goboard import vertex_str
+from usi_engine.go.layout import (BLACK, BOARD_CAP, H_KEY, H_MOVE, H_SIDE, HIST, HIST_CAP, HIST_STRIDE, KEY,
+                                  KO, KO_RULE, KOMI_MILLI, PASS, PLY, SIDE, SIZE, SUICIDE_OK)
+from usi_engine.go.playout import DEFAULT_CAP_FACTOR, WS_ROWS, move_priors, run_playout, run_playouts
+from usi_engine.search.core import NO_MOVE
 from usi_engine.search.values import MATE
 
 P_PLAYOUTS, P_VALUE_SCALE, P_CAP_FACTOR = 0, 1, 2
@@ -37,8 +40,8 @@ DEFAULT_VALUE_SCALE = 1000.0
 TERMINAL = 1
 MAX_MOVES = BOARD_CAP + 1   # out_moves capacity that is always enough (all points + pass)
 
-__all__ = ["gen_moves", "do_move", "undo_move", "pos_key", "expand", "root_status",
-           "default_params", "MAX_MOVES"]
+__all__ = ["gen_moves", "do_move", "undo_move", "pos_key", "expand", "expand_amaf", "root_status",
+           "default_params", "MAX_MOVES", "GoAdapter"]
 
 
 def default_params(playouts: int = 1, value_scale: float = DEFAULT_VALUE_SCALE,
@@ -71,24 +74,37 @@ def root_status(pos, params):
 
 
 @njit(cache=True, nogil=True)
-def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
-    """All legal moves of pos; each child's value = mean of K playouts from the child (its side to
-    move's view, scale above), or its exact value when the child ends the game. pos is unchanged.
-    Returns (n_children, playout moves played)."""
+def _expand(pos, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, amaf):
+    """expand (amaf False: K playouts per child) or expand_amaf (amaf True: priors, one traced playout
+    per child)."""
     n = gen_moves(pos, out_moves)
-    k = max(1, int(params[P_PLAYOUTS]))
+    k = 1 if amaf else max(1, int(params[P_PLAYOUTS]))
     scale = params[P_VALUE_SCALE]
     cap = max(1, int(params[P_CAP_FACTOR] * pos[SIZE] * pos[SIZE]))
     ws = np.empty((WS_ROWS, BOARD_CAP), np.int64)
+    if amaf:
+        move_priors(pos, ws, out_moves, n, out_prior)
     none = np.empty(0, np.float64)
     work = 0
+    top = 0
     for i in range(n):
+        if amaf:
+            tstart[i] = top
         do_move(pos, out_moves[i])
         if game_over(pos):
             out_values[i] = _terminal_value(pos)
             out_flags[i] = TERMINAL
         else:
-            black_wins, moves, _ = run_playouts(pos, ws, rng, k, cap, none, none)
+            if amaf:
+                room = min(cap, trace.shape[0] - top)
+                score, moves = run_playout(pos, ws, rng, cap, none, none, trace[top:top + room])
+                black_wins = 1.0 if score > 0 else (0.5 if score == 0 else 0.0)
+                for j in range(top, top + min(moves, room)):
+                    if trace[j] == PASS:
+                        trace[j] = NO_MOVE
+                top += min(moves, room)
+            else:
+                black_wins, moves, _ = run_playouts(pos, ws, rng, k, cap, none, none)
             p = black_wins / k
             if pos[SIDE] != BLACK:
                 p = 1.0 - p
@@ -96,4 +112,87 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
             out_flags[i] = 0
             work += moves
         undo_move(pos)
+    if amaf:
+        tstart[n] = top
     return n, work
+
+
+@njit(cache=True, nogil=True)
+def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
+    """All legal moves of pos; each child's value = mean of K playouts from the child (its side to
+    move's view, scale above), or its exact value when the child ends the game. pos is unchanged.
+    Returns (n_children, playout moves played)."""
+    none_f = np.empty(0, np.float64)
+    none_i = np.empty(0, np.int32)
+    return _expand(pos, params, rng, out_moves, out_values, out_flags, none_f, none_i,
+                   np.empty(0, np.int64), False)
+
+
+@njit(cache=True, nogil=True)
+def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart):
+    """The optional RAVE kernel of the contract: expand with ONE playout per child, plus out_prior[i] =
+    heuristic prior H in [0, 1] for the mover (playout.move_priors) and the playout of child i in
+    trace[tstart[i]:tstart[i+1]] (passes as NO_MOVE; cut when trace is full)."""
+    return _expand(pos, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, True)
+
+
+class GoAdapter:
+    """Go as the Searcher sees it (usi_engine/search/searcher.py): params, value scale, move text, depth
+    budget and the path between two positions of the same game (tree reuse)."""
+
+    game = "go"
+    max_moves = MAX_MOVES
+
+    def __init__(self, size: int = 9, params=None):
+        self.size = size
+        self.weights = np.zeros(1, dtype=np.float64)
+        self.params = default_params() if params is None else params
+
+    @property
+    def value_scale(self) -> float:
+        return float(self.params[P_VALUE_SCALE])
+
+    def amaf_capacity(self, pos) -> int:
+        """Trace entries one expand_amaf call may write: every child's whole playout."""
+        return MAX_MOVES * max(1, int(self.params[P_CAP_FACTOR] * pos[SIZE] * pos[SIZE]))
+
+    @staticmethod
+    def copy(pos):
+        return pos.copy()
+
+    def move_to_str(self, move) -> str:
+        return vertex_str(int(move), self.size)
+
+    @staticmethod
+    def max_depth(pos) -> int:
+        """Plies the history of pos can still hold before game_over's "history full" rule."""
+        return int(pos[HIST_CAP] - pos[PLY] - 2)
+
+    @staticmethod
+    def path_since(old, new):
+        """Moves from `old` to `new` when `new` continues the same game with alternating colours and the
+        same rules (size, komi, ko rule), else None."""
+        if any(old[i] != new[i] for i in (SIZE, KOMI_MILLI, KO_RULE, SUICIDE_OK)):
+            return None
+        lo, ln = int(old[PLY]), int(new[PLY])
+        if ln < lo:
+            return None
+        entries = HIST + HIST_STRIDE * np.arange(lo)
+        if np.any(old[entries + H_KEY] != new[entries + H_KEY]) or \
+                np.any(old[entries + H_MOVE] != new[entries + H_MOVE]):
+            return None
+        if ln == lo:
+            same = old[KEY] == new[KEY] and old[SIDE] == new[SIDE] and old[KO] == new[KO]
+            return [] if same else None
+        first = HIST + HIST_STRIDE * lo
+        if new[first + H_KEY] != old[KEY] or new[first + H_SIDE] != old[SIDE]:
+            return None
+        side = int(old[SIDE])
+        moves = []
+        for i in range(lo, ln):
+            e = HIST + HIST_STRIDE * i
+            if new[e + H_SIDE] != side:
+                return None
+            moves.append(int(new[e + H_MOVE]))
+            side = 3 - side
+        return moves if side == new[SIDE] else None

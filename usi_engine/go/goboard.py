@@ -36,6 +36,14 @@ def parse_colour(colour) -> int:
     raise ValueError(f"invalid color: {colour!r}")
 
 
+def vertex_str(move: int, size: int) -> str:
+    """GTP vertex of a point index or PASS on a size x size board."""
+    if move == L.PASS:
+        return "pass"
+    w = size + 1
+    return f"{COLUMNS[move % w]}{move // w}"
+
+
 def format_score(score: float) -> str:
     """GTP final_score text: "B+3.5", "W+2", "0"."""
     if score == 0:
@@ -114,10 +122,7 @@ class GoBoard:
 
     def vertex(self, move: int) -> str:
         """GTP vertex of a point index or PASS."""
-        if move == L.PASS:
-            return "pass"
-        w = self.size + 1
-        return f"{COLUMNS[move % w]}{move // w}"
+        return vertex_str(move, self.size)
 
     # --- moves -----------------------------------------------------------------------------------
     def play(self, colour, vertex: str) -> None:

@@ -66,6 +66,21 @@ def rand_below(rng, n):
 
 
 @njit(cache=True, nogil=True)
+def _pseudo_libs(board, w, s):
+    """Count, sum and sum of squares of the empty neighbours of s (its pseudo-liberties)."""
+    nl = 0
+    sl = 0
+    sl2 = 0
+    for d in (1, -1, w, -w):
+        q = s + d
+        if board[q] == EMPTY:
+            nl += 1
+            sl += q
+            sl2 += q * q
+    return nl, sl, sl2
+
+
+@njit(cache=True, nogil=True)
 def _setup(pos, ws):
     """Copy pos's board into ws and build blocks, pseudo-liberties and the empty-point list."""
     size = pos[SIZE]
@@ -98,14 +113,13 @@ def _setup(pos, ws):
                     i += 1
                     nxt[prev] = s
                     prev = s
+                    a, b, b2 = _pseudo_libs(board, w, s)
+                    nl += a
+                    sl += b
+                    sl2 += b2
                     for d in (1, -1, w, -w):
                         q = s + d
-                        v = board[q]
-                        if v == EMPTY:
-                            nl += 1
-                            sl += q
-                            sl2 += q * q
-                        elif v == c and head[q] == 0:
+                        if board[q] == c and head[q] == 0:
                             head[q] = p
                             stack[n] = q
                             n += 1
@@ -267,17 +281,11 @@ def _play(ws, w, p, c):
     head[p] = p
     nxt[p] = p
     ws[R_GSIZE, p] = 1
-    nl = 0
-    sl = 0
-    sl2 = 0
+    nl, sl, sl2 = _pseudo_libs(board, w, p)
     for d in (1, -1, w, -w):
         q = p + d
         v = board[q]
-        if v == EMPTY:
-            nl += 1
-            sl += q
-            sl2 += q * q
-        elif v != BORDER:
+        if v == BLACK or v == WHITE:
             h = head[q]
             ws[R_LIBS, h] -= 1
             ws[R_LSUM, h] -= p
@@ -428,6 +436,71 @@ def run_playouts(pos, ws, rng, n, max_moves, own, seki):
         elif score == 0:
             wins += 0.5
     return wins, total, score_sum
+
+
+# Heuristic prior H(s,a) in [0, 1] for the mover (seed 000 §5, heuristic MC-RAVE): the even-game value
+# 1/2 unless a rule below applies (first match wins).
+PRIOR_EVEN = 0.5
+PRIOR_EYE = 0.05           # filling an own eye-like point
+PRIOR_CAPTURE = 0.9        # captures an opponent block in atari
+PRIOR_ESCAPE = 0.8         # extends an own block in atari to >= 2 liberties
+PRIOR_SELF_ATARI = 0.15    # leaves an own block of >= 2 stones in atari
+PRIOR_NEAR_LAST = 0.6      # within Manhattan distance 2 of the opponent's last move (local answer)
+PRIOR_EMPTY_EDGE = 0.35    # first line with no stone within distance 2 (too low in open areas)
+PRIOR_PASS = 0.1
+NEAR = 2
+
+
+@njit(cache=True, nogil=True)
+def _stone_near(board, w, p, radius):
+    """Any stone within Manhattan distance `radius` of p."""
+    for dy in range(-radius, radius + 1):
+        r = radius - abs(dy)
+        for dx in range(-r, r + 1):
+            q = p + dy * w + dx
+            if 0 <= q < BOARD_CAP and (board[q] == BLACK or board[q] == WHITE):
+                return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _prior(ws, w, size, p, c, last):
+    """H(s,a) of a legal stone move p for c (rules above), after _setup of the position."""
+    board, head = ws[R_BOARD], ws[R_HEAD]
+    if _is_own_eye(board, w, p, c):
+        return PRIOR_EYE
+    escape = False
+    for d in (1, -1, w, -w):
+        v = board[p + d]
+        if (v == BLACK or v == WHITE) and _in_atari(ws, head[p + d]):
+            if v != c:
+                return PRIOR_CAPTURE
+            escape = True
+    libs = _libs_after(ws, w, p, c)
+    if escape and libs == 2:
+        return PRIOR_ESCAPE
+    if libs < 2:
+        for d in (1, -1, w, -w):
+            if board[p + d] == c:
+                return PRIOR_SELF_ATARI
+    if last != PASS and last > 0 and abs(p % w - last % w) + abs(p // w - last // w) <= NEAR:
+        return PRIOR_NEAR_LAST
+    x, y = p % w, p // w
+    if (x == 0 or x == size - 1 or y == 1 or y == size) and not _stone_near(board, w, p, NEAR):
+        return PRIOR_EMPTY_EDGE
+    return PRIOR_EVEN
+
+
+@njit(cache=True, nogil=True)
+def move_priors(pos, ws, moves, n, out):
+    """out[i] = heuristic prior H of the legal move moves[i] for the side to move of pos (uses ws)."""
+    _setup(pos, ws)
+    w = pos[STRIDE]
+    ply = pos[PLY]
+    last = pos[HIST + HIST_STRIDE * (ply - 1) + H_MOVE] if ply > 0 else PASS
+    for i in range(n):
+        p = moves[i]
+        out[i] = PRIOR_PASS if p == PASS else _prior(ws, w, pos[SIZE], p, pos[SIDE], last)
 
 
 def move_cap(size: int, factor: float = DEFAULT_CAP_FACTOR) -> int:

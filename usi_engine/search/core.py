@@ -8,7 +8,10 @@ Pool (structure of arrays, preallocated; ``tree`` is a tuple of them, indices T_
   nodes  value f64 (negamax E, from the node's side to move), first i64 (first edge), count i32 (edges),
          key i64 (position key), state i64 (low 2 bits UNEXPANDED / EXPANDING / EXPANDED, upper bits a backup
          sequence counter), flags i8 (FLAG_TERMINAL), depth i16 (plies below the search root at creation)
-  edges  move i32, child i32 (node index), visits i64 (only for the UCT policy; length 1 otherwise)
+  edges  move i32, child i32 (node index), visits i64 (only for the UCT policy; length 1 otherwise),
+         MC-RAVE statistics rn, rw, an, aw f64 (only for the RAVE policy; length 1 otherwise): MC count
+         N(s,a) and summed outcome, AMAF count N~(s,a) and summed outcome (seed 000 eq. 13-17), outcomes
+         in [0, 1] from the mover's side, virtual prior visits included (eq. 48-51)
   table  key i64, node i64 (open addressing, graph mode only; node -1 empty, -2 being written)
 A node is *proven* when |value| >= MATE_THRESHOLD; that is derived from the value, not stored.
 ``ctl`` is one shared int64 array of control words and counters (indices C_*); hot counters sit on their
@@ -31,6 +34,7 @@ FLAG_TERMINAL = 1              # the game marked the position terminal: its valu
 # --- tree tuple indices ---------------------------------------------------------------------------
 T_VALUE, T_FIRST, T_COUNT, T_KEY, T_STATE, T_FLAGS, T_DEPTH = 0, 1, 2, 3, 4, 5, 6
 T_EMOVE, T_ECHILD, T_EVISITS, T_TKEY, T_TNODE = 7, 8, 9, 10, 11
+T_RN, T_RW, T_AN, T_AW = 12, 13, 14, 15
 
 # --- ctl indices ------------------------------------------------------------------------------------
 C_STOP, C_NODE_LIMIT, C_SAMPLE_LIMIT, C_ROOT, C_MEMFULL = 0, 1, 2, 3, 4
@@ -38,16 +42,17 @@ C_SAMPLES = 8                  # samples started (claimed against C_SAMPLE_LIMIT
 C_WORK = 16                    # positions evaluated (the games' `work`), the `nodes` statistic
 C_NODES = 24                   # node slots used
 C_EDGES = 32                   # edge slots used
-C_TABLE, C_PRIVATE, C_WASTED_EDGES = 40, 41, 43
+C_TABLE, C_PRIVATE, C_CHILDREN, C_WASTED_EDGES = 40, 41, 42, 43
 C_SELDEPTH, C_COLLISIONS, C_CYCLES, C_EXPANSIONS = 44, 45, 46, 47
 CTL_SIZE = 48
 
 # --- float / int parameter vectors of run_samples ---------------------------------------------------
-FP_TSEL, FP_TBACK, FP_CUCT = 0, 1, 2
-FP_SIZE = 3
+FP_TSEL, FP_TBACK, FP_CUCT, FP_VSCALE, FP_RAVE_BIAS, FP_PRIOR_N, FP_PRIOR_AMAF = 0, 1, 2, 3, 4, 5, 6
+FP_SIZE = 7
 IP_POLICY, IP_GRAPH, IP_MAXDEPTH = 0, 1, 2
 IP_SIZE = 3
-POLICY_SOFTMAX, POLICY_UCT = 0, 1
+POLICY_SOFTMAX, POLICY_UCT, POLICY_RAVE = 0, 1, 2
+NO_MOVE = -1                   # a trace entry that is no move (a pass in a Go playout): keeps the parity
 
 TABLE_EMPTY, TABLE_BUSY = -1, -2
 NO_LIMIT = np.iinfo(np.int64).max
@@ -55,13 +60,10 @@ _INF = np.inf
 
 
 @njit(cache=True, nogil=True)
-def backup_value(tree, v, t_back):
-    """E(v) recomputed from v's children (seed 001 eq. 3, negamax): E(v) = sum_c pi_b(c|v) * (-E(c)),
-    pi_b(c|v) = exp(-E(c)/T_back)/Z, max-shifted. T_back <= 0 gives minimax (UCTMAX_H backup).
-
-    Proven results: a child that is a proven loss for its side to move wins v (MATE - distance: one point
-    per ply, quickest mate); if every child is a proven win for its side, v is lost (longest resistance).
-    A heuristic result is clamped below MATE_THRESHOLD so it never masquerades as proven."""
+def proven_value(tree, v):
+    """(proven, E(v), min child E) from v's children's proven results alone: a child that is a proven loss
+    for its side to move wins v (MATE - distance: one point per ply, quickest mate); if every child is a
+    proven win for its side, v is lost (longest resistance)."""
     value = tree[T_VALUE]
     echild = tree[T_ECHILD]
     f = tree[T_FIRST][v]
@@ -75,31 +77,75 @@ def backup_value(tree, v, t_back):
         if e < MATE_THRESHOLD:
             all_won = False
     if min_e <= -MATE_THRESHOLD:
-        return -min_e - 1.0
+        return True, -min_e - 1.0, min_e
     if all_won:
-        return -min_e + 1.0
-    if t_back <= 0.0:
-        r = -min_e
-    else:
-        z = 0.0
-        s = 0.0
-        for i in range(n):
-            e = value[echild[f + i]]
-            w = np.exp(-(e - min_e) / t_back)
-            z += w
-            s -= w * e
-        r = s / z
+        return True, -min_e + 1.0, min_e
+    return False, 0.0, min_e
+
+
+@njit(cache=True, nogil=True)
+def clamp_heuristic(r):
+    """A heuristic value clamped below MATE_THRESHOLD so it never masquerades as proven."""
     limit = MATE_THRESHOLD - 1.0
     if r > limit:
-        r = limit
-    elif r < -limit:
-        r = -limit
+        return limit
+    if r < -limit:
+        return -limit
     return r
 
 
 @njit(cache=True, nogil=True)
-def backup_node(tree, v, t_back):
-    """Store E(v) = backup_value, retrying until no child changed meanwhile.
+def backup_value(tree, v, t_back):
+    """E(v) recomputed from v's children (seed 001 eq. 3, negamax): E(v) = sum_c pi_b(c|v) * (-E(c)),
+    pi_b(c|v) = exp(-E(c)/T_back)/Z, max-shifted. T_back <= 0 gives minimax (UCTMAX_H backup).
+    Proven results first (proven_value); a heuristic result is clamped (clamp_heuristic)."""
+    proven, r, min_e = proven_value(tree, v)
+    if proven:
+        return r
+    if t_back <= 0.0:
+        return clamp_heuristic(-min_e)
+    value = tree[T_VALUE]
+    echild = tree[T_ECHILD]
+    f = tree[T_FIRST][v]
+    z = 0.0
+    s = 0.0
+    for i in range(tree[T_COUNT][v]):
+        e = value[echild[f + i]]
+        w = np.exp(-(e - min_e) / t_back)
+        z += w
+        s -= w * e
+    return clamp_heuristic(s / z)
+
+
+@njit(cache=True, nogil=True)
+def rave_value(tree, v, vscale):
+    """E(v) under the RAVE policy: proven results as in backup_value, else the mean simulation outcome q
+    over v's edges (MC counts, priors included) on the value scale, vscale * (2q - 1)."""
+    proven, r, _ = proven_value(tree, v)
+    if proven:
+        return r
+    f = tree[T_FIRST][v]
+    wins = 0.0
+    count = 0.0
+    for e in range(f, f + tree[T_COUNT][v]):
+        wins += tree[T_RW][e]
+        count += tree[T_RN][e]
+    if count <= 0.0:
+        return tree[T_VALUE][v]
+    return clamp_heuristic(vscale * (2.0 * wins / count - 1.0))
+
+
+@njit(cache=True, nogil=True)
+def node_value(tree, v, policy, t_back, vscale):
+    """E(v) recomputed from its children under the policy's backup rule."""
+    if policy == POLICY_RAVE:
+        return rave_value(tree, v, vscale)
+    return backup_value(tree, v, t_back)
+
+
+@njit(cache=True, nogil=True)
+def backup_node(tree, v, t_back, policy, vscale):
+    """Store E(v) = node_value, retrying until no child changed meanwhile.
 
     Writers of a child bump the parent's sequence (state += SEQ_STEP) after the child's value store; a
     backup that saw the sequence change recomputes. So the last value stored for v is always computed
@@ -107,7 +153,7 @@ def backup_node(tree, v, t_back):
     state = tree[T_STATE]
     while True:
         s0 = atomic_load(state, v)
-        tree[T_VALUE][v] = backup_value(tree, v, t_back)
+        tree[T_VALUE][v] = node_value(tree, v, policy, t_back, vscale)
         if atomic_add(state, v, 0) == s0:   # seq_cst read-modify-write: also orders the store above
             return
 
@@ -169,6 +215,179 @@ def select_uct(tree, v, c_uct):
             best_score = score
             best = f + i
     return best
+
+
+# --- MC-RAVE (seed 000 §4-5, Algorithm 2) ------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def rave_beta(n, n_amaf, bias):
+    """Weight of the AMAF value by the minimum-MSE schedule (seed 000 eq. 47):
+    beta = n~ / (n + n~ + 4 n n~ b^2), with n = N(s,a), n~ = N~(s,a) and b the RAVE bias."""
+    if n_amaf <= 0.0:
+        return 0.0
+    return n_amaf / (n + n_amaf + 4.0 * n * n_amaf * bias * bias)
+
+
+@njit(cache=True, nogil=True)
+def select_rave(tree, v, fp):
+    """UCT-RAVE (seed 000 eq. 12 and 18): argmax (1 - beta) Q(s,a) + beta Q~(s,a) + c sqrt(ln N(s) / N(s,a)),
+    beta by eq. 47. A child proven lost for its side to move is taken at once; children proven won for
+    their side are avoided while any other edge exists."""
+    value = tree[T_VALUE]
+    echild = tree[T_ECHILD]
+    rn, rw, an, aw = tree[T_RN], tree[T_RW], tree[T_AN], tree[T_AW]
+    f = tree[T_FIRST][v]
+    n = tree[T_COUNT][v]
+    bias = fp[FP_RAVE_BIAS]
+    c = fp[FP_CUCT]
+    total = 0.0
+    for e in range(f, f + n):
+        total += rn[e]
+    log_total = np.log(total + 1.0)
+    best = f
+    best_score = -_INF
+    for e in range(f, f + n):
+        ev = value[echild[e]]
+        if ev <= -MATE_THRESHOLD:
+            return e
+        if ev >= MATE_THRESHOLD:
+            score = -1.0
+        else:
+            nmc = max(rn[e], 1e-9)
+            beta = rave_beta(nmc, an[e], bias)
+            score = (1.0 - beta) * rw[e] / nmc + c * np.sqrt(log_total / nmc)
+            if beta > 0.0:
+                score += beta * aw[e] / an[e]
+        if score > best_score:
+            best_score = score
+            best = e
+    return best
+
+
+@njit(cache=True, nogil=True)
+def rave_outcome(child_value, vscale):
+    """Outcome in [0, 1] for the mover of a child whose value (child's side) is child_value."""
+    x = child_value / vscale
+    if x > 1.0:
+        x = 1.0
+    elif x < -1.0:
+        x = -1.0
+    return 0.5 * (1.0 - x)
+
+
+@njit(cache=True, nogil=True)
+def rave_init_edges(tree, v, n, values, prior, fp):
+    """Statistics of v's fresh edges: the heuristic prior H as virtual experience (seed 000 eq. 48-51,
+    C = FP_PRIOR_N MC visits, C~ = FP_PRIOR_AMAF AMAF visits), plus the child's own playout as one real
+    MC simulation."""
+    f = tree[T_FIRST][v]
+    pn, pa = fp[FP_PRIOR_N], fp[FP_PRIOR_AMAF]
+    for i in range(n):
+        e = f + i
+        tree[T_RN][e] = pn + 1.0
+        tree[T_RW][e] = pn * prior[i] + rave_outcome(values[i], fp[FP_VSCALE])
+        tree[T_AN][e] = pa
+        tree[T_AW][e] = pa * prior[i]
+
+
+@njit(cache=True, nogil=True)
+def edge_map(tree, v, hkey, hval, hbuild, build):
+    """Index v's edges by move in the open-addressing table hkey/hval (slots valid when hbuild == build)."""
+    mask = hkey.shape[0] - 1
+    f = tree[T_FIRST][v]
+    for e in range(f, f + tree[T_COUNT][v]):
+        m = tree[T_EMOVE][e]
+        s = table_slot(m, mask)
+        while hbuild[s] == build:
+            s = (s + 1) & mask
+        hbuild[s] = build
+        hkey[s] = m
+        hval[s] = e
+
+
+@njit(cache=True, nogil=True)
+def edge_slot(move, hkey, hbuild, build):
+    """Slot of `move` in the current edge map, -1 if the node has no such edge."""
+    mask = hkey.shape[0] - 1
+    s = table_slot(move, mask)
+    while hbuild[s] == build:
+        if hkey[s] == move:
+            return s
+        s = (s + 1) & mask
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def amaf_credit(tree, move, z, hkey, hval, hbuild, hseen, build, stamp):
+    """One AMAF update (seed 000 eq. 16-17) of the current node's edge `move` with outcome z, unless the
+    move is not an edge there or this simulation already credited it (first occurrence only)."""
+    s = edge_slot(move, hkey, hbuild, build)
+    if s >= 0 and hseen[s] != stamp:
+        hseen[s] = stamp
+        e = hval[s]
+        tree[T_AN][e] += 1.0
+        tree[T_AW][e] += z
+
+
+@njit(cache=True, nogil=True)
+def rave_update(tree, path_nodes, path_edges, d, moves, values, n, trace, tstart, vscale, hscratch):
+    """Statistics after the expansion of path_nodes[d], whose n children each ran one playout (child i:
+    move moves[i], value values[i] from its side, playout moves trace[tstart[i]:tstart[i+1]]).
+
+    MC (eq. 13-15): every path edge counts the n simulations and their outcomes from its mover's side.
+    AMAF (eq. 16-17, Algorithm 2): at every path node s_t (t = 0..d) each simulation credits the edges of
+    the moves played after s_t by s_t's side to move (every second move of path, child move and playout),
+    the first occurrence of each move only; moves that are no edge of s_t (illegal there) are skipped."""
+    hkey, hval, hbuild, hseen, ids = hscratch
+    rn, rw = tree[T_RN], tree[T_RW]
+    emove = tree[T_EMOVE]
+    zsum = 0.0
+    for i in range(n):
+        zsum += rave_outcome(values[i], vscale)
+    for t in range(d):
+        e = path_edges[t]
+        rn[e] += n
+        rw[e] += zsum if (d - t) % 2 == 0 else n - zsum
+    for t in range(d + 1):
+        ids[0] += 1
+        build = ids[0]
+        edge_map(tree, path_nodes[t], hkey, hval, hbuild, build)
+        for i in range(n):
+            ids[1] += 1
+            stamp = ids[1]
+            z = rave_outcome(values[i], vscale)
+            if (d - t) % 2 == 1:
+                z = 1.0 - z
+            k = 0
+            for u in range(t, d):
+                if k % 2 == 0:
+                    amaf_credit(tree, emove[path_edges[u]], z, hkey, hval, hbuild, hseen, build, stamp)
+                k += 1
+            if k % 2 == 0:
+                amaf_credit(tree, moves[i], z, hkey, hval, hbuild, hseen, build, stamp)
+            k += 1
+            for j in range(tstart[i], tstart[i + 1]):
+                if k % 2 == 0 and trace[j] != NO_MOVE:
+                    amaf_credit(tree, trace[j], z, hkey, hval, hbuild, hseen, build, stamp)
+                k += 1
+
+
+@njit(cache=True, nogil=True)
+def rave_update_end(tree, path_edges, d, end_value, vscale):
+    """MC statistics of a sample that ended at path_nodes[d] without a playout (terminal, proven, cycle,
+    depth cap): one simulation whose outcome is that node's value (its side to move)."""
+    z = 1.0 - rave_outcome(end_value, vscale)
+    for t in range(d):
+        e = path_edges[t]
+        tree[T_RN][e] += 1.0
+        tree[T_RW][e] += z if (d - t) % 2 == 0 else 1.0 - z
+
+
+@njit(cache=True, nogil=True)
+def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart):
+    """Stand-in for games without playouts to report: -1 = "use the game's plain expand" (the core then
+    gives every child the even prior 1/2 and no AMAF credit)."""
+    return -1, 0
 
 
 @njit(cache=True, nogil=True)
@@ -310,17 +529,19 @@ def claim_sample(ctl):
 def select_edge(tree, v, policy, fp, rng, wbuf):
     if policy == POLICY_UCT:
         return select_uct(tree, v, fp[FP_CUCT])
+    if policy == POLICY_RAVE:
+        return select_rave(tree, v, fp)
     return select_softmax(tree, v, fp[FP_TSEL], rng, wbuf)
 
 
 @njit(cache=True, nogil=True)
-def backup_path(tree, path_nodes, d, t_back):
+def backup_path(tree, path_nodes, d, t_back, policy, vscale):
     """Back up path_nodes[d-1] .. path_nodes[0] (all expanded), bumping each sequence first."""
     state = tree[T_STATE]
     for i in range(d - 1, -1, -1):
         v = path_nodes[i]
         atomic_add(state, v, SEQ_STEP)
-        backup_node(tree, v, t_back)
+        backup_node(tree, v, t_back, policy, vscale)
 
 
 def build_kernels(game, stamp):
@@ -329,8 +550,12 @@ def build_kernels(game, stamp):
     The closure captures only the module object (pickled by name) and an integer `stamp` (hash of the game's
     and the core's sources): numba caches it per game, and a changed source changes the stamp, which makes
     a new cache entry instead of silently reusing stale machine code (numba tracks only the closure's own
-    file). Game functions are reached as `game.expand(...)` etc.: direct calls to module-level kernels."""
+    file). Game functions are reached as `game.expand(...)` etc.: direct calls to module-level kernels.
+    The RAVE policy calls `expand_amaf` (the optional contract kernel that also reports the playouts) on
+    `amaf`: the game when it has one, else this module's stand-in."""
+    import sys
     from numba import njit as _njit
+    amaf = game if hasattr(game, 'expand_amaf') else sys.modules[__name__]
 
     @_njit(cache=True, nogil=True)
     def run_samples(pos, tree, ctl, weights, gparams, rng, fp, ip, scratch, max_samples):
@@ -338,7 +563,7 @@ def build_kernels(game, stamp):
         pos copy (at the root position on entry and on return). Returns the number of samples completed.
         Polls ctl between samples; stops early when the root is proven."""
         source_stamp = stamp   # noqa: F841  (keeps the stamp in the closure cells = the cache key)
-        path_nodes, moves, values, cflags, keys, wbuf = scratch
+        path_nodes, moves, values, cflags, keys, wbuf, path_edges, prior, trace, tstart, hscratch = scratch
         value = tree[T_VALUE]
         state = tree[T_STATE]
         flags = tree[T_FLAGS]
@@ -349,6 +574,7 @@ def build_kernels(game, stamp):
         graph = ip[IP_GRAPH] != 0
         max_depth = min(ip[IP_MAXDEPTH], path_nodes.shape[0] - 1)
         t_back = fp[FP_TBACK]
+        vscale = fp[FP_VSCALE]
         root = ctl[C_ROOT]
         done = 0
         collisions = 0
@@ -377,6 +603,7 @@ def build_kernels(game, stamp):
                             cycles += 1     # a repetition on this path: end the sample here
                             break
                         game.do_move(pos, emove[e])
+                        path_edges[d] = e
                         d += 1
                         path_nodes[d] = child
                         node = child
@@ -386,8 +613,16 @@ def build_kernels(game, stamp):
                     if st == EXPANDING or atomic_cas(state, node, UNEXPANDED, EXPANDING) != UNEXPANDED:
                         collided = True
                         break
-                    n, work = game.expand(pos, weights, gparams, rng, moves, values, cflags)
+                    n = -1
+                    if policy == POLICY_RAVE:
+                        n, work = amaf.expand_amaf(pos, weights, gparams, rng, moves, values, cflags, prior,
+                                                   trace, tstart)
+                    if n < 0:
+                        n, work = game.expand(pos, weights, gparams, rng, moves, values, cflags)
+                        prior[:n] = 0.5
+                        tstart[:n + 1] = 0
                     atomic_add(ctl, C_WORK, work)
+                    atomic_add(ctl, C_CHILDREN, n)
                     if graph:
                         for i in range(n):
                             game.do_move(pos, moves[i])
@@ -402,14 +637,20 @@ def build_kernels(game, stamp):
                     if n == 0:
                         flags[node] |= FLAG_TERMINAL   # no legal move although the game did not flag it
                     else:
-                        value[node] = backup_value(tree, node, t_back)
+                        if policy == POLICY_RAVE:
+                            rave_init_edges(tree, node, n, values, prior, fp)
+                            rave_update(tree, path_nodes, path_edges, d, moves, values, n, trace, tstart,
+                                        vscale, hscratch)
+                        value[node] = node_value(tree, node, policy, t_back, vscale)
                     atomic_store(state, node, EXPANDED)
                     atomic_add(ctl, C_EXPANSIONS, 1)
                     expanded_leaf = True
                     break
                 if not collided:
                     atomic_max(ctl, C_SELDEPTH, d + 1 if expanded_leaf else d)
-                    backup_path(tree, path_nodes, d, t_back)
+                    if policy == POLICY_RAVE and not expanded_leaf:
+                        rave_update_end(tree, path_edges, d, value[path_nodes[d]], vscale)
+                    backup_path(tree, path_nodes, d, t_back, policy, vscale)
                 for _ in range(d):
                     game.undo_move(pos)
                 if not collided:
@@ -443,29 +684,44 @@ def init_root(tree, ctl, key, graph):
 
 
 @njit(cache=True, nogil=True)
-def best_edge(tree, v):
-    """Edge of v to the highest-probability child (lowest E); -1 if v has no published children."""
+def edge_rank(tree, e, by_visits):
+    """Preference of edge e for the best move: -E(child) (highest probability), or under RAVE its MC count
+    (the robust choice), with proven wins first and proven losses last."""
+    ev = tree[T_VALUE][tree[T_ECHILD][e]]
+    if not by_visits:
+        return -ev
+    if ev <= -MATE_THRESHOLD:
+        return _INF
+    if ev >= MATE_THRESHOLD:
+        return -ev
+    return tree[T_RN][e]
+
+
+@njit(cache=True, nogil=True)
+def best_edge(tree, v, by_visits):
+    """Edge of v with the highest edge_rank; -1 if v has no published children."""
     if (atomic_load(tree[T_STATE], v) & PHASE_MASK) != EXPANDED or tree[T_COUNT][v] == 0:
         return -1
-    value = tree[T_VALUE]
-    echild = tree[T_ECHILD]
     f = tree[T_FIRST][v]
     best = f
-    for i in range(1, tree[T_COUNT][v]):
-        if value[echild[f + i]] < value[echild[best]]:
-            best = f + i
+    best_rank = edge_rank(tree, f, by_visits)
+    for e in range(f + 1, f + tree[T_COUNT][v]):
+        r = edge_rank(tree, e, by_visits)
+        if r > best_rank:
+            best = e
+            best_rank = r
     return best
 
 
 @njit(cache=True, nogil=True)
-def principal_variation(tree, start, out_moves, seen):
-    """Moves from node `start` following the highest-probability child; stops at an unexpanded node, at a
-    repeated node (graph cycles) or when out_moves is full. Returns the length."""
+def principal_variation(tree, start, out_moves, seen, by_visits):
+    """Moves from node `start` following best_edge; stops at an unexpanded node, at a repeated node (graph
+    cycles) or when out_moves is full. Returns the length."""
     n = 0
     node = start
     seen[0] = start
     while n < out_moves.shape[0]:
-        e = best_edge(tree, node)
+        e = best_edge(tree, node, by_visits)
         if e < 0:
             break
         out_moves[n] = tree[T_EMOVE][e]

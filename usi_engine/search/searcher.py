@@ -6,7 +6,9 @@ and sets the shared stop word. `stop()` may be called from any thread (USI `stop
 GTP interrupts). The adapter is the game's Python face:
   game (name in games.GAMES), max_moves, weights, params (float64 arrays handed to expand),
   copy(pos), move_to_str(move), max_depth(pos) (plies the pos history can still hold),
-  path_since(old_pos, new_pos) -> list of moves from old to new in the same game, or None.
+  path_since(old_pos, new_pos) -> list of moves from old to new in the same game, or None;
+  optional for the RAVE policy: value_scale (|E| of a sure win, default 1000) and amaf_capacity(pos)
+  (trace entries one expand_amaf call may write, default 0).
 """
 
 import math
@@ -23,13 +25,15 @@ from usi_engine.search.values import MATE_THRESHOLD
 NODE_BYTES = 8 + 8 + 4 + 8 + 8 + 1 + 2      # value, first, count, key, state, flags, depth
 EDGE_BYTES = 4 + 4                          # move, child
 VISIT_BYTES = 8                             # edge visits (UCT policy only)
+RAVE_BYTES = 4 * 8                          # MC count/wins and AMAF count/wins per edge (RAVE policy only)
 TABLE_BYTES = 16                            # graph table slot: key, node
 GRAPH_EDGES_PER_NODE = 2.0                  # in graph mode edges outnumber nodes (shared children)
 POLL_SECONDS = 0.001
 DEPTH_POLL_SECONDS = 0.01
 KERNEL_BATCH = 1 << 40                      # samples per kernel call: it returns on stop anyway
 STALL_SAMPLES = 20000                       # samples without any expansion after which a search is stalled
-POLICIES = {'softmax': core.POLICY_SOFTMAX, 'uct': core.POLICY_UCT}
+POLICIES = {'softmax': core.POLICY_SOFTMAX, 'uct': core.POLICY_UCT, 'rave': core.POLICY_RAVE}
+DEFAULT_VALUE_SCALE = 1000.0
 
 
 @dataclass
@@ -39,8 +43,12 @@ class SearchOptions:
     t_sel: float = 92.0          # selection temperature (value units; shogi centipawns)
     t_back: float = 92.0         # backup temperature; <= 0 means minimax backup
     t_sel_spread: float = 1.0    # thread i uses t_sel * spread**(2i/(N-1) - 1): from t_sel/spread to t_sel*spread
-    policy: str = 'softmax'      # 'softmax' (MCSS) or 'uct' (UCT_H; with t_back <= 0 it is UCTMAX_H)
+    policy: str = 'softmax'      # 'softmax' (MCSS), 'uct' (UCT_H; with t_back <= 0 UCTMAX_H) or 'rave' (MC-RAVE)
     c_uct: float = 100.0         # UCB exploration constant in value units
+    c_rave: float = 0.0          # RAVE: UCB constant on outcomes in [0, 1] (seed 000 §5.2: 0 was best)
+    rave_bias: float = 0.016     # RAVE: bias b of eq. 47 (b^2 = 1/4000 ~ the hand schedule's k = 1000)
+    prior_visits: float = 10.0   # RAVE: virtual MC visits of the game's prior H(s,a) (eq. 49)
+    prior_amaf: float = 20.0     # RAVE: virtual AMAF visits of the prior (eq. 51)
     graph: bool = True           # share transpositions through the key table
     reuse: bool = True           # keep the subtree reached by the moves played since the last search
     seed: int = 0
@@ -73,6 +81,19 @@ class SearchResult:
     hashfull: int = 0
     time_ms: float = 0.0
     reused_nodes: int = 0
+    children: int = 0            # children evaluated (Go: playouts, one per child)
+    root: list = field(default_factory=list)      # [RootMove] in multipv order (analysis output)
+
+
+@dataclass
+class RootMove:
+    """One root move for analysis (GTP lz-analyze): visits = MC count (RAVE), edge visits (UCT) or
+    softmax probability x samples (MCSS); winrate in [0, 1] for the root's side; prob = pi(c|root)."""
+    move: int
+    visits: int
+    winrate: float
+    prob: float
+    pv: list
 
 
 def move_value(child_value):
@@ -87,9 +108,9 @@ def move_value(child_value):
 class NodePool:
     """The preallocated structure-of-arrays pool (core.T_* tuple) and the shared control array."""
 
-    def __init__(self, hash_mb, graph, uct, min_nodes=4):
+    def __init__(self, hash_mb, graph, uct, min_nodes=4, rave=False):
         budget = int(hash_mb * 2**20)
-        edge_bytes = EDGE_BYTES + (VISIT_BYTES if uct else 0)
+        edge_bytes = EDGE_BYTES + (VISIT_BYTES if uct else 0) + (RAVE_BYTES if rave else 0)
         ratio = GRAPH_EDGES_PER_NODE if graph else 1.0
         n = max(min_nodes, int(budget // (NODE_BYTES + ratio * edge_bytes + (2.5 * TABLE_BYTES if graph else 0))))
         while True:
@@ -99,11 +120,13 @@ class NodePool:
             if total <= budget or n <= min_nodes:
                 break
             n = max(min_nodes, int(n * 0.95))
-        self.hash_mb, self.graph, self.uct, self.bytes = hash_mb, graph, uct, total
+        self.hash_mb, self.graph, self.uct, self.rave, self.bytes = hash_mb, graph, uct, rave, total
+        er = e if rave else 1
         self.tree = (np.zeros(n, np.float64), np.full(n, -1, np.int64), np.zeros(n, np.int32),
                      np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int8), np.zeros(n, np.int16),
                      np.zeros(e, np.int32), np.full(e, -1, np.int32), np.zeros(e if uct else 1, np.int64),
-                     np.zeros(slots, np.int64), np.full(slots, core.TABLE_EMPTY, np.int64))
+                     np.zeros(slots, np.int64), np.full(slots, core.TABLE_EMPTY, np.int64),
+                     np.zeros(er), np.zeros(er), np.zeros(er), np.zeros(er))
         self.ctl = np.zeros(core.CTL_SIZE, np.int64)
         self.ctl[core.C_NODE_LIMIT] = core.NO_LIMIT
         self.ctl[core.C_SAMPLE_LIMIT] = core.NO_LIMIT
@@ -146,6 +169,9 @@ class NodePool:
         t[core.T_ECHILD][:kept_edges] = nmap[t[core.T_ECHILD][eorder]]
         if self.uct:
             t[core.T_EVISITS][:kept_edges] = t[core.T_EVISITS][eorder]
+        if self.rave:
+            for i in (core.T_RN, core.T_RW, core.T_AN, core.T_AW):
+                t[i][:kept_edges] = t[i][eorder]
         ctl[core.C_NODES], ctl[core.C_EDGES] = kept, kept_edges
         ctl[core.C_WASTED_EDGES] = ctl[core.C_MEMFULL] = 0
         ctl[core.C_ROOT] = 0
@@ -235,11 +261,12 @@ class Searcher:
         """Reuse the subtree reached from the last root by the moves played since, or start afresh.
         Returns the number of nodes kept."""
         opt = self.options
-        uct = opt.policy == 'uct'
+        uct, rave = opt.policy == 'uct', opt.policy == 'rave'
         if (self.pool is None or self.pool.graph != opt.graph or self.pool.uct != uct or
-                self.pool.hash_mb != opt.hash_mb):
+                self.pool.rave != rave or self.pool.hash_mb != opt.hash_mb):
             # the root's children must always fit, whatever the budget, so there is always a move to play
-            self.pool = NodePool(opt.hash_mb, opt.graph, uct, min_nodes=2 * self.adapter.max_moves + 2)
+            self.pool = NodePool(opt.hash_mb, opt.graph, uct, min_nodes=2 * self.adapter.max_moves + 2,
+                                 rave=rave)
             self._last_pos = None
         kept = 0
         if opt.reuse and self._last_pos is not None:
@@ -256,7 +283,7 @@ class Searcher:
             self.pool.reset(self.kernels.game.pos_key(pos))
         ctl = self.pool.ctl
         for i in (core.C_SAMPLES, core.C_WORK, core.C_SELDEPTH, core.C_COLLISIONS, core.C_CYCLES,
-                  core.C_EXPANSIONS):
+                  core.C_EXPANSIONS, core.C_CHILDREN):
             ctl[i] = 0
         self._last_pos = self.adapter.copy(pos)
         return kept
@@ -270,15 +297,26 @@ class Searcher:
             fp = np.zeros(core.FP_SIZE, np.float64)
             fp[core.FP_TSEL] = opt.t_sel * factor
             fp[core.FP_TBACK] = opt.t_back
-            fp[core.FP_CUCT] = opt.c_uct
+            fp[core.FP_CUCT] = opt.c_rave if opt.policy == 'rave' else opt.c_uct
+            fp[core.FP_VSCALE] = getattr(adapter, 'value_scale', DEFAULT_VALUE_SCALE)
+            fp[core.FP_RAVE_BIAS] = opt.rave_bias
+            fp[core.FP_PRIOR_N] = opt.prior_visits
+            fp[core.FP_PRIOR_AMAF] = opt.prior_amaf
             ip = np.zeros(core.IP_SIZE, np.int64)
             ip[core.IP_POLICY] = POLICIES[opt.policy]
             ip[core.IP_GRAPH] = 1 if opt.graph else 0
             depth = max(1, min(opt.max_depth, adapter.max_depth(pos)))
             ip[core.IP_MAXDEPTH] = depth
             m = adapter.max_moves
+            rave = opt.policy == 'rave'
+            trace = adapter.amaf_capacity(pos) if rave and hasattr(adapter, 'amaf_capacity') else 0
+            slots = 1 << max(2, math.ceil(math.log2(2 * m))) if rave else 1
+            hscratch = (np.zeros(slots, np.int64), np.zeros(slots, np.int64), np.zeros(slots, np.int64),
+                        np.zeros(slots, np.int64), np.zeros(2, np.int64))
             scratch = (np.zeros(depth + 1, np.int64), np.zeros(m, np.int32), np.zeros(m, np.float64),
-                       np.zeros(m, np.int8), np.zeros(m, np.int64), np.zeros(m, np.float64))
+                       np.zeros(m, np.int8), np.zeros(m, np.int64), np.zeros(m, np.float64),
+                       np.zeros(depth + 1, np.int64), np.zeros(m, np.float64), np.zeros(max(1, trace), np.int32),
+                       np.zeros(m + 1, np.int64), hscratch)
             rng = seed_state(opt.seed, index)
             ctl = self.pool.ctl
             while ctl[core.C_STOP] == 0:
@@ -297,7 +335,7 @@ class Searcher:
     def _pv(self, node):
         out = np.zeros(self.options.max_depth, np.int32)
         seen = np.zeros(self.options.max_depth + 1, np.int64)
-        n = core.principal_variation(self.pool.tree, np.int64(node), out, seen)
+        n = core.principal_variation(self.pool.tree, np.int64(node), out, seen, self.pool.rave)
         return [int(m) for m in out[:n]]
 
     def _pv_length(self):
@@ -307,14 +345,26 @@ class Searcher:
         t, ctl = self.pool.tree, self.pool.ctl
         value = float(t[core.T_VALUE][0])
         pv = self._pv(0)
-        lines = []
+        lines, root = [], []
         if (t[core.T_STATE][0] & core.PHASE_MASK) == core.EXPANDED:
             f, n = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
             children = t[core.T_ECHILD][f:f + n]
-            for j in np.argsort(t[core.T_VALUE][children], kind='stable')[:max(1, multipv)]:
+            ev = t[core.T_VALUE][children]
+            rank = -ev
+            if self.pool.rave:
+                rank = np.where(ev <= -MATE_THRESHOLD, np.inf,
+                                np.where(ev >= MATE_THRESHOLD, -ev, t[core.T_RN][f:f + n]))
+            prob = np.exp(-(ev - ev.min()) / max(self.options.t_sel, 1e-9))
+            prob /= prob.sum()
+            vscale = getattr(self.adapter, 'value_scale', DEFAULT_VALUE_SCALE)
+            for j in np.argsort(-rank, kind='stable')[:max(1, multipv)]:
                 child = int(children[j])
                 move = int(t[core.T_EMOVE][f + j])
-                lines.append((move, move_value(float(t[core.T_VALUE][child])), [move] + self._pv(child)))
+                mv = move_value(float(ev[j]))
+                line = [move] + self._pv(child)
+                lines.append((move, mv, line))
+                root.append(RootMove(move, self._visits(f + j, prob[j]), self._winrate(f + j, mv, vscale),
+                                     float(prob[j]), line))
         best = pv[0] if pv else None
         to_str = self.adapter.move_to_str
         return SearchResult(
@@ -322,4 +372,19 @@ class Searcher:
             proven=abs(value) >= MATE_THRESHOLD and bool(pv), pv=pv, pv_str=[to_str(m) for m in pv],
             multipv=lines, nodes=int(ctl[core.C_WORK]), samples=int(ctl[core.C_SAMPLES]), depth=len(pv),
             seldepth=int(ctl[core.C_SELDEPTH]), hashfull=self.pool.hashfull(),
-            time_ms=1000.0 * (time.perf_counter() - start), reused_nodes=reused)
+            time_ms=1000.0 * (time.perf_counter() - start), reused_nodes=reused,
+            children=int(ctl[core.C_CHILDREN]), root=root)
+
+    def _visits(self, e, prob):
+        t = self.pool.tree
+        if self.pool.rave:
+            return int(round(max(0.0, t[core.T_RN][e] - self.options.prior_visits)))
+        if self.pool.uct:
+            return int(t[core.T_EVISITS][e])
+        return int(round(prob * self.pool.ctl[core.C_SAMPLES]))
+
+    def _winrate(self, e, move_val, vscale):
+        t = self.pool.tree
+        if self.pool.rave and abs(move_val) < MATE_THRESHOLD:
+            return float(t[core.T_RW][e] / max(t[core.T_RN][e], 1e-9))
+        return float(min(1.0, max(0.0, 0.5 + 0.5 * move_val / vscale)))
