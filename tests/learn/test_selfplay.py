@@ -1,0 +1,130 @@
+"""Eligibilities on real shogi MCSS trees (exact == finite differences, sampled -> exact) and self-play games."""
+
+import numpy as np
+import pytest
+
+from eval.shogi_features import N_WEIGHTS
+from eval.weightfile import load_weights
+from learn import pg
+from learn.selfplay import SelfPlayConfig, SelfPlayer, save_record
+from usi_engine.search import core
+from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.shogi import Board
+from usi_engine.shogi.game import ShogiAdapter, make_params
+from usi_engine.shogi.position import do_move
+from usi_engine.shogi.quiescence import quiesce
+
+T = 92.0
+QDEPTH = 4
+# a middlegame with captures available on both sides
+MIDGAME = "ln1g3nl/1r3kg2/p2pppsp1/2ps2p1p/1p7/2P1P1P2/PPSP1P1PP/2G2S1R1/LN2KG1NL b Bb 1"
+
+
+@pytest.fixture(scope="module")
+def searched():
+    w = load_weights()
+    rng = np.random.default_rng(3)
+    w[24:] = rng.normal(scale=5.0, size=N_WEIGHTS - 24)       # non-trivial KP/PP so every feature matters
+    board = Board(MIDGAME)
+    searcher = Searcher(ShogiAdapter(w, make_params(qsearch_depth=QDEPTH)),
+                        SearchOptions(threads=1, hash_mb=8, t_sel=T, t_back=T, graph=False, seed=5))
+    searcher.search(board.pos, Limits(samples=40))
+    return w, board, searcher.pool.tree, int(searcher.pool.ctl[core.C_NODES])
+
+
+def leaf_values(tree, n, pos, w):
+    """Re-evaluate every leaf of the tree with weights w and back the values up at T (BFS order)."""
+    t = tuple(a.copy() for a in tree)
+    pn, pe, queue = (np.zeros(n, np.int64) for _ in range(3))
+    pg.parent_links(t, np.int64(0), pn, pe, queue)
+    order = [0] + [v for v in range(1, n) if pe[v] >= 0]
+    order.sort(key=lambda v: t[core.T_DEPTH][v])
+    path = np.zeros(pg.MAX_PATH, np.int32)
+    for v in order:
+        if pg.is_leaf(t, np.int64(v)):
+            d = pg.path_to(t, pn, pe, np.int64(v), path)
+            p = pos.copy()
+            for m in path[:d]:
+                do_move(p, np.int64(m))
+            t[core.T_VALUE][v] = quiesce(p, w, max_depth=QDEPTH)[0]
+    pg.backup_all(t, np.array(order, np.int64), np.int64(len(order)), T)
+    return t
+
+
+def log_pi(tree, played, t_learn):
+    edges, p = pg.root_policy(tree, 0, t_learn)
+    return float(np.log(p[list(edges).index(played)]))
+
+
+def eligibility(tree, n, board, w, played, method, samples=1, seed=1):
+    grad = np.zeros(N_WEIGHTS)
+    tg = pg.TreeGradient(n)
+    tg.shogi_eligibility(tree, 0, board.pos, w, QDEPTH, played, method, T, T, "full", samples, 1e9,
+                         np.array([seed], np.uint64), grad)
+    return grad
+
+
+def test_exact_eligibility_matches_finite_differences(searched):
+    w, board, tree, n = searched
+    played = int(tree[core.T_FIRST][0]) + 2
+    g = eligibility(tree, n, board, w, played, "exact")
+    assert np.count_nonzero(g) > 100
+    rng = np.random.default_rng(9)
+    d = np.zeros(N_WEIGHTS)
+    nz = np.flatnonzero(g)
+    d[nz] = rng.normal(size=nz.size)
+    h = 1e-3
+    plus = log_pi(leaf_values(tree, n, board.pos, w + h * d), played, T)
+    minus = log_pi(leaf_values(tree, n, board.pos, w - h * d), played, T)
+    fd = (plus - minus) / (2 * h)
+    assert fd == pytest.approx(g @ d, rel=1e-3)
+
+
+def test_sampled_eligibility_approaches_exact(searched):
+    w, board, tree, n = searched
+    played = int(tree[core.T_FIRST][0])
+    exact = eligibility(tree, n, board, w, played, "exact")
+    errs = {}
+    for samples in (50, 5000):
+        errs[samples] = np.mean([np.linalg.norm(eligibility(tree, n, board, w, played, "sampled", samples, s)
+                                                - exact) for s in (1, 2, 3)])
+    assert errs[5000] < 0.2 * errs[50]
+    assert errs[5000] < 0.15 * np.linalg.norm(exact)
+
+
+def test_pgleaf_eligibility_is_sparse_and_signed(searched):
+    w, board, tree, n = searched
+    played = int(tree[core.T_FIRST][0])
+    g = eligibility(tree, n, board, w, played, "pgleaf")
+    exact = eligibility(tree, n, board, w, played, "exact")
+    assert 0 < np.count_nonzero(g) < np.count_nonzero(exact)
+    assert g @ exact > 0          # the PV-leaf baseline points roughly the same way
+
+
+def test_selfplay_game_is_deterministic_and_learns(tmp_path):
+    cfg = SelfPlayConfig.from_dict(dict(samples=12, grad_samples=16, qdepth=QDEPTH, opening_min=2, opening_max=4,
+                                        max_moves=14, adjudicate_cp=1.0))
+    player = SelfPlayer(load_weights(), cfg, seed=1)
+    grads = {"b": np.zeros(N_WEIGHTS), "w": np.zeros(N_WEIGHTS)}
+    a = player.play(7, grads)
+    nz = {s: np.count_nonzero(g) for s, g in grads.items()}
+    grads2 = {"b": np.zeros(N_WEIGHTS), "w": np.zeros(N_WEIGHTS)}
+    b = player.play(7, grads2)
+    assert a.moves == b.moves and a.winner == b.winner
+    assert np.array_equal(grads["b"], grads2["b"])
+    assert 14 <= len(a.moves) <= 15 and a.reason in ("adjudication", "max-moves", "mate", "resign")
+    assert a.learned_moves >= 10 and nz["b"] > 0 and nz["w"] > 0
+    assert a.leaf_mismatch < 1e-6
+    board = Board()
+    for m in a.moves:
+        board.push_usi(m)            # every move legal
+    save_record(a, tmp_path, "g0")
+    assert (tmp_path / "g0.csa").read_text().startswith("V2")
+    assert (tmp_path / "g0.kif").stat().st_size > 100
+
+
+def test_bad_config_is_rejected():
+    with pytest.raises(ValueError, match="unknown self-play"):
+        SelfPlayConfig.from_dict({"sample": 3})
+    with pytest.raises(ValueError, match="method"):
+        SelfPlayConfig.from_dict({"method": "td"})
