@@ -10,7 +10,8 @@ from eval.weightfile import load_weights
 from usi_engine.search.values import MATE
 from usi_engine.shogi import Board, move_to_usi
 from usi_engine.shogi import quiescence as Q
-from usi_engine.shogi.layout import H_CHECK, H_KEY, HIST, MAX_MOVES
+from usi_engine.shogi.layout import (BISHOP, DROP_BASE, H_CHECK, H_KEY, HIST, MAX_MOVES, MOVE_FROM_SHIFT,
+                                     MOVE_PROMO_BIT, MOVE_TO_MASK, PAWN, ROOK)
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, undo_move
 
@@ -80,6 +81,40 @@ def test_captures_exclude_non_promoting_pawn_bishop_rook_captures():
     n = Q.gen_captures(board.pos, moves)
     assert sorted(move_to_usi(m) for m in moves[:n]) == ["5h5c+"]
 
+
+
+def captures_from_legal_moves(board):
+    """Reference capture list: gen_legal's captures without a non-promoting capture by a pawn, bishop or
+    rook whose promoting twin exists, ordered by origin square (stable: per piece in generation order)."""
+    legal = [int(m) for m in board.legal_move_codes()]
+    present = set(legal)
+    out = []
+    for m in legal:
+        frm, to = (m >> MOVE_FROM_SHIFT) & 0x7F, m & MOVE_TO_MASK
+        if frm > DROP_BASE or board.pos[to] == 0:
+            continue
+        if not m & MOVE_PROMO_BIT and (m | MOVE_PROMO_BIT) in present and board.pos[frm] & 15 in (PAWN, BISHOP, ROOK):
+            continue
+        out.append(m)
+    return sorted(out, key=lambda m: (m >> MOVE_FROM_SHIFT) & 0x7F)
+
+
+def test_gen_captures_equals_the_filtered_legal_captures():
+    moves = np.zeros(MAX_MOVES, dtype=np.int32)
+    tested = captures = 0
+    for s in random_game_sfens(300, seed=17, min_ply=10, max_ply=160):
+        board = Board(s)
+        for child in [None] + [int(m) for m in board.legal_move_codes()[:12]]:
+            b = board.copy()
+            if child is not None:
+                b.push_code(child)
+            if b.is_check():
+                continue
+            n = Q.gen_captures(b.pos, moves)
+            assert moves[:n].tolist() == captures_from_legal_moves(b), b.sfen()
+            tested += 1
+            captures += n
+    assert tested > 2000 and captures > 5000
 
 # --- agreement with a plain capture-minimax ---------------------------------------------------
 

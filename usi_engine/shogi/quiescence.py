@@ -144,7 +144,7 @@ def gen_captures(pos, out):
     """Legal captures (with promotion choices) of the side to move, not in check; returns count.
 
     A non-promoting capture of a pawn, bishop or rook is dropped when the promoting one exists.
-    Generated directly (only the first piece of each ray is looked at), in the order of gen_legal.
+    Generated directly (only the first piece of each ray is looked at), by origin square.
     """
     us = pos[SIDE]
     ksq = pos[KING_SQ + us]
