@@ -9,7 +9,8 @@ loop: expected failures carry the spec's texts, anything unexpected becomes `? i
 
 Time (time_settings / kgs-time_settings / time_left): per move the engine takes, in main time,
 remaining / max(MIN_MOVES_LEFT, expected moves left) plus most of one byoyomi period share; in Canadian
-byoyomi, (period time / stones) * BYO_USE; always minus SAFETY_S, and never less than MIN_SECONDS.
+byoyomi, (period time / stones) * BYO_USE; always minus a safety margin (SAFETY_S, at most SAFETY_FRACTION
+of the share), and never less than MIN_SECONDS.
 Without a clock, `--seconds` per move (and/or `--playouts`) limits the search.
 
 Resignation: after at least RESIGN_MIN_PLAYOUTS playouts, when the root winrate is below `--resign`.
@@ -33,7 +34,8 @@ NAME = "MCSS"
 VERSION = "0.17"
 MIN_MOVES_LEFT = 12
 BYO_USE = 0.8
-SAFETY_S = 0.25
+SAFETY_S = 0.25            # seconds kept back per move (process start-up, pipes, the controller)
+SAFETY_FRACTION = 0.25     # ... but at most this fraction of the share (short byoyomi periods)
 MIN_SECONDS = 0.05
 RESIGN_MIN_PLAYOUTS = 2000
 ANALYZE_MULTIPV = 10
@@ -95,7 +97,7 @@ class Clock:
             if self.byo > 0 and self.stones > 0:
                 share += BYO_USE * self.byo / self.stones
                 share = min(share, secs + BYO_USE * self.byo / self.stones)
-        return max(MIN_SECONDS, share - SAFETY_S)
+        return max(MIN_SECONDS, share - min(SAFETY_S, SAFETY_FRACTION * share))
 
 
 class GtpEngine:

@@ -386,7 +386,7 @@ def rave_update_end(tree, path_edges, d, end_value, vscale):
 @njit(cache=True, nogil=True)
 def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart):
     """Stand-in for games without playouts to report: -1 = "use the game's plain expand" (the core then
-    gives every child the even prior 1/2 and no AMAF credit)."""
+    gives every child the even prior 1/2, and AMAF credit comes from the tree moves alone)."""
     return -1, 0
 
 

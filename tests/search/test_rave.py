@@ -1,0 +1,151 @@
+"""MC-RAVE in the shared core: the eq. 47 schedule, AMAF/MC updates against a brute-force recount of
+Algorithm 2, the RAVE policy on the synthetic game (no expand_amaf: plain-expand fallback) and the MC
+count recursion of a real Go search on a tiny board."""
+
+import math
+
+import numpy as np
+import pytest
+
+from search_helpers import check_accounting
+from usi_engine.search import core
+from usi_engine.search import synthetic as syn
+from usi_engine.search.searcher import Limits, NodePool, SearchOptions, Searcher
+
+VSCALE = 1000.0
+
+
+def test_beta_minimum_mse_schedule():
+    b = 0.1
+    for n, na in [(1.0, 1.0), (10.0, 50.0), (100.0, 1000.0), (5000.0, 20000.0)]:
+        expected = na / (n + na + 4.0 * n * na * b * b)          # seed 000 eq. 47
+        assert core.rave_beta(n, na, b) == pytest.approx(expected, rel=1e-12)
+    assert core.rave_beta(10.0, 0.0, b) == 0.0                   # no AMAF data: pure MC
+    assert core.rave_beta(10.0, 30.0, 0.0) == pytest.approx(0.75)  # unbiased AMAF: counts weigh
+    betas = [core.rave_beta(n, 10.0 * n, 0.05) for n in (1, 10, 100, 1000, 10000)]
+    assert all(x > y for x, y in zip(betas, betas[1:])) and betas[-1] < 0.01   # -> 0 (UCT limit)
+
+
+def _pool_path(rng, branching):
+    """A RAVE pool holding a path root -> n1 -> n2 (each node's edges: `branching` random distinct moves
+    from 1..12, the next path move among them); returns pool, path nodes, path edges."""
+    pool = NodePool(1, graph=False, uct=False, rave=True)
+    t = pool.tree
+    pool.reset(0)
+    path_nodes, path_edges = [0], []
+    nxt_node, nxt_edge = 1, 0
+    for depth in range(3):
+        v = path_nodes[-1]
+        moves = rng.choice(np.arange(1, 13), size=branching, replace=False)
+        t[core.T_FIRST][v], t[core.T_COUNT][v] = nxt_edge, branching
+        t[core.T_STATE][v] = core.EXPANDED
+        for i, m in enumerate(moves):
+            t[core.T_EMOVE][nxt_edge + i] = m
+            t[core.T_ECHILD][nxt_edge + i] = nxt_node + i
+            t[core.T_RN][nxt_edge + i] = t[core.T_AN][nxt_edge + i] = 0.0
+            t[core.T_RW][nxt_edge + i] = t[core.T_AW][nxt_edge + i] = 0.0
+        if depth < 2:
+            j = int(rng.integers(branching))
+            path_edges.append(nxt_edge + j)
+            path_nodes.append(nxt_node + j)
+        nxt_node += branching
+        nxt_edge += branching
+    return pool, path_nodes, path_edges
+
+
+def _recount(t, path_nodes, path_edges, moves, values, traces):
+    """Algorithm 2's Backup, literally: for each simulation and each path node s_t, credit (s_t, a_u) for
+    u = t, t+2, ... when a_u was not played before at an earlier u' = t, t+2, ... (and is an edge of s_t)."""
+    d = len(path_edges)
+    an = {}
+    aw = {}
+    for i in range(len(moves)):
+        z_leaf = 0.5 * (1.0 - min(1.0, max(-1.0, values[i] / VSCALE)))
+        seq = [int(t[core.T_EMOVE][e]) for e in path_edges] + [int(moves[i])] + list(traces[i])
+        for step in range(d + 1):
+            v = path_nodes[step]
+            f, n = int(t[core.T_FIRST][v]), int(t[core.T_COUNT][v])
+            edge_of = {int(t[core.T_EMOVE][e]): e for e in range(f, f + n)}
+            z = z_leaf if (d - step) % 2 == 0 else 1.0 - z_leaf
+            seen = []
+            for u in range(step, len(seq), 2):
+                a = seq[u]
+                if a != core.NO_MOVE and a not in seen and a in edge_of:
+                    an[edge_of[a]] = an.get(edge_of[a], 0) + 1
+                    aw[edge_of[a]] = aw.get(edge_of[a], 0.0) + z
+                if a != core.NO_MOVE:
+                    seen.append(a)
+    return an, aw
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_amaf_and_mc_updates_equal_a_brute_force_recount(seed):
+    rng = np.random.default_rng(seed)
+    pool, path_nodes, path_edges = _pool_path(rng, branching=6)
+    t = pool.tree
+    leaf = path_nodes[-1]
+    f, n = int(t[core.T_FIRST][leaf]), int(t[core.T_COUNT][leaf])
+    moves = t[core.T_EMOVE][f:f + n].copy()
+    values = rng.choice([-VSCALE, 0.0, VSCALE], size=n)
+    traces = [list(rng.choice(np.r_[np.arange(1, 13), [core.NO_MOVE]], size=int(rng.integers(0, 15))))
+              for _ in range(n)]
+    tstart = np.zeros(n + 1, np.int64)
+    tstart[1:] = np.cumsum([len(x) for x in traces])
+    trace = np.array([m for x in traces for m in x] or [0], np.int32)
+    slots = 64
+    hscratch = tuple(np.zeros(slots, np.int64) for _ in range(4)) + (np.zeros(2, np.int64),)
+    core.rave_update(t, np.array(path_nodes, np.int64), np.array(path_edges, np.int64), len(path_edges),
+                     moves, values, n, trace, tstart, VSCALE, hscratch)
+    an, aw = _recount(t, path_nodes, path_edges, moves, values, traces)
+    used = int(t[core.T_FIRST][leaf]) + n
+    for e in range(used):
+        assert t[core.T_AN][e] == an.get(e, 0), e
+        assert t[core.T_AW][e] == pytest.approx(aw.get(e, 0.0)), e
+    z_leaf = sum(0.5 * (1.0 - v / VSCALE) for v in values)
+    for step, e in enumerate(path_edges):           # MC: every simulation through the path edge, eq. 13-15
+        assert t[core.T_RN][e] == n
+        same_mover = (len(path_edges) - step) % 2 == 0
+        assert t[core.T_RW][e] == pytest.approx(z_leaf if same_mover else n - z_leaf)
+
+
+def test_rave_policy_on_a_game_without_amaf_falls_back_and_keeps_the_pool_sound():
+    pos = syn.make_pos(mode=syn.MODE_TREE, seed=4, bmin=2, bmax=4, term_depth=8, value_range=300)
+    s = Searcher(syn.SyntheticAdapter(), SearchOptions(policy='rave', hash_mb=4, seed=1, graph=False,
+                                                      prior_visits=0.0, prior_amaf=0.0))
+    r = s.search(pos, Limits(samples=500))
+    check_accounting(s)
+    t = s.pool.tree
+    f, n = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
+    # no playouts reported: AMAF credit comes from the tree moves alone, at most once per simulation
+    assert 0.0 < t[core.T_AN][f:f + n].sum() <= t[core.T_RN][f:f + n].sum()
+    visits = t[core.T_RN][f:f + n]
+    assert r.best_move == int(t[core.T_EMOVE][f + int(np.argmax(visits))])   # most visited root move
+    assert math.isfinite(r.value) and r.samples == 500
+
+
+def test_rave_mc_counts_add_up_in_a_go_search_on_a_tiny_board():
+    """Tree mode, 5x5: an edge's real MC count = its own playout + every playout evaluated below its child
+    (+ samples that ended at a terminal there)."""
+    from usi_engine.go.game import GoAdapter
+    from usi_engine.go.layout import new_pos
+    prior = 3.0
+    s = Searcher(GoAdapter(5), SearchOptions(policy='rave', hash_mb=8, seed=2, graph=False,
+                                             prior_visits=prior, prior_amaf=5.0))
+    s.search(new_pos(5, 0.5), Limits(samples=60))
+    t = s.pool.tree
+    used = int(s.pool.ctl[core.C_NODES])
+    expanded = [v for v in range(used) if (t[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED]
+    checked = 0
+    for v in expanded:
+        f, n = int(t[core.T_FIRST][v]), int(t[core.T_COUNT][v])
+        for e in range(f, f + n):
+            c = int(t[core.T_ECHILD][e])
+            if (t[core.T_STATE][c] & core.PHASE_MASK) != core.EXPANDED or t[core.T_FLAGS][c]:
+                continue
+            cf, cn = int(t[core.T_FIRST][c]), int(t[core.T_COUNT][c])
+            below = float(np.sum(t[core.T_RN][cf:cf + cn] - prior))
+            assert t[core.T_RN][e] - prior - 1.0 >= below - 1e-9
+            assert t[core.T_RN][e] - prior - 1.0 <= below + 60       # at most one end-sample per sample
+            checked += 1
+        assert np.all(t[core.T_AN][f:f + n] >= 5.0) and np.all(t[core.T_AW][f:f + n] <= t[core.T_AN][f:f + n])
+    assert checked >= 10

@@ -1,0 +1,259 @@
+"""GTP sessions with the real engine process (`python -m usi_engine gtp`) over pipes: protocol framing,
+ids, errors, malformed input, play/undo, handicap, loadsgf, clocks, analysis streaming, final_score
+against GNU Go on a finished game."""
+
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from learn.go_game import parse_score
+
+ROOT = Path(__file__).resolve().parent.parent
+FIRST_TIMEOUT = 600.0          # a cold numba cache compiles the Go kernels at the first genmove
+REQUIRED = ("protocol_version name version known_command list_commands quit boardsize clear_board komi "
+            "play genmove undo showboard final_score final_status_list time_settings time_left "
+            "kgs-time_settings kgs-genmove_cleanup loadsgf fixed_handicap place_free_handicap "
+            "set_free_handicap reg_genmove gogui-analyze_commands lz-analyze").split()
+
+
+class GtpProcess:
+    """The engine over pipes; `ask` sends one line and returns the full response lines (blank excluded)."""
+
+    def __init__(self, *args):
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        self.proc = subprocess.Popen([sys.executable, "-m", "usi_engine", "gtp", *args], cwd=ROOT, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, bufsize=1)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def send(self, text):
+        self.proc.stdin.write(text + "\n")
+        self.proc.stdin.flush()
+
+    def response(self, timeout=60.0):
+        out = []
+        while True:
+            line = self.lines.get(timeout=timeout)
+            assert line is not None, f"engine exited; stderr: {self.proc.stderr.read()[-2000:]}"
+            if line == "" and out:
+                return out
+            if line or out:
+                out.append(line)
+
+    def ask(self, text, timeout=60.0):
+        self.send(text)
+        return self.response(timeout)
+
+    def ok(self, text, timeout=60.0):
+        lines = self.ask(text, timeout)
+        assert lines[0].startswith("="), (text, lines)
+        return "\n".join([lines[0][1:].lstrip("0123456789").strip()] + lines[1:]).strip()
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def gtp():
+    p = GtpProcess("--size", "9", "--komi", "7", "--seconds", "0.2", "--resign", "0")
+    p.ok("boardsize 9")
+    p.ok("genmove b", timeout=FIRST_TIMEOUT)       # loads or compiles the kernels once
+    p.ok("clear_board")
+    yield p
+    p.close()
+
+
+def stones(p, colour):
+    board = p.ok("showboard").splitlines()
+    return sum(row.split(" ", 1)[1].count(colour) for row in board if row.strip()[:1].isdigit())
+
+
+def test_framing_ids_and_required_commands(gtp):
+    assert gtp.ask("protocol_version") == ["= 2"]
+    assert gtp.ask("17 name") == ["=17 MCSS"]
+    assert gtp.ask("3 known_command genmove") == ["=3 true"]
+    assert gtp.ask("known_command frobnicate") == ["= false"]
+    listed = gtp.ok("list_commands").split("\n")
+    assert set(REQUIRED) <= set(listed)
+    assert gtp.ask("9 frobnicate") == ["?9 unknown command"]
+
+
+def test_malformed_input_gets_errors_and_the_engine_keeps_answering(gtp):
+    assert gtp.ask("4 play b zz") == ["?4 invalid color or coordinate"]
+    assert gtp.ask("play purple e5")[0].startswith("? ")
+    assert gtp.ask("play b")[0].startswith("? ")
+    assert gtp.ask("boardsize 40") == ["? unacceptable size"]
+    assert gtp.ask("boardsize nine")[0].startswith("? ")
+    assert gtp.ask("komi lots")[0].startswith("? ")
+    assert gtp.ask("genmove")[0].startswith("? ")
+    assert gtp.ask("time_left b x 0")[0].startswith("? ")
+    assert gtp.ask("final_status_list sideways")[0].startswith("? ")
+    gtp.send("")                          # empty lines and comments are skipped,
+    gtp.send("# just a comment")
+    assert gtp.ask("5\tname # trailing comment\x01") == ["=5 MCSS"]   # tabs -> spaces, controls dropped
+    assert gtp.ask("protocol_version") == ["= 2"]
+
+
+def test_play_undo_showboard_and_illegal_moves(gtp):
+    gtp.ok("clear_board")
+    gtp.ok("play b e5")
+    assert stones(gtp, "X") == 1
+    assert gtp.ask("play w E5") == ["? illegal move"]         # occupied
+    gtp.ok("play w d5")
+    gtp.ok("play w f5")
+    gtp.ok("play w e4")                                      # same colour twice is legal input
+    gtp.ok("play w e6")                                      # captures e5
+    assert stones(gtp, "X") == 0 and stones(gtp, "O") == 4
+    gtp.ok("undo")
+    assert stones(gtp, "X") == 1
+    for _ in range(4):
+        gtp.ok("undo")
+    assert gtp.ask("undo") == ["? cannot undo"]
+    gtp.ok("clear_board")
+    for v in ("a2", "b1"):
+        gtp.ok(f"play w {v}")
+    assert gtp.ask("play b a1") == ["? illegal move"]         # suicide
+
+
+def test_genmove_plays_a_legal_move_and_reg_genmove_does_not(gtp):
+    gtp.ok("clear_board")
+    move = gtp.ok("genmove b")
+    assert move.lower() != "resign"
+    assert stones(gtp, "X") == (0 if move.lower() == "pass" else 1)
+    before = gtp.ok("showboard")
+    reg = gtp.ok("reg_genmove w")
+    assert reg and gtp.ok("showboard") == before
+    if move.lower() != "pass":
+        assert gtp.ask(f"play w {move}") == ["? illegal move"]
+
+
+def test_handicap_commands(gtp):
+    gtp.ok("clear_board")
+    assert gtp.ok("fixed_handicap 4").split() == ["C7", "G7", "C3", "G3"]
+    assert stones(gtp, "X") == 4
+    assert gtp.ask("fixed_handicap 2") == ["? board not empty"]
+    assert gtp.ask("set_free_handicap a1 b2") == ["? board not empty"]
+    gtp.ok("clear_board")
+    assert gtp.ask("fixed_handicap 10") == ["? invalid number of stones"]
+    assert gtp.ask("set_free_handicap a1 a1") == ["? bad vertex list"]
+    assert gtp.ask("set_free_handicap a1 zz9") == ["? bad vertex list"]
+    gtp.ok("set_free_handicap a1 b2 c3")
+    assert stones(gtp, "X") == 3
+    assert "White to move" in gtp.ok("showboard")
+    gtp.ok("clear_board")
+    assert len(gtp.ok("place_free_handicap 3").split()) == 3
+
+
+def test_loadsgf_positions(gtp, tmp_path):
+    path = tmp_path / "game.sgf"
+    path.write_text("(;GM[1]FF[4]SZ[9]KM[6.5]AB[aa];B[ee];W[dd];B[ce];W[cc])")
+    assert gtp.ok(f"loadsgf {path}") == "black"
+    assert stones(gtp, "X") == 3 and stones(gtp, "O") == 2
+    assert gtp.ok(f"loadsgf {path} 3") == "black"             # before move 3 (B ce)
+    assert stones(gtp, "X") == 2 and stones(gtp, "O") == 1
+    assert gtp.ok(f"loadsgf {path} C7") == "white"            # before the first move at C7 (W cc)
+    assert "komi 6.5" in gtp.ok("showboard")
+    assert gtp.ask(f"loadsgf {tmp_path / 'missing.sgf'}")[0].startswith("? cannot load file")
+    bad = tmp_path / "bad.sgf"
+    bad.write_text("this is no sgf")
+    assert gtp.ask(f"loadsgf {bad}")[0].startswith("? cannot load file")
+    gtp.ok("boardsize 9")
+
+
+def test_time_settings_keep_genmove_within_the_clock(gtp):
+    gtp.ok("clear_board")
+    gtp.ok("time_settings 0 1 1")                 # 1 s per move, Canadian 1 stone
+    gtp.ok("time_left b 1 1")
+    start = time.perf_counter()
+    gtp.ok("genmove b")
+    assert time.perf_counter() - start < 1.0
+    gtp.ok("kgs-time_settings absolute 30")
+    gtp.ok("time_left w 0.5 0")                   # nearly flagged: answer at once
+    start = time.perf_counter()
+    gtp.ok("genmove w")
+    assert time.perf_counter() - start < 0.5
+    assert gtp.ask("kgs-time_settings fortnightly 3")[0].startswith("? ")
+    gtp.ok("kgs-time_settings none")
+
+
+def test_lz_analyze_streams_until_the_next_line(gtp):
+    gtp.ok("clear_board")
+    gtp.send("7 lz-analyze b 10")
+    assert gtp.lines.get(timeout=30) == "=7"
+    infos = [gtp.lines.get(timeout=30) for _ in range(2)]
+    gtp.send("")                                  # any line, even empty, stops it
+    rest = []
+    while True:
+        line = gtp.lines.get(timeout=30)
+        if line == "":
+            break
+        rest.append(line)
+    for line in infos + rest:
+        assert line.startswith("info move ")
+        fields = line.split()
+        assert {"visits", "winrate", "prior", "order", "pv"} <= set(fields)
+        assert 0 <= int(fields[fields.index("winrate") + 1]) <= 10000
+    assert gtp.ask("protocol_version") == ["= 2"]
+    commands = gtp.ok("gogui-analyze_commands").split("\n")
+    assert "plist/Dead Stones/final_status_list dead" in commands
+
+
+def gnugo_binary():
+    return shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
+
+
+def test_final_score_and_dead_stones_agree_with_gnugo_on_a_finished_game(gtp):
+    """GNU Go plays both sides of a 9x9 game at level 1 until two passes; every move goes to our engine;
+    then final_score and final_status_list dead must match GNU Go's."""
+    binary = gnugo_binary()
+    assert binary, "gnugo not installed (tools/test.sh installs it)"
+    gnu = GtpProcess.__new__(GtpProcess)
+    gnu.proc = subprocess.Popen([binary, "--mode", "gtp", "--level", "1", "--chinese-rules", "--seed", "3"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, bufsize=1)
+    gnu.lines = queue.Queue()
+    threading.Thread(target=gnu._read, daemon=True).start()
+    try:
+        for cmd in ("boardsize 9", "clear_board", "komi 7"):
+            gnu.ok(cmd)
+            gtp.ok(cmd)
+        passes, colour = 0, "black"
+        for _ in range(250):
+            move = gnu.ok(f"genmove {colour}")
+            assert move.lower() != "resign"
+            gtp.ok(f"play {colour} {move}")
+            passes = passes + 1 if move.lower() == "pass" else 0
+            if passes == 2:
+                break
+            colour = "white" if colour == "black" else "black"
+        assert passes == 2
+        assert parse_score(gtp.ok("final_score")) == parse_score(gnu.ok("final_score"))
+        ours = sorted(gtp.ok("final_status_list dead").split())
+        theirs = sorted(gnu.ok("final_status_list dead").split())
+        assert ours == theirs
+    finally:
+        gnu.close()
+
+
+def test_quit_answers_then_exits():
+    p = GtpProcess("--size", "9")
+    try:
+        assert p.ask("5 quit") == ["=5"]
+        assert p.proc.wait(timeout=30) == 0
+    finally:
+        p.close()
