@@ -132,16 +132,14 @@ def _other(side: str) -> str:
     return "w" if side == "b" else "b"
 
 
-def play_game(players: dict, opening: list, rules: ArenaRules, seed: int, on_move=None):
-    """Play one game: players = {"b": Player, "w": Player}. Returns (winner "b"|"w"|None, reason, moves).
+def play_game(players: dict, board: Board, rules: ArenaRules, seed: int, on_move=None):
+    """Play one game on `board` (played on, from its current position): players = {"b": Player, "w": Player}.
 
-    `on_move(board, side, move)` is called after every move the players make (not the opening's)."""
-    board = Board()
-    for move in opening:
-        board.push_usi(move)
+    Returns (winner "b"|"w"|None, reason, the players' moves in USI). `on_move(board, side, move)` is
+    called after every move."""
     for k, side in enumerate(("b", "w")):
         players[side].new_game(seed * 2 + k)
-    moves = list(opening)
+    moves = []
     while True:
         side = "b" if board.turn == 0 else "w"
         legal = board.legal_move_codes()
@@ -215,9 +213,12 @@ class Arena:
         p1, p2 = self.players
         players = {"b": p1, "w": p2} if first_is_black else {"b": p2, "w": p1}
         started = time.monotonic()
-        winner, reason, moves = play_game(players, opening, self.config.rules,
+        board = Board()
+        for move in opening:
+            board.push_usi(move)
+        winner, reason, moves = play_game(players, board, self.config.rules,
                                           self.config.seed * GAME_SEED_STRIDE + index)
-        result = GameResult(index, first_is_black, winner, reason, plies=len(moves), opening=" ".join(opening),
+        result = GameResult(index, first_is_black, winner, reason, plies=board.ply, opening=" ".join(opening),
                             seconds=time.monotonic() - started)
         self.games.append(dict(result.as_dict(), black=players["b"].name, white=players["w"].name, moves=moves))
         return result
