@@ -273,9 +273,13 @@ class Run:
     # loop ---------------------------------------------------------------------------------------------
     def run(self, resume: bool) -> dict:
         from tqdm import tqdm
-        state = self.load_state() if resume else self._init_state()
-        opt = self._optimizer(state)
         backend = RayBackend(self.ray_address, self.workers) if self.ray_address else LocalBackend(self.workers)
+        try:
+            state = self.load_state() if resume else self._init_state()
+        except BaseException:
+            backend.close()
+            raise
+        opt = self._optimizer(state)
         cfg = self.cfg
         bar = tqdm(total=cfg.games, initial=state["games_done"], unit="game", file=self.out, dynamic_ncols=True)
         try:
