@@ -1,8 +1,11 @@
-"""Playout benchmark: ``python -m usi_engine.go.bench [--size 9] [--seconds 3]``.
+"""Playout benchmark: ``python -m usi_engine.go.bench [--size 9] [--seconds 3] [--search [--policy P]]``.
 
 Runs playouts from the empty board on one thread (after a warm-up call that compiles or loads the
 kernels), then game.expand with one playout per child (children/s = playouts/s inside the search's
-leaf evaluation, including move generation with superko checks), and prints ``playouts_per_sec=X moves_per_sec=Y`` as its last line.
+leaf evaluation, including move generation with superko checks), and prints ``playouts_per_sec=X
+moves_per_sec=Y`` as its last line. With ``--search`` it instead runs the full search (Searcher, one
+thread, fresh tree, policy rave by default) from the empty board and prints
+``search_playouts_per_sec=X`` last (playouts = children evaluated, one playout each).
 """
 
 import argparse
@@ -54,11 +57,34 @@ def measure_expand(size: int = 9, seconds: float = 1.0, seed: int = 2):
     return children / elapsed, work / elapsed
 
 
+def measure_search(size: int = 9, seconds: float = 3.0, policy: str = "rave", seed: int = 1):
+    """(playouts/s wall, playouts per CPU second, KEY=VALUE line) of the full one-thread search."""
+    from usi_engine.go.game import GoAdapter
+    from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+    pos = new_pos(size, komi=7.0)
+    searcher = Searcher(GoAdapter(size), SearchOptions(policy=policy, hash_mb=256, reuse=False, seed=seed,
+                                                        t_sel=300.0, t_back=300.0, c_uct=300.0))
+    searcher.search(pos, Limits(samples=2))                    # compile / load from cache
+    cpu = time.process_time()
+    r = searcher.search(pos, Limits(time_ms=1000.0 * seconds))
+    cpu = max(time.process_time() - cpu, 1e-9)
+    pps = r.children / (r.time_ms / 1000.0)
+    line = (f"size={size} policy={policy} samples={r.samples} playouts={r.children} depth={r.depth} "
+            f"best={r.best_move_str} playouts_per_cpu_sec={r.children / cpu:.0f} "
+            f"search_playouts_per_sec={pps:.0f}")
+    return pps, r.children / cpu, line
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=9)
     ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--search", action="store_true", help="benchmark the full search instead")
+    ap.add_argument("--policy", choices=("rave", "softmax", "uct"), default="rave")
     args = ap.parse_args(argv)
+    if args.search:
+        print(measure_search(args.size, args.seconds, args.policy)[2])
+        return
     pps, mps, per_cpu, length, black = measure(args.size, args.seconds)
     children, work = measure_expand(args.size, min(args.seconds, 1.0))
     print(f"size={args.size} mean_moves={length:.1f} black_winrate={black:.3f} "
