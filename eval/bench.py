@@ -14,8 +14,11 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import evaluate
+from eval.shogi_features import eval_stack, evaluate, inc_init, inc_record, inc_value
 from eval.weightfile import load_weights
+from usi_engine.shogi.layout import MAX_MOVES
+from usi_engine.shogi.movegen import gen_legal
+from usi_engine.shogi.position import do_move, undo_move
 from usi_engine.shogi.quiescence import DEFAULT_MAX_DEPTH, QBuffers, qsearch_root
 
 BENCH_FILE = Path(__file__).resolve().parent.parent / "usi_engine" / "shogi" / "data" / "bench_positions.txt"
@@ -63,6 +66,30 @@ def _eval_loop(positions, w, reps):
 
 
 @njit(cache=True, nogil=True)
+def _child_eval_loop(positions, w, reps, moves, eacc, eidx, incremental):
+    """Evaluate every legal child of every position (make, evaluate, unmake), `reps` times; with
+    `incremental` from the parent's eval-stack row, else in full. Returns (children, sum of values)."""
+    children = 0
+    total = 0.0
+    for i in range(positions.shape[0]):
+        pos = positions[i]
+        n = gen_legal(pos, moves)
+        inc_init(pos, w, eacc, eidx, 0)
+        for _ in range(reps):
+            for j in range(n):
+                if incremental:
+                    inc_record(pos, moves[j], w, eacc, eidx, 0)
+                    do_move(pos, moves[j])
+                    total += inc_value(pos, w, eacc, eidx, 1)
+                else:
+                    do_move(pos, moves[j])
+                    total += evaluate(pos, w)
+                undo_move(pos)
+        children += reps * n
+    return children, total
+
+
+@njit(cache=True, nogil=True)
 def _qsearch_loop(positions, w, max_depth, moves, keys, pv, frames, counts, nodes):
     total = 0.0
     for i in range(positions.shape[0]):
@@ -85,16 +112,26 @@ def _timed(run):
 
 
 def bench_eval(weights_path=None, out=sys.stdout):
-    """Full static evaluations per second; returns the KEY=VALUE dict it printed."""
+    """Full static evaluations per second, and the cost of a child's evaluation made in full and made
+    incrementally from its parent (make/unmake included in both); returns the KEY=VALUE dict it printed."""
     w = load_weights(weights_path)
     positions = bench_positions()
     reps = 100
     n, dt, cpu = _timed(lambda: (_eval_loop(positions, w, reps), reps * positions.shape[0])[1])
+    moves = np.zeros(MAX_MOVES, dtype=np.int32)
+    eacc, eidx = eval_stack(2)
+    child_cpu = {}
+    for incremental in (False, True):
+        kids, _, kcpu = _timed(lambda: _child_eval_loop(positions, w, 10, moves, eacc, eidx, incremental)[0])
+        child_cpu[incremental] = kcpu / kids * 1e6
     result = {"positions": positions.shape[0], "evals": n, "seconds": round(dt, 3),
               "cpu_seconds": round(cpu, 3), "evals_per_s": round(n / dt),
-              "evals_per_cpu_s": round(n / cpu), "us_per_eval": round(cpu / n * 1e6, 3)}
+              "evals_per_cpu_s": round(n / cpu), "us_per_eval": round(cpu / n * 1e6, 3),
+              "us_per_child_full": round(child_cpu[False], 3), "us_per_child_inc": round(child_cpu[True], 3),
+              "inc_speedup": round(child_cpu[False] / child_cpu[True], 2)}
     print(f"eval: {n} evaluations in {dt:.2f} s ({cpu:.2f} s CPU) = {n / dt:,.0f}/s, "
-          f"{cpu / n * 1e6:.3f} us CPU each", file=out)
+          f"{cpu / n * 1e6:.3f} us CPU each; a child (make + evaluate + unmake, all legal moves): "
+          f"{child_cpu[False]:.3f} us in full, {child_cpu[True]:.3f} us incrementally", file=out)
     print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)
     return result
 

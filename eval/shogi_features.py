@@ -215,7 +215,8 @@ def gradient(pos, w):
 # (a move or a drop) or two (a capture: the victim becomes a hand object of the mover); a king move
 # changes no object but its king's square. The new row stores the piece list after the move, which
 # objects changed (list slot, old index, new index, in frame 0) and the king squares; the frames are
-# computed lazily from the row below (inc_frame), so a leaf pays only its own frame:
+# computed lazily from the row below (inc_frame), so a leaf pays only its own frame and a base row
+# (inc_init) sums a frame in full only when some row above needs it:
 #   PP_f(child) = PP_f(parent) + sum over unchanged q of [pp(new, q) - pp(old, q)] (+ the pair of the
 #   two changed objects for a capture), KP alike with single table reads; a moved king's KP is summed
 #   afresh. About 4 x 38 table reads for a capture instead of 703 + 76 for a full evaluation.
@@ -228,7 +229,8 @@ N_EACC = 7
 EI_N = MAX_PIECES              # eidx[row, :n] = piece indices in frame 0; eidx[row, EI_N] = n
 EI_KSQ = EI_N + 1              # + c: colour c's king square (-1 none)
 EI_VALID = EI_KSQ + 2          # bit f set: frame f of this row is computed
-EI_NCH = EI_VALID + 1          # changed objects of the move into this row (0, 1 or 2)
+EI_NCH = EI_VALID + 1          # changed objects of the move into this row (0, 1 or 2); BASE_ROW: none
+BASE_ROW = -1
 EI_CH = EI_NCH + 1             # + 3 * j: (list slot, old index, new index) of changed object j
 N_EIDX = EI_CH + 6
 
@@ -279,7 +281,8 @@ def kp_sum(w, eidx, row, colour, frame):
 
 @njit(cache=True, nogil=True)
 def inc_init(pos, w, eacc, eidx, row):
-    """Set up `row` from scratch for pos (piece list, kings, material, both frames in full)."""
+    """Set up `row` as a base row for pos (piece list, kings, material); its frames are summed in
+    full when first needed (inc_frame)."""
     scratch = np.empty(MAX_PIECES + N_MATERIAL, dtype=np.int64)
     mat = scratch[MAX_PIECES:]
     n, _, _ = collect(pos, 0, eidx[row, :MAX_PIECES], mat)
@@ -290,20 +293,26 @@ def inc_init(pos, w, eacc, eidx, row):
     for t in range(N_MATERIAL):
         m += mat[t] * w[OFF_MATERIAL + t]
     eacc[row, EA_MAT] = m
-    for f in range(2):
-        pp = 0.0
-        for i in range(1, n):
-            p = eidx[row, i]
-            if f == 1:
-                p = MIRROR[p]
-            for j in range(i):
-                q = eidx[row, j]
-                pp += w[pp_index(p, MIRROR[q] if f == 1 else q)]
-        eacc[row, EA_PP + f] = pp
-        for c in range(2):
-            eacc[row, EA_KP + 2 * f + c] = kp_sum(w, eidx, row, c, f)
-    eidx[row, EI_NCH] = 0
-    eidx[row, EI_VALID] = 3
+    eidx[row, EI_NCH] = BASE_ROW
+    eidx[row, EI_VALID] = 0
+
+
+@njit(cache=True, nogil=True)
+def _frame_full(w, eacc, eidx, row, f):
+    """Frame f of row summed over its piece list (all pairs, both kings)."""
+    n = eidx[row, EI_N]
+    pp = 0.0
+    for i in range(1, n):
+        p = eidx[row, i]
+        if f == 1:
+            p = MIRROR[p]
+        for j in range(i):
+            q = eidx[row, j]
+            pp += w[pp_index(p, MIRROR[q] if f == 1 else q)]
+    eacc[row, EA_PP + f] = pp
+    for c in range(2):
+        eacc[row, EA_KP + 2 * f + c] = kp_sum(w, eidx, row, c, f)
+    eidx[row, EI_VALID] |= 1 << f
 
 
 @njit(cache=True, nogil=True)
@@ -420,10 +429,14 @@ def _apply(w, eacc, eidx, row, f):
 
 @njit(cache=True, nogil=True)
 def inc_frame(w, eacc, eidx, row, f):
-    """Make frame f of row valid, applying the recorded changes upwards from the last valid row."""
+    """Make frame f of row valid, applying the recorded changes upwards from the last valid row (a
+    base row without it is summed in full)."""
     bit = 1 << f
     low = row
     while (eidx[low, EI_VALID] & bit) == 0:
+        if eidx[low, EI_NCH] == BASE_ROW:
+            _frame_full(w, eacc, eidx, low, f)
+            break
         low -= 1
     for r in range(low + 1, row + 1):
         _apply(w, eacc, eidx, r, f)

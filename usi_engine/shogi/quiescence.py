@@ -29,13 +29,31 @@ from eval.shogi_features import N_EACC, N_EIDX, eval_features, inc_init, inc_rec
 from usi_engine.search.values import MATE, MATE_THRESHOLD
 
 from .layout import (BISHOP, BOARD, H_CHECK, HIST, HIST_STRIDE, KING, KING_SQ, KNIGHT, LANCE, MAX_MOVES,
-                     MOVE_FROM_SHIFT, MOVE_PROMO_BIT, MOVE_TO_MASK, PAWN, PLY, PROMOTABLE, ROOK, SIDE)
+                     MOVE_FROM_SHIFT, MOVE_PROMO_BIT, MOVE_TO_MASK, N_PIECES, PAWN, PLY, PROMOTABLE, ROOK, SIDE)
 from .movegen import gen_legal
 from .position import do_move, first_piece, is_attacked, pin_direction, undo_move
 from .tables import KNIGHT_TARGETS, LINE_DIR, NEIGHBOUR, RELATIVE_RANK, SLIDE, STEP
 
 DEFAULT_MAX_DEPTH = 8
 INF = 1.0e9
+# Capture rays per piece code, in gen_legal's order: d = one step along direction d, RAY_SLIDE + d = a
+# slide along d, RAY_KNIGHT + k = knight jump k. Only the real lines of a piece are visited.
+RAY_SLIDE, RAY_KNIGHT = 8, 16
+
+
+def _capture_rays():
+    rays = np.zeros((N_PIECES, 10), dtype=np.int64)
+    count = np.zeros(N_PIECES, dtype=np.int64)
+    for piece in range(N_PIECES):
+        lines = [d if STEP[piece, d] else RAY_SLIDE + d for d in range(8) if STEP[piece, d] or SLIDE[piece, d]]
+        if piece & 15 == KNIGHT:
+            lines += [RAY_KNIGHT, RAY_KNIGHT + 1]
+        rays[piece, :len(lines)] = lines
+        count[piece] = len(lines)
+    return rays, count
+
+
+RAYS, RAY_COUNT = _capture_rays()
 # Ordering value of a victim / attacker by ptype (MVV-LVA keys only, not the evaluation).
 ORDER_VALUE = np.array([0, 1, 3, 4, 5, 8, 10, 6, 20, 7, 7, 7, 7, 11, 13], dtype=np.int64)
 
@@ -95,18 +113,14 @@ def piece_captures(pos, sq, piece, us, ksq, out, n):
     """Legal captures of our non-king piece on sq (not in check): the first piece along each of its
     rays or steps when it is an enemy, kept only along the pin line if the piece is pinned."""
     pin = -2                                    # computed once a capture is found
-    for k in range(10):
-        if k < 8:
-            if STEP[piece, k] == 1:
-                t = NEIGHBOUR[sq, k]
-            elif SLIDE[piece, k] == 1:
-                t = first_piece(pos, sq, k)
-            else:
-                continue
-        elif (piece & 15) == KNIGHT:
-            t = KNIGHT_TARGETS[us, sq, k - 8]
+    for j in range(RAY_COUNT[piece]):
+        r = RAYS[piece, j]
+        if r < RAY_SLIDE:
+            t = NEIGHBOUR[sq, r]
+        elif r < RAY_KNIGHT:
+            t = first_piece(pos, sq, r - RAY_SLIDE)
         else:
-            break
+            t = KNIGHT_TARGETS[us, sq, r - RAY_KNIGHT]
         if t < 0:
             continue
         q = pos[BOARD + t]
