@@ -103,9 +103,11 @@ def step_factor(tree, v, c, t, differentiate):
 
 
 @njit(cache=True, nogil=True)
-def add_leaf(acc, touched, n_touched, leaf, k):
-    """acc[leaf] += k, remembering first-touched leaves in `touched`; returns the new touched count."""
-    if acc[leaf] == 0.0 and k != 0.0:
+def add_leaf(acc, mark, touched, n_touched, leaf, k):
+    """acc[leaf] += k, listing each leaf once in `touched` (mark[leaf] = 1 once listed; the caller clears
+    mark for the listed leaves afterwards); returns the new touched count."""
+    if mark[leaf] == 0:
+        mark[leaf] = 1
         touched[n_touched] = leaf
         n_touched += 1
     acc[leaf] += k
@@ -113,7 +115,7 @@ def add_leaf(acc, touched, n_touched, leaf, k):
 
 
 @njit(cache=True, nogil=True)
-def exact_coefs(tree, start, k0, learner_moves, t, mode, acc, touched, n_touched, stack_n, stack_k,
+def exact_coefs(tree, start, k0, learner_moves, t, mode, acc, mark, touched, n_touched, stack_n, stack_k,
                 stack_l):
     """Exact leaf coefficients of k0 * dE(start)/dw (eq. 16-23 unrolled: every path, pi * factor per step).
     learner_moves: the learner is to move at `start`. Explicit stack (no recursion in cached numba)."""
@@ -128,7 +130,7 @@ def exact_coefs(tree, start, k0, learner_moves, t, mode, acc, touched, n_touched
         k = stack_k[top]
         learner = stack_l[top] == 1
         if is_leaf(tree, v):
-            n_touched = add_leaf(acc, touched, n_touched, v, k)
+            n_touched = add_leaf(acc, mark, touched, n_touched, v, k)
             continue
         if not is_inner(tree, v):
             continue
@@ -147,7 +149,20 @@ def exact_coefs(tree, start, k0, learner_moves, t, mode, acc, touched, n_touched
 
 
 @njit(cache=True, nogil=True)
-def sample_coefs(tree, start, k0, learner_moves, t, mode, n_samples, clip, rng, acc, touched, n_touched):
+def draw_index(p, n, rng):
+    """Index drawn from the distribution p[:n]."""
+    u = next_unit(rng)
+    i = 0
+    acc_p = p[0]
+    while u >= acc_p and i < n - 1:
+        i += 1
+        acc_p += p[i]
+    return i
+
+
+@njit(cache=True, nogil=True)
+def sample_coefs(tree, start, k0, learner_moves, t, mode, n_samples, clip, rng, acc, mark, touched,
+                 n_touched):
     """Sampled leaf coefficients of k0 * dE(start)/dw (eq. 24-29): n_samples paths drawn by pi, each adding
     k0 * prod(factors) / n_samples to its leaf; |path product| is clipped to `clip`."""
     p = np.empty(MAX_MOVES, np.float64)
@@ -160,19 +175,14 @@ def sample_coefs(tree, start, k0, learner_moves, t, mode, n_samples, clip, rng, 
             if not is_inner(tree, v):
                 break
             n = child_policy(tree, v, t, p)
-            u = next_unit(rng)
-            i = 0
-            acc_p = p[0]
-            while u >= acc_p and i < n - 1:
-                i += 1
-                acc_p += p[i]
+            i = draw_index(p, n, rng)
             c = tree[core.T_ECHILD][tree[core.T_FIRST][v] + i]
             prod *= step_factor(tree, v, c, t, mode == MODE_FULL or learner)
             prod = min(clip, max(-clip, prod))
             v = c
             learner = not learner
         if is_leaf(tree, v):
-            n_touched = add_leaf(acc, touched, n_touched, v, inv * prod)
+            n_touched = add_leaf(acc, mark, touched, n_touched, v, inv * prod)
     return n_touched
 
 
@@ -196,7 +206,7 @@ def pv_leaf(tree, start):
 
 @njit(cache=True, nogil=True)
 def eligibility_coefs(tree, root, played, method, t_back, t_learn, mode, n_samples, clip, rng, acc,
-                      touched, stack_n, stack_k, stack_l):
+                      mark, touched, stack_n, stack_k, stack_l):
     """Leaf coefficients of T_a * e(t) = g(a_t) - sum_a pi_a(a) g(a) (eq. 15) for the root edge `played`,
     with g(a) = -dE(c_a)/dw. method 0 sampled / 1 exact / 2 PGLeaf. Returns the number of touched leaves
     (indices in touched[:n], coefficients in acc[touched])."""
@@ -210,25 +220,19 @@ def eligibility_coefs(tree, root, played, method, t_back, t_learn, mode, n_sampl
         if method == 2:
             leaf, plies = pv_leaf(tree, c)
             if is_leaf(tree, leaf):
-                n_touched = add_leaf(acc, touched, n_touched, leaf, -k * (-1.0) ** plies)
+                n_touched = add_leaf(acc, mark, touched, n_touched, leaf, -k * (-1.0) ** plies)
         elif method == 1:
-            n_touched = exact_coefs(tree, c, -k, False, t_back, mode, acc, touched, n_touched,
+            n_touched = exact_coefs(tree, c, -k, False, t_back, mode, acc, mark, touched, n_touched,
                                     stack_n, stack_k, stack_l)
         elif f + i == played:
             n_touched = sample_coefs(tree, c, -1.0, False, t_back, mode, n_samples, clip, rng,
-                                     acc, touched, n_touched)
+                                     acc, mark, touched, n_touched)
     if method == 0:
         # sum_a pi_a(a) g(a): draw root edges by pi_a (T_a), then paths below them
         for _ in range(n_samples):
-            u = next_unit(rng)
-            i = 0
-            acc_p = p[0]
-            while u >= acc_p and i < n - 1:
-                i += 1
-                acc_p += p[i]
-            c = tree[core.T_ECHILD][f + i]
+            c = tree[core.T_ECHILD][f + draw_index(p, n, rng)]
             n_touched = sample_coefs(tree, c, 1.0 / n_samples, False, t_back, mode, 1, clip,
-                                     rng, acc, touched, n_touched)
+                                     rng, acc, mark, touched, n_touched)
     return n_touched
 
 
@@ -393,6 +397,7 @@ class TreeGradient:
     def __init__(self, capacity):
         self.capacity = capacity
         self.acc = np.zeros(capacity, np.float64)
+        self.mark = np.zeros(capacity, np.int8)
         self.touched = np.zeros(capacity, np.int64)
         self.parent_node = np.zeros(capacity, np.int64)
         self.parent_edge = np.zeros(capacity, np.int64)
@@ -404,8 +409,9 @@ class TreeGradient:
         """(leaf nodes, coefficients) of T_a * e(t) for the root edge `played` (see eligibility_coefs)."""
         n = eligibility_coefs(tree, np.int64(root), np.int64(played), np.int64(METHODS.index(method)),
                               float(t_back), float(t_learn), np.int64(MODES[mode]), np.int64(samples),
-                              float(clip), rng, self.acc, self.touched, self.queue, self.stack_k,
-                              self.stack_l)
+                              float(clip), rng, self.acc, self.mark, self.touched, self.queue,
+                              self.stack_k, self.stack_l)
+        self.mark[self.touched[:n]] = 0
         return self.touched[:n], self.acc
 
     def shogi_eligibility(self, tree, root, pos, weights, qdepth, played, method, t_back, t_learn, mode,

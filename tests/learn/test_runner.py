@@ -1,0 +1,102 @@
+"""`python -m learn run` end to end over real processes: the smoke config (with an evaluation match and the
+plot), a kill -9 of a real run and --resume, and CLI errors."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SMOKE = ROOT / "configs" / "learn-smoke.toml"
+
+
+def learn(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "learn", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def metrics(run):
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip()]
+
+
+def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
+    run = tmp_path / "smoke"
+    r = learn("run", str(SMOKE), "--dir", str(run))
+    assert r.returncode == 0, r.stderr
+    state = json.loads((run / "state.json").read_text())
+    assert state["games_done"] == 4 and state["version"] == 2
+    assert state["wins_b"] + state["wins_w"] + state["draws"] == 4
+    rows = metrics(run)
+    assert [r["kind"] for r in rows] == ["batch", "batch", "eval"]
+    assert rows[-1]["vs"] == "start" and rows[-1]["games"] == 2
+    assert "game/s" in r.stderr or "game]" in r.stderr            # the tqdm bar
+    assert len(list((run / "records").glob("*.csa"))) == 4 and len(list((run / "records").glob("*.kif"))) == 4
+    assert not list((run / "pending").iterdir())
+    from eval.weightfile import load_weights
+    w0, w2 = load_weights(run / "weights" / "v000000.npz"), load_weights(run / "weights" / "v000002.npz")
+    if state["wins_b"] + state["wins_w"]:
+        assert (w0 != w2).sum() > 0                               # decisive games moved the weights
+    p = learn("plot", str(run))
+    assert p.returncode == 0, p.stderr
+    png = run / "learning-curve.png"
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    again = learn("run", str(SMOKE), "--dir", str(run))
+    assert again.returncode == 2 and "--resume" in again.stderr
+
+
+def test_kill_dash_nine_and_resume(tmp_path):
+    cfg = SMOKE.read_text().replace("games = 4", "games = 6").replace("every_games = 4", "every_games = 0")
+    conf = tmp_path / "kill.toml"
+    conf.write_text(cfg)
+    run = tmp_path / "kill"
+    proc = subprocess.Popen([sys.executable, "-m", "learn", "run", str(conf), "--dir", str(run)], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 400
+    try:
+        while time.time() < deadline:     # kill once a checkpoint exists AND a game of the next batch is done
+            st = run / "state.json"
+            if st.is_file() and json.loads(st.read_text())["version"] >= 1 and list((run / "pending").glob("*.npz")):
+                break
+            assert proc.poll() is None, "run ended before it could be killed"
+            time.sleep(0.05)
+        else:
+            pytest.fail("no checkpoint + pending game within the time limit")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    state = json.loads((run / "state.json").read_text())
+    kept = {p.name: p.stat().st_mtime for p in (run / "pending").glob("*.npz")}
+    done_before = state["games_done"]
+    resumed_at = time.time()
+    r = learn("run", str(conf), "--dir", str(run), "--resume")
+    assert r.returncode == 0, r.stderr
+    final = json.loads((run / "state.json").read_text())
+    assert final["games_done"] == 6 and final["version"] == 3
+    rows = [m for m in metrics(run) if m["kind"] == "batch"]
+    assert [m["games_done"] for m in rows] == [2, 4, 6]          # no batch lost or applied twice
+    for name in kept:                                             # finished games were not replayed
+        record = run / "records" / (Path(name).stem + ".csa")
+        assert record.stat().st_mtime < resumed_at
+    assert done_before >= 2
+    assert len(list((run / "records").glob("*.csa"))) == 6
+
+
+def test_cli_errors(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[run]\ndir = "x"\n[selfplay]\nsamplez = 3\n')
+    r = learn("run", str(bad))
+    assert r.returncode == 2 and "samplez" in r.stderr
+    r = learn("run", str(SMOKE), "--dir", str(tmp_path / "none"), "--resume")
+    assert r.returncode == 2 and "no run to resume" in r.stderr
+    r = learn("plot", str(tmp_path))
+    assert r.returncode == 2 and "metrics" in r.stderr
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        r = learn("run", str(SMOKE), "--dir", str(tmp_path / "ray"), "--ray-address", "auto")
+        assert r.returncode == 2 and "pip install" in r.stderr
