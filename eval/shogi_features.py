@@ -336,7 +336,8 @@ def inc_record(pos, move, w, eacc, eidx, row):
     """Before do_move(pos, move): fill row + 1 (the child) from row; frames are left to inc_frame."""
     nxt = row + 1
     n = eidx[row, EI_N]
-    eidx[nxt, :n] = eidx[row, :n]
+    for i in range(n):                  # (a slice copy within one array may go through a temporary)
+        eidx[nxt, i] = eidx[row, i]
     eidx[nxt, EI_N] = n
     eidx[nxt, EI_KSQ] = eidx[row, EI_KSQ]
     eidx[nxt, EI_KSQ + 1] = eidx[row, EI_KSQ + 1]
