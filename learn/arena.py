@@ -220,7 +220,8 @@ class Arena:
                                           self.config.seed * GAME_SEED_STRIDE + index)
         result = GameResult(index, first_is_black, winner, reason, plies=board.ply, opening=" ".join(opening),
                             seconds=time.monotonic() - started)
-        self.games.append(dict(result.as_dict(), black=players["b"].name, white=players["w"].name, moves=moves))
+        self.games.append(dict(result.as_dict(), black=players["b"].name, white=players["w"].name, moves=moves,
+                               search={p.name: p.game_stats() for p in self.players if p.game_stats()}))
         return result
 
     def run(self) -> dict:
@@ -236,13 +237,27 @@ class Arena:
         summary = summarize(self.tally, self.names, None, 0.95, {})
         summary["seconds"] = round(time.monotonic() - started, 3)
         summary["cpu_seconds"] = round(time.process_time() - cpu_started, 3)
+        summary["search"] = self.search_means()
         self.out.write(format_summary(summary) + "\n")
+        for name, means in summary["search"].items():
+            self.out.write(f"Search of {name} per move: " + ", ".join(f"{k} {v}" for k, v in means.items()) + "\n")
         if cfg.json_path:
             with open(cfg.json_path, "w", encoding="utf-8") as f:
                 json.dump({"player1": cfg.player1, "player2": cfg.player2, "seed": cfg.seed,
                            "opening_plies": cfg.opening_plies, "max_moves": cfg.rules.max_moves,
                            "summary": summary, "games": self.games}, f, indent=1)
         return summary
+
+    def search_means(self) -> dict:
+        """Per player: per-move means of the search statistics over all games (moves = total searches)."""
+        out = {}
+        for name in self.names:
+            stats = [g["search"][name] for g in self.games if name in g["search"]]
+            moves = sum(st["moves"] for st in stats)
+            if moves:
+                out[name] = {"moves": moves, **{k: round(sum(st[k] * st["moves"] for st in stats) / moves, 1)
+                                                for k in stats[0] if k != "moves"}}
+        return out
 
     def report(self, result: GameResult) -> None:
         self.tally.add(result)

@@ -1,7 +1,8 @@
 """In-process shogi players for the arena (learn/arena.py): MCSS, a 1-ply material player, a small alpha-beta.
 
 Every player has `name`, `new_game(seed)` (forget the last game, reseed) and `choose(board) -> int | None`
-(a packed legal move of `board`, or None to resign). Players never change the board they are given.
+(a packed legal move of `board`, or None to resign), and `game_stats()` (a dict about the current game's
+searches, empty when there is nothing to say). Players never change the board they are given.
 
 - `MCSSPlayer`: the project's Searcher (one instance per player, tree reused within a game) with a per-move
   limit of samples, nodes or time. With one thread and a samples/nodes limit a move depends only on the
@@ -38,6 +39,7 @@ from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.quiescence import DEFAULT_MAX_DEPTH, INF, QBuffers, next_move, order_key, qsearch
 
 AB_DEPTHS = (1, 2)
+STAT_KEYS = ("moves", "nodes", "samples", "depth", "seldepth", "time_ms")   # MCSS per-game statistics
 
 
 class Player:
@@ -52,6 +54,9 @@ class Player:
 
     def choose(self, board) -> int | None:
         raise NotImplementedError
+
+    def game_stats(self) -> dict:
+        return {}
 
 
 class MaterialPlayer(Player):
@@ -183,14 +188,24 @@ class MCSSPlayer(Player):
         self.searcher = Searcher(ShogiAdapter(weights, params), options or SearchOptions())
         self.game_seed = 0
         self.last_result = None
+        self.totals = dict.fromkeys(STAT_KEYS, 0.0)
 
     def new_game(self, seed: int) -> None:
         super().new_game(seed)
         self.game_seed = seed
         self.searcher.clear()
+        self.totals = dict.fromkeys(STAT_KEYS, 0.0)
 
     def choose(self, board) -> int | None:
         self.searcher.options.seed = self.game_seed * 1009 + board.ply   # a fresh, reproducible stream per move
-        self.last_result = self.searcher.search(board.pos, self.limits)
-        return self.last_result.best_move
+        result = self.last_result = self.searcher.search(board.pos, self.limits)
+        self.totals["moves"] += 1
+        for key in STAT_KEYS[1:]:
+            self.totals[key] += getattr(result, key)
+        return result.best_move
+
+    def game_stats(self) -> dict:
+        """Per-move means of the searches of the current game (moves = how many searches)."""
+        n = max(1.0, self.totals["moves"])
+        return {k: (v if k == "moves" else round(v / n, 1)) for k, v in self.totals.items()}
 

@@ -138,17 +138,17 @@ def test_random_openings_are_balanced_and_seeded():
     assert board.legal_moves()
 
 
-def run_arena(tmp_path, name, **kw):
+def run_arena(tmp_path, name, games):
     path = tmp_path / f"{name}.json"
     out = io.StringIO()
-    config = ArenaConfig("mcss:samples=20,name=mcss", "material", games=2, seed=3,
-                         rules=ArenaRules(max_moves=120), json_path=str(path), **kw)
+    config = ArenaConfig("mcss:samples=20,name=mcss", "material", games=games, seed=3,
+                         rules=ArenaRules(max_moves=120), json_path=str(path))
     summary = Arena(config, out=out).run()
     return summary, json.loads(path.read_text()), out.getvalue()
 
 
 def test_mcss_against_material_plays_legal_games_reproducibly(tmp_path):
-    summary, data, text = run_arena(tmp_path, "first")
+    summary, data, text = run_arena(tmp_path, "first", 2)
     assert summary["games"] == 2 and summary["wins"] + summary["losses"] + summary["draws"] == 2
     assert text.count("\ngame ") == 2 and "Score of mcss vs material" in text
     for game in data["games"]:
@@ -160,9 +160,12 @@ def test_mcss_against_material_plays_legal_games_reproducibly(tmp_path):
         if game["reason"] == "mate":
             assert board.is_checkmate() and game["winner"] == ("w" if board.turn == 0 else "b")
     assert [g["black"] for g in data["games"]] == ["mcss", "material"]
+    for game in data["games"]:                  # the samples limit (fewer once a mate is proven)
+        assert list(game["search"]) == ["mcss"] and 0 < game["search"]["mcss"]["samples"] <= 20
+    assert summary["search"]["mcss"]["moves"] == sum(g["search"]["mcss"]["moves"] for g in data["games"])
     assert data["games"][0]["opening"] == data["games"][1]["opening"]
-    _, again, _ = run_arena(tmp_path, "second")
-    assert [g["moves"] for g in again["games"]] == [g["moves"] for g in data["games"]]
+    _, again, _ = run_arena(tmp_path, "again", 1)
+    assert again["games"][0]["moves"] == data["games"][0]["moves"]
 
 
 def test_cli_runs_and_rejects_bad_specs(tmp_path):
