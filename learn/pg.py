@@ -339,9 +339,9 @@ def full_width_tree(game, pos, weights, params, depth, t):
     values = np.zeros(MAX_MOVES, np.float64)
     flags = np.zeros(MAX_MOVES, np.int8)
     rng = np.zeros(1, np.uint64)
-    nodes = [(0.0, 0, [])]             # (value, flags, children edges [(move, node)])
+    nodes = [(0.0, 0, 0, [])]          # (value, flags, depth, children edges [(move, node)])
     frontier = [(0, [])]
-    for _ in range(depth):
+    for d in range(depth):
         nxt = []
         for v, path in frontier:
             for m in path:
@@ -350,17 +350,18 @@ def full_width_tree(game, pos, weights, params, depth, t):
             for _m in path:
                 game.undo_move(pos)
             for i in range(n):
-                nodes.append((float(values[i]), int(flags[i]), []))
-                nodes[v][2].append((int(moves[i]), len(nodes) - 1))
+                nodes.append((float(values[i]), int(flags[i]), d + 1, []))
+                nodes[v][3].append((int(moves[i]), len(nodes) - 1))
                 if not flags[i] & core.FLAG_TERMINAL:
                     nxt.append((len(nodes) - 1, path + [int(moves[i])]))
         frontier = nxt
-    n_edges = sum(len(c) for _, _, c in nodes)
+    n_edges = sum(len(c) for _, _, _, c in nodes)
     tree = make_pool(len(nodes), max(1, n_edges))
     e = 0
-    for v, (value, flag, children) in enumerate(nodes):
+    for v, (value, flag, depth_v, children) in enumerate(nodes):
         tree[core.T_VALUE][v] = value
         tree[core.T_FLAGS][v] = flag
+        tree[core.T_DEPTH][v] = depth_v
         if children:
             tree[core.T_STATE][v] = core.EXPANDED
             tree[core.T_FIRST][v] = e

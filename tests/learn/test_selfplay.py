@@ -80,6 +80,25 @@ def test_exact_eligibility_matches_finite_differences(searched):
     assert fd == pytest.approx(g @ d, rel=1e-3)
 
 
+def test_full_width_reference_matches_finite_differences():
+    """The paper's reference: the exact recursion (eq. 16-23) over the full-width depth-2 tree."""
+    from usi_engine.shogi import game
+    w = load_weights()
+    w[24:] = np.random.default_rng(4).normal(scale=5.0, size=N_WEIGHTS - 24)
+    board = Board("4k4/9/4p4/9/9/9/4P4/4R4/4K4 b Gg 1")
+    tree, n = pg.full_width_tree(game, board.pos, w, make_params(qsearch_depth=QDEPTH), 2, T)
+    f, k = int(tree[core.T_FIRST][0]), int(tree[core.T_COUNT][0])
+    assert n == 1 + k + sum(int(tree[core.T_COUNT][c]) for c in tree[core.T_ECHILD][f:f + k])
+    played = f + 1
+    g = eligibility(tree, n, board, w, played, "exact")
+    d = np.zeros(N_WEIGHTS)
+    d[np.flatnonzero(g)] = np.random.default_rng(2).normal(size=np.count_nonzero(g))
+    h = 1e-3
+    fd = (log_pi(leaf_values(tree, n, board.pos, w + h * d), played, T)
+          - log_pi(leaf_values(tree, n, board.pos, w - h * d), played, T)) / (2 * h)
+    assert fd == pytest.approx(g @ d, rel=1e-3)
+
+
 def test_sampled_eligibility_approaches_exact(searched):
     w, board, tree, n = searched
     played = int(tree[core.T_FIRST][0])
