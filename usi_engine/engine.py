@@ -23,21 +23,26 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from . import timeman
 from .options import OptionValues
+from .search.values import MATE, MATE_THRESHOLD
+
+if TYPE_CHECKING:
+    from .search.searcher import SearchResult
 
 KEEPALIVE_SECONDS = 3.0        # empty line while isready works (GUIs time out after ~5 s of silence)
 WATCHDOG_POLL = 0.005
-FALLBACK_AFTER_STOP = 0.3      # s after stop/deadline: print the best known move if search hangs
-CONSIDERATION_INTERVAL = 0.1   # s between PV checks in infinite / consideration mode
+SNAPSHOT_GRACE = 0.04         # s after stop/deadline: answer with the latest snapshot's move if the search
+FALLBACK_AFTER_STOP = 0.15     # has not returned; without a snapshot wait this long, then any legal move
+SNAPSHOT_INTERVAL = 0.1        # s between search snapshots (fallback move; PV checks when streaming)
 MIN_PV_INTERVAL = 0.05
-WARMUP_NODES = 2000
-ROOT_MATE_PLY = 5              # mates this short are solved before the search ...
+WARMUP_SAMPLES = 64
+WARMUP_MS = 2000.0
+ROOT_MATE_PLY = 7              # mates this short are solved before the search ...
 ROOT_MATE_SECONDS = 0.1        # ... within this time
 ROOT_MATE_SHARE = 0.1          # ... and at most this share of the move's time
-MATE = 30000.0
-MATE_THRESHOLD = MATE - 1000.0
 
 
 @dataclass
@@ -110,7 +115,9 @@ class GoState:
     done: threading.Event = field(default_factory=threading.Event)   # set once bestmove is printed
     stop_time: float | None = None
     legal: list = field(default_factory=list)
-    last: object = None                  # latest SearchResult seen by on_info
+    last: SearchResult | None = None     # latest snapshot of the search
+    searcher: object = None              # the Searcher running this go (for the watchdog's stop)
+    finished: threading.Event = field(default_factory=threading.Event)   # set when the go thread ends
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def release(self):
@@ -133,10 +140,12 @@ class Engine:
         self.thread: threading.Thread | None = None
         self.searcher = None
         self.adapter = None
+        self.mate_solver = None
         self._search_key = None
         self._weights_path = None
         self._ready = False
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()            # preparation (isready, a go without isready)
+        self._search_lock = threading.Lock()     # one Searcher.search at a time
         for err in self.options.errors:
             self.info_string(f"error: {err}")
 
@@ -204,22 +213,25 @@ class Engine:
         self.position_error = None
 
     def go(self, tokens: list[str]) -> None:
+        """Start a go thread and return at once (the reader must stay free for stop / isready)."""
         cmd = parse_go(tokens)
-        self._finish_current()
-        if cmd.is_mate:
-            self._go_mate(cmd)
-            return
+        previous = self._release_current()
         board = None if self.board is None else self.board.copy()
         state = GoState(cmd, board, pondering=cmd.ponder)
-        if not (cmd.ponder or cmd.infinite):
+        if cmd.is_mate or not (cmd.ponder or cmd.infinite):
             state.hold.set()
         self.current = state
-        self.thread = threading.Thread(target=self._run_go, args=(state,), daemon=True)
+        target = self._run_mate if cmd.is_mate else self._run_go
+        self.thread = threading.Thread(target=target, args=(state, previous), daemon=True)
         self.thread.start()
 
     def stop(self) -> None:
-        if self.current is not None:
-            self.current.release()
+        """End the running go; its search is told at once (the watchdog repeats it)."""
+        state = self.current
+        if state is not None:
+            state.release()
+            if state.searcher is not None:
+                state.searcher.stop()
 
     def ponderhit(self, tokens: list[str]) -> None:
         """The predicted move was played: our clock starts now (with new times if given)."""
@@ -238,30 +250,34 @@ class Engine:
     def gameover(self, tokens: list[str]) -> None:
         """Acts as `stop` (GUIs may send it during ponder without stop); the bestmove is still printed."""
         self.stop()
-        self._finish_current()
 
     def quit(self) -> None:
         self.stop()
 
     # --- go: life of one search ----------------------------------------------------------------
-    def _finish_current(self) -> None:
-        """End a running go (printing its bestmove) before the next command that needs the engine."""
-        state, thread = self.current, self.thread
-        if state is None:
-            return
-        if not state.done.is_set():
-            state.release()
-            state.done.wait(2 * FALLBACK_AFTER_STOP + 1.0)
-        if thread is not None:
-            thread.join(timeout=2.0)
+    def _release_current(self) -> threading.Thread | None:
+        """Release the running go (its own threads still print its one bestmove, without blocking the
+        reader); returns its thread, which the next go waits for before it searches."""
+        if self.current is not None:
+            self.current.release()
+        return self.thread
 
-    def _run_go(self, state: GoState) -> None:
+    def _run_go(self, state: GoState, previous: threading.Thread | None) -> None:
+        try:
+            self._answer(state, self._decide(state, previous))
+        finally:
+            state.finished.set()
+
+    def _decide(self, state: GoState, previous: threading.Thread | None) -> str:
+        """The bestmove text of a go (after the hold is released; legal or resign/win)."""
         try:
             answer = self._root_answer(state)
             if answer is None:
-                self._prepare()
                 self._set_deadline(state, state.start)
                 threading.Thread(target=self._watchdog, args=(state,), daemon=True).start()
+                if previous is not None:
+                    previous.join()          # one search at a time; the watchdog answers if this is late
+                self._prepare()              # normally done by isready; the watchdog covers a late one
                 answer = self._root_mate(state) or self._search(state)
         except Exception as e:           # never die without answering
             self.info_string(f"error: search failed: {type(e).__name__}: {e}")
@@ -270,7 +286,7 @@ class Engine:
         if answer not in ("resign", "win") and answer.split()[0] not in state.legal:
             self.info_string(f"error: {answer.split()[0]} is not legal here; playing a legal move")
             answer = self._fallback(state)
-        self._answer(state, answer)
+        return answer
 
     def _root_answer(self, state: GoState) -> str | None:
         """`bestmove` decided without searching (invalid position, no legal move, declaration)."""
@@ -322,19 +338,21 @@ class Engine:
         return 5.0
 
     def _watchdog(self, state: GoState) -> None:
-        """End the search at the deadline or on stop; print a fallback if the search does not return."""
-        while not state.done.is_set():
+        """Until the go thread ends: stop its search at the deadline or on stop (re-issued, so a search
+        that starts late stops too), and answer with the best move known if the search has not
+        returned SNAPSHOT_GRACE (with a snapshot) or FALLBACK_AFTER_STOP (without) after that."""
+        while not state.finished.is_set():
             now = time.perf_counter()
             if state.deadline is not None and now >= state.deadline and state.stop_time is None:
                 state.stop_time = now
                 state.stop.set()
             if state.stop.is_set():
-                if self.searcher is not None:
-                    self.searcher.stop()
-                if now - state.stop_time > FALLBACK_AFTER_STOP and state.hold.is_set():
+                if state.searcher is not None:
+                    state.searcher.stop()
+                grace = SNAPSHOT_GRACE if state.last is not None else FALLBACK_AFTER_STOP
+                if not state.done.is_set() and state.hold.is_set() and now - state.stop_time > grace:
                     self.info_string("error: search did not stop in time; answering with the best move so far")
                     self._answer(state, self._fallback(state))
-                    return
             time.sleep(WATCHDOG_POLL)
 
     def _search(self, state: GoState) -> str:
@@ -348,14 +366,14 @@ class Engine:
             time_ms = max(1.0, (state.deadline - state.start) * 1000.0)
         limits = Limits(time_ms=time_ms, nodes=nodes, depth=depth, infinite=unlimited)
         self._set_draw_value(state.board.turn)
-        streaming = cmd.infinite or o["ConsiderationMode"]
-        interval = CONSIDERATION_INTERVAL if streaming or o["PvInterval"] == 0 else \
-            max(MIN_PV_INTERVAL, o["PvInterval"] / 1000.0)
-        printer = InfoPrinter(self, state, streaming)
-        if state.stop.is_set():
-            self.searcher.stop()
-        result = self.searcher.search(state.board.pos, limits, on_info=printer, multipv=o["MultiPV"],
-                                      info_interval=interval)
+        streaming = cmd.infinite or o["ConsiderationMode"] or o["PvInterval"] == 0
+        printer = InfoPrinter(self, state, streaming, max(MIN_PV_INTERVAL, o["PvInterval"] / 1000.0))
+        with self._search_lock:
+            state.searcher = self.searcher
+            if state.stop.is_set():                # stopped before it could start (the watchdog may
+                return self._fallback(state)       # already have answered)
+            result = self.searcher.search(state.board.pos, limits, on_info=printer, multipv=o["MultiPV"],
+                                          info_interval=SNAPSHOT_INTERVAL)
         state.last = result
         if result.best_move_str is None:          # root not expanded in time: legal moves exist
             return self._fallback(state)
@@ -380,7 +398,7 @@ class Engine:
     def _fallback(self, state: GoState) -> str:
         """Best legal move known so far (last info), else the first legal move, else resign."""
         last = state.last
-        if last is not None and getattr(last, "best_move_str", None) in state.legal:
+        if last is not None and last.best_move_str in state.legal:
             return last.best_move_str
         return state.legal[0] if state.legal else "resign"
 
@@ -396,10 +414,7 @@ class Engine:
     def _prepare(self) -> None:
         """Import, load weights and compile (first isready), and rebuild the searcher on option changes."""
         with self._lock:
-            if self.adapter is None:
-                from .shogi import board, mate
-                board.warm_up()
-                mate.warm_up()
+            self._prepare_rules()
             self._load_adapter()
             key = self._search_options_key()
             if self.searcher is None or key != self._search_key:
@@ -413,6 +428,15 @@ class Engine:
             if not self._ready:
                 self._warm_search()
                 self._ready = True
+
+    def _prepare_rules(self) -> None:
+        """Compile (or load) the rules kernels and the mate solver; allocate the solver's table once."""
+        if self.mate_solver is None:
+            from .shogi import board, mate
+            board.warm_up()
+            solver = mate.MateSolver()
+            mate.warm_up(solver)
+            self.mate_solver = solver
 
     def _search_options_key(self) -> tuple:
         o = self.options
@@ -451,32 +475,36 @@ class Engine:
         self.adapter.params[P_DRAW_FOR_BLACK] = o["DrawValueBlack"] if turn == 0 else -o["DrawValueWhite"]
 
     def _warm_search(self) -> None:
-        """Compile the search kernels (or load them from numba's cache) with a tiny search."""
+        """Compile the search kernels (or load them from numba's cache) with two tiny searches, the
+        second after a move so that tree reuse (reroot) is compiled here and not in a timed move."""
         from .search.searcher import Limits
         from .shogi import Board
-        self.searcher.search(Board().pos, Limits(nodes=WARMUP_NODES, time_ms=2000.0))
-        self.searcher.clear()
+        board = Board()
+        limits = Limits(samples=WARMUP_SAMPLES, time_ms=WARMUP_MS)
+        with self._search_lock:
+            result = self.searcher.search(board.pos, limits)
+            if result.best_move_str is not None:
+                board.push_usi(result.best_move_str)
+                self.searcher.search(board.pos, limits)
+            self.searcher.clear()
 
     # --- go mate ----------------------------------------------------------------------------------
-    def _go_mate(self, cmd: GoCommand) -> None:
-        """`go mate MS|infinite`: answered by one `checkmate ...` line (stop -> `checkmate timeout`)."""
-        board = None if self.board is None else self.board.copy()
-        state = GoState(cmd, board)
-        state.hold.set()
-        self.current = state
-        self.thread = threading.Thread(target=self._run_mate, args=(state,), daemon=True)
-        self.thread.start()
-
-    def _run_mate(self, state: GoState) -> None:
-        from .shogi.mate import find_mate
+    def _run_mate(self, state: GoState, previous: threading.Thread | None) -> None:
+        """`go mate MS|infinite`: one `checkmate ...` line (stop -> `checkmate timeout`)."""
         answer = "nomate"
         try:
+            if previous is not None:
+                previous.join()
             if state.board is None:
                 self.info_string(f"error: {self.position_error or 'no position'}")
             else:
+                with self._lock:
+                    self._prepare_rules()
                 limit = None if state.cmd.mate < 0 else state.cmd.mate / 1000.0
-                status, line = find_mate(state.board, limit, state.stop)
-                answer = " ".join(line) if status == "mate" else status
+                result = self.mate_solver.solve(state.board, limit, state.stop)
+                ms = max(1, int(result.seconds * 1000))
+                self.out(f"info time {ms} nodes {result.nodes} nps {result.nodes * 1000 // ms}")
+                answer = " ".join(result.line) if result.status == "mate" else result.status
         except Exception as e:
             self.info_string(f"error: mate search failed: {type(e).__name__}: {e}")
             answer = "timeout"
@@ -486,19 +514,17 @@ class Engine:
                 state.done.set()
 
     def _root_mate(self, state: GoState) -> str | None:
-        """A short mate found at the root before searching (ROOT_MATE_PLY plies, ROOT_MATE_SECONDS)."""
-        from .shogi.mate import find_mate
-        if state.board.is_check():
-            return None
+        """`M [ponder P]` of a mate of at most ROOT_MATE_PLY plies proved before the search within
+        min(ROOT_MATE_SECONDS, ROOT_MATE_SHARE of the move's time); None otherwise."""
         budget = ROOT_MATE_SECONDS
         if state.deadline is not None:
             budget = min(budget, ROOT_MATE_SHARE * max(0.0, state.deadline - time.perf_counter()))
-        found = find_mate(state.board, budget, state.stop, ROOT_MATE_PLY, whole_line=False)
-        if found[0] != "mate":
+        result = self.mate_solver.solve(state.board, budget, state.stop, max_ply=ROOT_MATE_PLY)
+        if result.status != "mate":
             return None
-        move, plies = found[1][0], found[2]
-        self.out(f"info depth {plies} score mate {plies} pv {move}")
-        return move
+        line = result.line
+        self.out(f"info depth {len(line)} nodes {result.nodes} score mate {len(line)} pv {' '.join(line)}")
+        return f"{line[0]} ponder {line[1]}" if len(line) > 1 else line[0]
 
     # --- extensions ---------------------------------------------------------------------------------
     def display(self) -> None:
@@ -517,7 +543,8 @@ class Engine:
         from .search.searcher import Limits
         from .shogi import Board
         self._prepare()
-        result = self.searcher.search(Board().pos, Limits(time_ms=seconds * 1000.0))
+        with self._search_lock:
+            result = self.searcher.search(Board().pos, Limits(time_ms=seconds * 1000.0))
         nps = int(result.nodes * 1000 / max(1.0, result.time_ms))
         self.info_string(f"bench: nodes {result.nodes} samples {result.samples} time {int(result.time_ms)} "
                          f"nps {nps} threads {self.options['Threads']}")
@@ -525,18 +552,26 @@ class Engine:
 
 
 class InfoPrinter:
-    """`info` lines of one search: throttled by PvInterval, or on every change when streaming."""
+    """Receives a snapshot of the search every SNAPSHOT_INTERVAL (kept as the watchdog's fallback move)
+    and prints `info` lines: every `interval` s, or on every change of PV or score when streaming."""
 
-    def __init__(self, engine: Engine, state: GoState, streaming: bool):
-        self.engine, self.state, self.streaming = engine, state, streaming
+    def __init__(self, engine: Engine, state: GoState, streaming: bool, interval: float):
+        self.engine, self.state, self.streaming, self.interval = engine, state, streaming, interval
         self.last_key = None
+        self.next_print = time.perf_counter() + interval
 
-    def __call__(self, result) -> None:
+    def __call__(self, result: SearchResult) -> None:
         self.state.last = result
-        key = (tuple(result.pv_str), round(result.value))
-        if self.streaming and key == self.last_key:
-            return
-        self.last_key = key
+        if self.streaming:
+            key = (tuple(result.pv_str), round(result.value))
+            if key == self.last_key:
+                return
+            self.last_key = key
+        else:
+            now = time.perf_counter()
+            if now < self.next_print:
+                return
+            self.next_print = now + self.interval
         self.emit(result)
 
     def final(self, result) -> None:

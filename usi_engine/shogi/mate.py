@@ -1,249 +1,428 @@
-"""Mate solver for `go mate` (tsume): iterative-deepening AND/OR search over checks and evasions.
+"""Mate solver (tsume) for `go mate` and for short mates at the root: df-pn in numba.
 
-Not df-pn: a depth-first AND/OR search with a fixed odd depth D (the attacker checks with every move, the
-defender tries every legal reply), deepened D = 1, 3, 5, ... so the first mate found is the shortest.
-No transposition table, so long or wide problems run out of time where df-pn would not; the answer is
-then `checkmate timeout`, never a wrong mate. Rules come from the move generator: a pawn-drop mate is
-never generated (so never counted), and a position where the defender has no legal move is mate.
+df-pn (Nagai 2002, "Df-pn algorithm for searching AND/OR trees and its applications", the MID procedure
+with thresholds): every node has a proof number pn and a disproof number dn from the attacker's view.
+OR nodes (attacker to move) have as children the attacker's CHECKING moves (drops and promotions
+included, taken from the legal-move generator, so evasions that also check are covered when the
+attacker stands in check); AND nodes (defender to move) have every legal reply. Then
 
-- `solve(pos, depth, bufs, ctl)`: 1 = the side to move mates within `depth` plies, 0 = no mate within
-  `depth`, -1 = stopped (ctl[C_STOP] set by another thread). ctl[C_CUTOFF] is set when the depth limit
-  pruned a line that was still going; a 0 without a cutoff proves that no mate exists at any depth
-  (checks ran out), which is how `checkmate nomate` is decided. On FOUND, ctl[C_BEST] is the mating
-  first move.
-- `mate_line(board, depth, ...)` (Python): the mating line, the defender choosing at every ply the reply
-  with the longest shortest mate.
-The kernel is iterative (an explicit stack), as recursion does not survive numba's cache.
+    OR:  pn = min_c pn(c),  dn = sum_c dn(c)        AND: pn = sum_c pn(c),  dn = min_c dn(c)
+
+and a node is searched until pn >= thpn or dn >= thdn. The child chosen (least pn at OR, least dn at
+AND) gets the thresholds  OR: thpn_c = min(thpn, pn_2 + 1), thdn_c = thdn - dn + dn(c);
+AND: thdn_c = min(thdn, dn_2 + 1), thpn_c = thpn - pn + pn(c)  (pn_2 / dn_2 the second least).
+Terminals: an OR node without checks is disproved (INF, 0); an AND node without replies is mated
+(0, INF); a pawn-drop mate is never generated (illegal in movegen). Initial values of a child not yet
+in the table: after a check, pn = number of the defender's replies (a mate in one is found as pn 0 when
+the check is generated), dn = 1; after a reply (1, 1).
+
+Repetition: a child whose position already stands on the current search path is disproved for the
+attacker (a repeated check sequence is perpetual check, a loss for the checker). The result is kept
+out of the table only on that path, so, as usual for df-pn, a disproof that depended on the path can
+reach the table (the graph-history-interaction problem); proofs never depend on it.
+Depth cap: a child at the ply cap counts as disproved unless it is a mate already (a cutoff is recorded,
+and a disproved root is then reported as `timeout`, not `nomate`).
+
+Transposition table: preallocated arrays (key, pn, dn, mate distance, generation, work), buckets of
+TT_WAYS entries, replacement of the entry with the least work. A generation number instead of clearing:
+entries of older generations count as empty, so a new solve touches no memory up front.
+Mate distance (plies to mate along the proof, stored with every proven node): OR = 1 + least over proven
+children, AND = 1 + greatest over the children (0 for a mated node); the line follows it (the attacker
+takes the quickest proven check, the defender the longest defence). After a proof, `MateSolver.solve`
+tries to shorten the line: a new solve capped at (length - 2) plies, while time and a node budget last.
+
+The kernel is iterative (an explicit stack of frames), so it caches like every other kernel.
 """
 
 import threading
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
 
-from .layout import HIST, HIST_STRIDE, MAX_MOVES, PLY
+from .layout import (BOARD, DROP_BASE, H_KEY, HIST, HIST_STRIDE, KEY, KING_SQ, KNIGHT, MAX_MOVES,
+                     MOVE_FROM_SHIFT, MOVE_PROMO_BIT, MOVE_TO_MASK, PLY, PROMOTE, SIDE, WHITE_BIT)
 from .movegen import gen_legal
-from .position import do_move, in_check, undo_move
+from .position import do_move, first_piece, undo_move
+from .tables import ADJACENT_ATTACK, KNIGHT_TARGETS, LINE_DIR, NEIGHBOUR, OPPOSITE, SLIDE
 
-MAX_MATE_PLY = 63
-C_STOP, C_NODES, C_CUTOFF, C_BEST = 0, 1, 2, 3
-CTL_SIZE = 4
+INF = 1 << 40                  # proof / disproof number of a decided node
+MAX_MATE_PLY = 127             # longest line the solver follows (frames of the explicit stack)
+TT_ENTRIES = 1 << 20           # default table size (about 40 MB)
+TT_WAYS = 4
 FOUND, NONE, STOPPED = 1, 0, -1
+# control words
+C_STOP, C_NODES, C_NODE_LIMIT, C_GEN, C_MAX_PLY, C_CUTOFF = 0, 1, 2, 3, 4, 5
+CTL_SIZE = 6
+# table arrays (tuple indices)
+T_KEY, T_PN, T_DN, T_DIST, T_GEN, T_WORK = 0, 1, 2, 3, 4, 5
+# shortening after a proof: each shorter attempt may use this many times the nodes of the first proof
+SHORTEN_NODE_FACTOR = 4
+SHORTEN_MIN_NODES = 20000
+TIMER_POLL = 0.002
+
+
+def new_table(entries):
+    """The transposition table: a tuple of arrays (see T_*), `entries` a power of two >= TT_WAYS."""
+    if entries < TT_WAYS or entries & (entries - 1):
+        raise ValueError("mate table size must be a power of two >= TT_WAYS")
+    return (np.zeros(entries, np.int64), np.zeros(entries, np.int64), np.zeros(entries, np.int64),
+            np.zeros(entries, np.int32), np.zeros(entries, np.int32), np.zeros(entries, np.int64))
+
+
+def new_frames(max_ply=MAX_MATE_PLY):
+    """Per-ply scratch of the explicit stack: moves, child keys, initial child pn/dn, counts, thresholds."""
+    p = max_ply + 2
+    return (np.zeros((p, MAX_MOVES), np.int32), np.zeros((p, MAX_MOVES), np.int64),
+            np.zeros((p, MAX_MOVES), np.int64), np.zeros((p, MAX_MOVES), np.int64),
+            np.zeros(p, np.int64), np.zeros(p, np.int64), np.zeros(p, np.int64), np.zeros(MAX_MOVES, np.int32))
 
 
 @njit(cache=True, nogil=True)
-def _gen(pos, attacker, out):
-    """Moves of a node: the attacker's checking moves, or every legal reply of the defender."""
-    n = gen_legal(pos, out)
-    if not attacker:
-        return n
+def tt_find(tt, key, gen):
+    """Slot of `key` in the current generation, or -1."""
+    keys = tt[T_KEY]
+    base = key & (keys.shape[0] - 1) & ~(TT_WAYS - 1)
+    for s in range(base, base + TT_WAYS):
+        if keys[s] == key and tt[T_GEN][s] == gen:
+            return s
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def tt_store(tt, key, gen, pn, dn, dist, work):
+    """Store a node: its own slot, else a free (older generation) slot, else the least-work entry."""
+    keys = tt[T_KEY]
+    base = key & (keys.shape[0] - 1) & ~(TT_WAYS - 1)
+    slot = -1
+    for s in range(base, base + TT_WAYS):
+        if tt[T_GEN][s] != gen or keys[s] == key:
+            slot = s
+            break
+        if slot < 0 or tt[T_WORK][s] < tt[T_WORK][slot]:
+            slot = s
+    keys[slot] = key
+    tt[T_PN][slot] = pn
+    tt[T_DN][slot] = dn
+    tt[T_DIST][slot] = dist
+    tt[T_GEN][slot] = gen
+    tt[T_WORK][slot] = work
+
+
+@njit(cache=True, nogil=True)
+def gives_check(pos, move):
+    """Whether the legal `move` checks the opponent's king, without making it: the moved (or dropped,
+    or promoted) piece attacks the king, or it uncovers a slider of ours aimed at the king."""
+    us = pos[SIDE]
+    ek = pos[KING_SQ + 1 - us]
+    if ek < 0:
+        return False
+    to = move & MOVE_TO_MASK
+    frm = (move >> MOVE_FROM_SHIFT) & 0x7F
+    if frm > DROP_BASE:
+        piece = frm - DROP_BASE + WHITE_BIT * us
+    else:
+        piece = pos[BOARD + frm] | (PROMOTE if move & MOVE_PROMO_BIT else 0)
+    if piece & 15 == KNIGHT:
+        if KNIGHT_TARGETS[us, to, 0] == ek or KNIGHT_TARGETS[us, to, 1] == ek:
+            return True
+    else:
+        d = LINE_DIR[ek, to]
+        if d >= 0:
+            back = OPPOSITE[d]
+            if NEIGHBOUR[ek, d] == to:
+                if ADJACENT_ATTACK[piece, back] == 1:
+                    return True
+            elif SLIDE[piece, back] == 1:
+                s = NEIGHBOUR[ek, d]
+                while s != to and (pos[BOARD + s] == 0 or s == frm):
+                    s = NEIGHBOUR[s, d]
+                if s == to:
+                    return True
+    if frm > DROP_BASE:
+        return False
+    d = LINE_DIR[ek, frm]
+    if d < 0 or LINE_DIR[ek, to] == d or first_piece(pos, ek, d) != frm:
+        return False
+    s = first_piece(pos, frm, d)
+    return s >= 0 and (pos[BOARD + s] >> 4) == us and SLIDE[pos[BOARD + s], OPPOSITE[d]] == 1
+
+
+@njit(cache=True, nogil=True)
+def expand(pos, or_node, moves, keys, ipn, idn, scratch):
+    """Children of a node into the frame rows: checks (OR) or all replies (AND), with their keys and
+    initial pn/dn (see the module docstring). Returns the count."""
+    n_all = gen_legal(pos, moves)
     k = 0
-    for i in range(n):
-        m = out[i]
+    for i in range(n_all):
+        m = moves[i]
+        if or_node and not gives_check(pos, m):
+            continue
         do_move(pos, m)
-        if in_check(pos):
-            out[k] = m
-            k += 1
+        pn, dn = 1, 1
+        if or_node:
+            replies = gen_legal(pos, scratch)
+            if replies == 0:
+                pn, dn = 0, INF
+            else:
+                pn = replies
+        moves[k] = m
+        keys[k] = pos[KEY]
+        ipn[k] = pn
+        idn[k] = dn
         undo_move(pos)
+        k += 1
     return k
 
 
 @njit(cache=True, nogil=True)
-def solve(pos, depth, moves, counts, idx, ctl):
-    """Whether the side to move mates within `depth` (odd) plies; see the module docstring."""
+def on_path(pos, base, key):
+    """Whether `key` (a position one ply after the current one) stands earlier on the search path
+    (positions base .. current ply with the same side to move)."""
+    i = pos[PLY] - 1
+    while i >= base:
+        if pos[HIST + HIST_STRIDE * i + H_KEY] == key:
+            return True
+        i -= 2
+    return False
+
+
+@njit(cache=True, nogil=True)
+def child_values(pos, tt, gen, base, at_cap, key, ipn, idn):
+    """(pn, dn, dist) of a child: the table, else its initial values; repetition and the ply cap
+    (unless the child is already a mate) disprove it. dist < 0 when unknown. Third value of a cap hit: -2."""
+    if on_path(pos, base, key):
+        return INF, 0, -1
+    s = tt_find(tt, key, gen)
+    if s >= 0:
+        pn, dn, dist = tt[T_PN][s], tt[T_DN][s], np.int64(tt[T_DIST][s])
+    else:
+        pn, dn, dist = ipn, idn, np.int64(0 if ipn == 0 else -1)
+    if at_cap and pn != 0:
+        return INF, 0, -2
+    return pn, dn, dist
+
+
+@njit(cache=True, nogil=True)
+def dfpn(pos, tt, frames, ctl):
+    """df-pn from pos (attacker to move) until the root is decided, ctl[C_STOP] is set or the node limit
+    is reached: FOUND (mate), NONE (disproved) or STOPPED. pos is unchanged on return."""
+    moves, ckeys, ipn, idn, counts, thpn, thdn, scratch = frames
+    gen = ctl[C_GEN]
+    max_ply = min(ctl[C_MAX_PLY], counts.shape[0] - 2)
+    base = pos[PLY]
     ply = 0
-    counts[0] = _gen(pos, True, moves[0])
-    idx[0] = 0
-    returning = False
-    res = False
+    thpn[0] = INF - 1
+    thdn[0] = INF - 1
+    counts[0] = expand(pos, True, moves[0], ckeys[0], ipn[0], idn[0], scratch)
+    ctl[C_NODES] += 1
+    start_nodes = ctl[C_NODES]
     while True:
-        attacker = ply % 2 == 0
-        node_done = False
-        node_res = False
-        if returning:
-            undo_move(pos)
-            returning = False
-            if attacker and res:
-                node_done, node_res = True, True
-            elif not attacker and not res:
-                node_done, node_res = True, False
-        if not node_done:
-            if ctl[C_STOP] != 0:
+        or_node = (ply & 1) == 0
+        at_cap = ply + 1 >= max_ply
+        n = counts[ply]
+        pn = INF if or_node else 0
+        dn = 0 if or_node else INF
+        best, second = -1, INF
+        best_pn, best_dn = INF, INF
+        dist = -1
+        for i in range(n):
+            cpn, cdn, cdist = child_values(pos, tt, gen, base, at_cap, ckeys[ply, i], ipn[ply, i], idn[ply, i])
+            if cdist == -2:
+                ctl[C_CUTOFF] = 1
+            if or_node:
+                dn = min(INF, dn + cdn)
+                if cpn == 0 and cdist >= 0 and (dist < 0 or cdist + 1 < dist):
+                    dist = cdist + 1
+                if cpn < best_pn:
+                    second, best, best_pn, best_dn = best_pn, i, cpn, cdn
+                elif cpn < second:
+                    second = cpn
+            else:
+                pn = min(INF, pn + cpn)
+                if cdist < 0 or cdist + 1 > dist:
+                    dist = cdist + 1 if cdist >= 0 else MAX_MATE_PLY + 1
+                if cdn < best_dn:
+                    second, best, best_pn, best_dn = best_dn, i, cpn, cdn
+                elif cdn < second:
+                    second = cdn
+        if or_node:
+            pn = best_pn
+        else:
+            dn = best_dn
+            if n == 0:
+                dist = 0
+        stop = ctl[C_STOP] != 0 or ctl[C_NODES] >= ctl[C_NODE_LIMIT]
+        if pn >= thpn[ply] or dn >= thdn[ply] or stop:
+            tt_store(tt, pos[KEY], gen, pn, dn, dist if pn == 0 else -1, ctl[C_NODES] - start_nodes)
+            if ply == 0:
+                return FOUND if pn == 0 else (NONE if dn == 0 else STOPPED)
+            if stop:
                 for _ in range(ply):
                     undo_move(pos)
                 return STOPPED
-            if idx[ply] < counts[ply]:
-                m = moves[ply, idx[ply]]
-                idx[ply] += 1
-                do_move(pos, m)
-                ctl[C_NODES] += 1
-                child = ply + 1
-                left = depth - child
-                n = _gen(pos, not attacker, moves[child])
-                if attacker:                     # child: defender to move
-                    if n == 0:
-                        res = True               # mated
-                    elif left == 0:
-                        ctl[C_CUTOFF] = 1
-                        res = False
-                    else:
-                        counts[child] = n
-                        idx[child] = 0
-                        ply = child
-                        continue
-                else:                            # child: attacker to move
-                    if n == 0:
-                        res = False              # no check left
-                    elif left == 0:
-                        ctl[C_CUTOFF] = 1
-                        res = False
-                    else:
-                        counts[child] = n
-                        idx[child] = 0
-                        ply = child
-                        continue
-                returning = True
-                continue
-            node_res = not attacker              # all checks failed / every reply is mated
-        if ply == 0:
-            if node_res:
-                ctl[C_BEST] = moves[0, idx[0] - 1]
-            return FOUND if node_res else NONE
-        ply -= 1
-        res = node_res
-        returning = True
+            undo_move(pos)
+            ply -= 1
+            continue
+        if or_node:
+            cthpn = min(thpn[ply], second + 1)
+            cthdn = min(INF - 1, thdn[ply] - dn + best_dn)
+        else:
+            cthdn = min(thdn[ply], second + 1)
+            cthpn = min(INF - 1, thpn[ply] - pn + best_pn)
+        do_move(pos, moves[ply, best])
+        ply += 1
+        thpn[ply] = cthpn
+        thdn[ply] = cthdn
+        counts[ply] = expand(pos, not or_node, moves[ply], ckeys[ply], ipn[ply], idn[ply], scratch)
+        ctl[C_NODES] += 1
 
 
-class MateBuffers:
-    """Per-search scratch of `solve`: move lists and counters for MAX_MATE_PLY + 1 plies, control words."""
+@njit(cache=True, nogil=True)
+def children(pos, tt, frames, ctl, or_node, out_pn, out_dn, out_dist):
+    """Children of pos with their current (pn, dn, dist) into frame row 0 and out_*; returns the count.
+    Used to read the proof (the mating line) out of the table."""
+    moves, ckeys, ipn, idn, counts, thpn, thdn, scratch = frames
+    n = expand(pos, or_node, moves[0], ckeys[0], ipn[0], idn[0], scratch)
+    for i in range(n):
+        s = tt_find(tt, ckeys[0, i], ctl[C_GEN])
+        if s >= 0:
+            out_pn[i], out_dn[i], out_dist[i] = tt[T_PN][s], tt[T_DN][s], tt[T_DIST][s]
+        else:
+            out_pn[i], out_dn[i], out_dist[i] = ipn[0, i], idn[0, i], 0 if ipn[0, i] == 0 else -1
+    return n
 
-    def __init__(self):
-        self.moves = np.zeros((MAX_MATE_PLY + 2, MAX_MOVES), np.int32)
-        self.counts = np.zeros(MAX_MATE_PLY + 2, np.int64)
-        self.idx = np.zeros(MAX_MATE_PLY + 2, np.int64)
+
+@dataclass
+class MateResult:
+    """`status` is 'mate', 'nomate' or 'timeout'; `line` the USI moves of the mate (attacker first)."""
+    status: str
+    line: list = field(default_factory=list)
+    nodes: int = 0
+    seconds: float = 0.0
+
+    @property
+    def plies(self) -> int:
+        return len(self.line)
+
+
+class MateSolver:
+    """A df-pn solver with its table and stack allocated once (at isready); one solve at a time."""
+
+    def __init__(self, entries=TT_ENTRIES):
+        self.tt = new_table(entries)
+        self.frames = new_frames()
         self.ctl = np.zeros(CTL_SIZE, np.int64)
+        self.lock = threading.Lock()
+        self._buf = (np.zeros(MAX_MOVES, np.int64), np.zeros(MAX_MOVES, np.int64), np.zeros(MAX_MOVES, np.int64))
 
-    def run(self, pos, depth):
+    def solve(self, board, time_limit_s=None, stop_event=None, max_ply=MAX_MATE_PLY, shorten=True,
+              node_limit=None) -> MateResult:
+        """Mate for the side to move of `board` (unchanged) within `time_limit_s` (None: until
+        `stop_event` is set or the node limit), at most `max_ply` plies; then shorter lines while the
+        time and SHORTEN_NODE_FACTOR x the nodes of the first proof last (if `shorten`)."""
+        with self.lock:
+            start = time.perf_counter()
+            end = None if time_limit_s is None else start + time_limit_s
+            self.ctl[C_STOP] = 0
+            self.ctl[C_NODES] = 0
+            done = threading.Event()
+            watcher = threading.Thread(target=self._timer, args=(end, stop_event, done), daemon=True)
+            watcher.start()
+            try:
+                result = self._solve(board, max_ply, shorten, node_limit)
+            finally:
+                done.set()
+            result.nodes = int(self.ctl[C_NODES])
+            result.seconds = time.perf_counter() - start
+            return result
+
+    def _timer(self, end, stop_event, done):
+        while not done.wait(TIMER_POLL):
+            if (stop_event is not None and stop_event.is_set()) or (end is not None and time.perf_counter() >= end):
+                self.ctl[C_STOP] = 1
+                return
+
+    def _run(self, pos, max_ply, node_limit):
+        """One df-pn run from pos in a fresh generation."""
+        self.ctl[C_GEN] += 1
+        self.ctl[C_MAX_PLY] = max_ply
         self.ctl[C_CUTOFF] = 0
-        return solve(pos, np.int64(depth), self.moves, self.counts, self.idx, self.ctl)
+        self.ctl[C_NODE_LIMIT] = INF if node_limit is None else self.ctl[C_NODES] + node_limit
+        return dfpn(pos, self.tt, self.frames, self.ctl)
+
+    def _solve(self, board, max_ply, shorten, node_limit):
+        work = with_room(board, MAX_MATE_PLY + 4)
+        status = self._run(work.pos, max_ply, node_limit)
+        if status == NONE:
+            return MateResult("timeout" if self.ctl[C_CUTOFF] else "nomate")
+        if status == STOPPED:
+            return MateResult("timeout")
+        line = self.mate_line(work)
+        if line is None:
+            return MateResult("timeout")
+        first_nodes = int(self.ctl[C_NODES])
+        while shorten and len(line) > 1 and not self.ctl[C_STOP]:
+            budget = max(SHORTEN_MIN_NODES, SHORTEN_NODE_FACTOR * first_nodes)
+            if self._run(work.pos, len(line) - 2, budget) != FOUND:
+                break
+            shorter = self.mate_line(work)
+            if shorter is None or len(shorter) >= len(line):
+                break
+            line = shorter
+        return MateResult("mate", line)
+
+    def mate_line(self, board):
+        """The mating line read from the table after a proof (attacker: quickest proven check; defender:
+        longest defence); a position whose proof was overwritten is proved again. None if that fails
+        (stopped) or the line does not end in mate."""
+        from .sfen import move_to_usi
+        work = board.copy()
+        line = []
+        pn, dn, dist = self._buf
+        while len(line) <= 2 * MAX_MATE_PLY:
+            or_node = len(line) % 2 == 0
+            n = children(work.pos, self.tt, self.frames, self.ctl, or_node, pn, dn, dist)
+            moves = self.frames[0][0, :n].copy()
+            if not or_node and n == 0:
+                return line if work.is_checkmate() else None
+            if or_node:
+                proven = [i for i in range(n) if pn[i] == 0 and dist[i] >= 0]
+                if not proven:
+                    if self._reprove(work) != FOUND:
+                        return None
+                    continue
+                pick = min(proven, key=lambda i: dist[i])
+            else:
+                unknown = [i for i in range(n) if pn[i] != 0 or dist[i] < 0]
+                if unknown:
+                    work.push_code(int(moves[unknown[0]]))
+                    ok = self._reprove(work) == FOUND
+                    work.pop()
+                    if not ok:
+                        return None
+                    continue
+                pick = max(range(n), key=lambda i: dist[i])
+            line.append(move_to_usi(int(moves[pick])))
+            work.push_code(int(moves[pick]))
+        return None
+
+    def _reprove(self, board):
+        """Prove `board` (attacker to move) again in the current generation; FOUND or not."""
+        self.ctl[C_NODE_LIMIT] = INF
+        return dfpn(with_room(board, MAX_MATE_PLY + 4).pos, self.tt, self.frames, self.ctl)
 
 
-def _with_room(board):
-    """A copy of the board whose history can hold MAX_MATE_PLY more plies."""
+def with_room(board, plies):
+    """A copy of the board whose history can hold `plies` more plies."""
     work = board.copy()
-    while HIST + HIST_STRIDE * (work.ply + MAX_MATE_PLY + 4) > work.pos.shape[0]:
+    while HIST + HIST_STRIDE * (work.ply + plies) > work.pos.shape[0]:
         work._grow_history()
     return work
 
 
-def shortest_mate(pos, bufs, max_ply=MAX_MATE_PLY):
-    """(status, depth): FOUND with the shortest mate length, NONE if proven mateless (checks run out),
-    STOPPED when stopped or `max_ply` was reached without an answer."""
-    for depth in range(1, max_ply + 1, 2):
-        status = bufs.run(pos, depth)
-        if status == STOPPED:
-            return STOPPED, depth
-        if status == FOUND:
-            return FOUND, depth
-        if bufs.ctl[C_CUTOFF] == 0:
-            return NONE, depth
-    return STOPPED, max_ply
-
-
-def _first_mating_move(board, depth, bufs):
-    """An attacker move that keeps a mate within `depth` plies (the caller knows one exists)."""
-    from .sfen import move_to_usi
-    for m in board.legal_move_codes():
-        board.push_code(int(m))
-        mated = board.is_checkmate()
-        ok = mated or (depth > 1 and board.is_check() and _defender_mated_within(board, depth - 1, bufs))
-        board.pop()
-        if ok:
-            return move_to_usi(int(m)), int(m)
-    if bufs.ctl[C_STOP]:
-        return None, None
-    raise RuntimeError("no mating move found although a mate was proven")
-
-
-def _defender_mated_within(board, depth, bufs):
-    """Whether every defender reply leads to a mate within depth - 1 plies."""
-    for r in board.legal_move_codes():
-        board.push_code(int(r))
-        status = bufs.run(board.pos, depth - 1)
-        board.pop()
-        if status != FOUND:
-            return False
-    return True
-
-
-def mate_line(board, depth, bufs):
-    """USI moves of a mate in `depth` plies from `board` (attacker to move): the defender picks the
-    reply whose shortest mate is longest, the attacker a move that mates in time. Returns the line so
-    far when ctl[C_STOP] is set meanwhile."""
-    work = _with_room(board)
-    line = []
-    while depth > 0:
-        usi, code = _first_mating_move(work, depth, bufs)
-        if usi is None:
-            return line
-        line.append(usi)
-        work.push_code(code)
-        if work.is_checkmate():
-            return line
-        depth -= 1
-        best, best_len = None, -1
-        for r in work.legal_move_codes():
-            work.push_code(int(r))
-            status, d = shortest_mate(work.pos, bufs, depth - 1)
-            work.pop()
-            if status == FOUND and d > best_len:
-                best, best_len = int(r), d
-        if bufs.ctl[C_STOP]:
-            return line
-        from .sfen import move_to_usi
-        line.append(move_to_usi(best))
-        work.push_code(best)
-        depth = best_len
-    return line
-
-
-def find_mate(board, time_limit_s=None, stop_event=None, max_ply=MAX_MATE_PLY, whole_line=True):
-    """`go mate`: ('mate', [moves]) | ('nomate', []) | ('timeout', []) within the time limit (None =
-    until stop_event is set) and `max_ply` plies; the time limit covers the line reconstruction too
-    (cut short -> 'timeout'). With whole_line=False a mate is ('mate', [first move, ...] of length 1)
-    plus the mate length as a third item. The board is not modified."""
-    bufs = MateBuffers()
-    work = _with_room(board)
-    done = threading.Event()
-
-    def timer():
-        end = None if time_limit_s is None else time.perf_counter() + time_limit_s
-        while not done.wait(0.002):
-            if (stop_event is not None and stop_event.is_set()) or (end is not None and time.perf_counter() >= end):
-                bufs.ctl[C_STOP] = 1
-                return
-
-    watcher = threading.Thread(target=timer, daemon=True)
-    watcher.start()
-    try:
-        if work.is_check():
-            return "nomate", []           # the attacker is in check: not a tsume position
-        status, depth = shortest_mate(work.pos, bufs, max_ply)
-        if status == NONE:
-            return "nomate", []
-        if status == STOPPED:
-            return "timeout", []
-        if not whole_line:
-            from .sfen import move_to_usi
-            return "mate", [move_to_usi(int(bufs.ctl[C_BEST]))], depth
-        line = mate_line(work, depth, bufs)
-        return ("timeout", []) if bufs.ctl[C_STOP] else ("mate", line)
-    finally:
-        done.set()
-
-
-def warm_up():
+def warm_up(solver=None):
     """Compile (or load) the solver kernels."""
     from .board import Board
-    find_mate(Board("4k4/9/4P4/9/9/9/9/9/9 b G 1"), 5.0)
+    (solver or MateSolver(1 << 10)).solve(Board("4k4/9/4P4/9/9/9/9/9/9 b G 1"), 60.0)
