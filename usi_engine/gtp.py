@@ -140,7 +140,8 @@ class GtpEngine:
             from usi_engine.go.game import GoAdapter, default_params
             from usi_engine.search.searcher import SearchOptions, Searcher
             a = self.args
-            adapter = GoAdapter(self.size, default_params(playouts=a.leaf_playouts))
+            adapter = GoAdapter(self.size, default_params(playouts=a.leaf_playouts,
+                                                          rave_playouts=a.rave_playouts))
             self.searcher = Searcher(adapter, SearchOptions(
                 threads=a.threads, hash_mb=a.hash, t_sel=a.t_sel, t_back=a.t_back, policy=a.policy,
                 c_uct=a.c_uct, c_rave=a.c_rave, rave_bias=a.rave_bias, graph=not a.tree, seed=a.seed))
@@ -524,6 +525,8 @@ def build_parser():
     p.add_argument("--c-uct", type=float, default=300.0, help="UCT exploration (value units)")
     p.add_argument("--c-rave", type=float, default=0.0, help="RAVE exploration (outcomes in [0,1])")
     p.add_argument("--rave-bias", type=float, default=0.016, help="RAVE bias b of seed 000 eq. 47")
+    p.add_argument("--rave-playouts", type=int, default=4,
+                   help="RAVE: children given a playout per expansion (+ tactical ones; 0 = all)")
     p.add_argument("--resign", type=float, default=0.05, help="resign below this winrate (0 = never)")
     p.add_argument("--size", type=int, default=19)
     p.add_argument("--komi", type=float, default=7.5)

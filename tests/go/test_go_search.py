@@ -58,7 +58,7 @@ def test_expand_amaf_reports_priors_and_playout_traces():
     flags, prior = np.zeros(n_max, np.int8), np.zeros(n_max)
     cap = int(3 * 25)
     trace, tstart = np.zeros(n_max * cap, np.int32), np.zeros(n_max + 1, np.int64)
-    params = default_params()
+    params = default_params(rave_playouts=0)                  # a playout from every child
     n, work = expand_amaf(pos, np.zeros(1), params, seed_rng(5), moves, values, flags, prior, trace, tstart)
     assert np.array_equal(L.live_state(pos), L.live_state(b.pos))          # pos unchanged
     vertices = [b.vertex(int(m)) for m in moves[:n]]
@@ -72,6 +72,12 @@ def test_expand_amaf_reports_priors_and_playout_traces():
     played = trace[:tstart[n]]
     assert np.all((played == core.NO_MOVE) | ((played > 0) & (played < L.BOARD_CAP)))
     assert np.all(played != L.PASS)                                      # passes are NO_MOVE
+    n, _ = expand_amaf(pos, np.zeros(1), default_params(rave_playouts=4), seed_rng(6), moves, values, flags,
+                       prior, trace, tstart)                    # 4 random children + the capture
+    simulated = (flags[:n] & core.FLAG_NO_SIM) == 0
+    assert 4 <= simulated.sum() <= 5 and simulated[vertices.index("B4")]
+    assert np.all(np.diff(tstart[:n + 1])[~simulated] == 0)
+    assert np.allclose(values[:n][~simulated], 1000.0 * (1.0 - 2.0 * prior[:n][~simulated]))
 
 
 CAPTURE = [". . . . . . .",

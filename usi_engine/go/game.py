@@ -1,7 +1,7 @@
 """Go's side of the game-kernel contract (common brief): the kernels the shared search core calls.
 
 ``gen_moves``, ``do_move``, ``undo_move``, ``pos_key`` come from usi_engine/go/board.py; this module
-adds ``expand`` and ``root_status``.
+adds ``expand``, ``root_status``, the optional RAVE kernel ``expand_amaf`` and ``GoAdapter``.
 
 Value scale (negamax, from the side to move): a leaf is worth ``VALUE_SCALE * (2 p - 1)`` where p is
 the fraction of K playouts the side to move wins (a tie counts 1/2). With the default scale 1000 the
@@ -20,6 +20,9 @@ Params layout (float64 array, ``default_params()``):
 - ``params[P_PLAYOUTS]``    K, playouts per child (default 1)
 - ``params[P_VALUE_SCALE]`` VALUE_SCALE (default 1000)
 - ``params[P_CAP_FACTOR]``  playout move cap = factor * N * N (default 3)
+- ``params[P_RAVE_PLAYOUTS]`` expand_amaf: children given a playout per expansion (default 4, plus every
+  capture / atari escape; <= 0: all). Fewer playouts per expansion = a deeper tree for the same time;
+  the AMAF statistics still see every playout's moves.
 ``weights`` is unused by the playout leaf (reserved for the seed-004 local-shape evaluator).
 """
 
@@ -30,14 +33,17 @@ from usi_engine.go.board import area_score, do_move, game_over, gen_moves, pos_k
 from usi_engine.go.goboard import vertex_str
 from usi_engine.go.layout import (BLACK, BOARD_CAP, H_KEY, H_MOVE, H_SIDE, HIST, HIST_CAP, HIST_STRIDE, KEY,
                                   KO, KO_RULE, KOMI_MILLI, PASS, PLY, SIDE, SIZE, SUICIDE_OK)
-from usi_engine.go.playout import DEFAULT_CAP_FACTOR, WS_ROWS, move_priors, run_playout, run_playouts
+from usi_engine.go.playout import (DEFAULT_CAP_FACTOR, PRIOR_ESCAPE, WS_ROWS, move_priors, rand_below,
+                                   run_playout, run_playouts)
 from usi_engine.search.core import NO_MOVE
 from usi_engine.search.values import MATE
 
-P_PLAYOUTS, P_VALUE_SCALE, P_CAP_FACTOR = 0, 1, 2
-N_PARAMS = 3
+P_PLAYOUTS, P_VALUE_SCALE, P_CAP_FACTOR, P_RAVE_PLAYOUTS = 0, 1, 2, 3
+N_PARAMS = 4
 DEFAULT_VALUE_SCALE = 1000.0
+DEFAULT_RAVE_PLAYOUTS = 4
 TERMINAL = 1
+NO_SIM = 2                  # core.FLAG_NO_SIM: value is the prior's guess, no playout ran
 MAX_MOVES = BOARD_CAP + 1   # out_moves capacity that is always enough (all points + pass)
 
 __all__ = ["gen_moves", "do_move", "undo_move", "pos_key", "expand", "expand_amaf", "root_status",
@@ -45,11 +51,31 @@ __all__ = ["gen_moves", "do_move", "undo_move", "pos_key", "expand", "expand_ama
 
 
 def default_params(playouts: int = 1, value_scale: float = DEFAULT_VALUE_SCALE,
-                   cap_factor: float = DEFAULT_CAP_FACTOR) -> np.ndarray:
+                   cap_factor: float = DEFAULT_CAP_FACTOR,
+                   rave_playouts: int = DEFAULT_RAVE_PLAYOUTS) -> np.ndarray:
     """The params array for expand/root_status."""
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_PLAYOUTS], params[P_VALUE_SCALE], params[P_CAP_FACTOR] = playouts, value_scale, cap_factor
+    params[P_RAVE_PLAYOUTS] = rave_playouts
     return params
+
+
+@njit(cache=True, nogil=True)
+def _choose_simulated(n, m, prior, rng, chosen):
+    """chosen[i] = True for m children picked uniformly at random (all when m <= 0 or m >= n) and for every
+    tactical child (prior >= PRIOR_ESCAPE: captures, atari escapes)."""
+    if m <= 0 or m >= n:
+        chosen[:n] = True
+        return
+    chosen[:n] = False
+    for i in range(n):
+        if prior[i] >= PRIOR_ESCAPE:
+            chosen[i] = True
+    picked = 0
+    for i in range(n):          # selection sampling (Knuth's algorithm S): m of n, each set equally likely
+        if rand_below(rng, n - i) < m - picked:
+            chosen[i] = True
+            picked += 1
 
 
 @njit(cache=True, nogil=True)
@@ -82,8 +108,10 @@ def _expand(pos, params, rng, out_moves, out_values, out_flags, out_prior, trace
     scale = params[P_VALUE_SCALE]
     cap = max(1, int(params[P_CAP_FACTOR] * pos[SIZE] * pos[SIZE]))
     ws = np.empty((WS_ROWS, BOARD_CAP), np.int64)
+    simulate = np.ones(n, np.bool_)
     if amaf:
         move_priors(pos, ws, out_moves, n, out_prior)
+        _choose_simulated(n, int(params[P_RAVE_PLAYOUTS]), out_prior, rng, simulate)
     none = np.empty(0, np.float64)
     work = 0
     top = 0
@@ -94,6 +122,9 @@ def _expand(pos, params, rng, out_moves, out_values, out_flags, out_prior, trace
         if game_over(pos):
             out_values[i] = _terminal_value(pos)
             out_flags[i] = TERMINAL
+        elif not simulate[i]:
+            out_values[i] = scale * (1.0 - 2.0 * out_prior[i])     # the prior, from the child's side
+            out_flags[i] = NO_SIM
         else:
             if amaf:
                 room = min(cap, trace.shape[0] - top)
@@ -130,9 +161,10 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
 
 @njit(cache=True, nogil=True)
 def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart):
-    """The optional RAVE kernel of the contract: expand with ONE playout per child, plus out_prior[i] =
-    heuristic prior H in [0, 1] for the mover (playout.move_priors) and the playout of child i in
-    trace[tstart[i]:tstart[i+1]] (passes as NO_MOVE; cut when trace is full)."""
+    """The optional RAVE kernel of the contract: out_prior[i] = heuristic prior H in [0, 1] for the mover
+    (playout.move_priors); ONE playout from each of P_RAVE_PLAYOUTS random children plus every tactical
+    one (all children when P_RAVE_PLAYOUTS <= 0), its moves in trace[tstart[i]:tstart[i+1]] (passes as
+    NO_MOVE; cut when trace is full); the other children get their prior as value, flagged NO_SIM."""
     return _expand(pos, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, True)
 
 

@@ -30,6 +30,7 @@ UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 PHASE_MASK = 3
 SEQ_STEP = 4                   # added to state[] by every child update (see backup_node)
 FLAG_TERMINAL = 1              # the game marked the position terminal: its value is exact
+FLAG_NO_SIM = 2                # expand_amaf: the child's value is a guess (its prior), no playout ran from it
 
 # --- tree tuple indices ---------------------------------------------------------------------------
 T_VALUE, T_FIRST, T_COUNT, T_KEY, T_STATE, T_FLAGS, T_DEPTH = 0, 1, 2, 3, 4, 5, 6
@@ -276,16 +277,19 @@ def rave_outcome(child_value, vscale):
 
 
 @njit(cache=True, nogil=True)
-def rave_init_edges(tree, v, n, values, prior, fp):
+def rave_init_edges(tree, v, n, values, cflags, prior, fp):
     """Statistics of v's fresh edges: the heuristic prior H as virtual experience (seed 000 eq. 48-51,
-    C = FP_PRIOR_N MC visits, C~ = FP_PRIOR_AMAF AMAF visits), plus the child's own playout as one real
-    MC simulation."""
+    C = FP_PRIOR_N MC visits, C~ = FP_PRIOR_AMAF AMAF visits), plus the child's own playout, unless
+    flagged FLAG_NO_SIM, as one real MC simulation."""
     f = tree[T_FIRST][v]
     pn, pa = fp[FP_PRIOR_N], fp[FP_PRIOR_AMAF]
     for i in range(n):
         e = f + i
-        tree[T_RN][e] = pn + 1.0
-        tree[T_RW][e] = pn * prior[i] + rave_outcome(values[i], fp[FP_VSCALE])
+        tree[T_RN][e] = pn
+        tree[T_RW][e] = pn * prior[i]
+        if (cflags[i] & FLAG_NO_SIM) == 0:
+            tree[T_RN][e] += 1.0
+            tree[T_RW][e] += rave_outcome(values[i], fp[FP_VSCALE])
         tree[T_AN][e] = pa
         tree[T_AW][e] = pa * prior[i]
 
@@ -330,9 +334,10 @@ def amaf_credit(tree, move, z, hkey, hval, hbuild, hseen, build, stamp):
 
 
 @njit(cache=True, nogil=True)
-def rave_update(tree, path_nodes, path_edges, d, moves, values, n, trace, tstart, vscale, hscratch):
+def rave_update(tree, path_nodes, path_edges, d, moves, values, cflags, n, trace, tstart, vscale, hscratch):
     """Statistics after the expansion of path_nodes[d], whose n children each ran one playout (child i:
-    move moves[i], value values[i] from its side, playout moves trace[tstart[i]:tstart[i+1]]).
+    move moves[i], value values[i] from its side, playout moves trace[tstart[i]:tstart[i+1]]), except
+    those flagged FLAG_NO_SIM (no simulation: skipped).
 
     MC (eq. 13-15): every path edge counts the n simulations and their outcomes from its mover's side.
     AMAF (eq. 16-17, Algorithm 2): at every path node s_t (t = 0..d) each simulation credits the edges of
@@ -342,17 +347,22 @@ def rave_update(tree, path_nodes, path_edges, d, moves, values, n, trace, tstart
     rn, rw = tree[T_RN], tree[T_RW]
     emove = tree[T_EMOVE]
     zsum = 0.0
+    sims = 0
     for i in range(n):
-        zsum += rave_outcome(values[i], vscale)
+        if (cflags[i] & FLAG_NO_SIM) == 0:
+            zsum += rave_outcome(values[i], vscale)
+            sims += 1
     for t in range(d):
         e = path_edges[t]
-        rn[e] += n
-        rw[e] += zsum if (d - t) % 2 == 0 else n - zsum
+        rn[e] += sims
+        rw[e] += zsum if (d - t) % 2 == 0 else sims - zsum
     for t in range(d + 1):
         ids[0] += 1
         build = ids[0]
         edge_map(tree, path_nodes[t], hkey, hval, hbuild, build)
         for i in range(n):
+            if cflags[i] & FLAG_NO_SIM:
+                continue
             ids[1] += 1
             stamp = ids[1]
             z = rave_outcome(values[i], vscale)
@@ -469,7 +479,7 @@ def attach_children(tree, ctl, v, n, moves, values, cflags, keys, graph, child_d
             atomic_add(ctl, C_WASTED_EDGES, n)
             return False
         for i in range(n):
-            init_node(tree, nbase + i, values[i], cflags[i], 0, child_depth)
+            init_node(tree, nbase + i, values[i], cflags[i] & FLAG_TERMINAL, 0, child_depth)
             emove[ebase + i] = moves[i]
             echild[ebase + i] = nbase + i
     else:
@@ -477,7 +487,7 @@ def attach_children(tree, ctl, v, n, moves, values, cflags, keys, graph, child_d
             if cflags[i] & FLAG_TERMINAL:
                 c = alloc(ctl, C_NODES, 1, capacity)
                 if c >= 0:
-                    init_node(tree, c, values[i], cflags[i], keys[i], child_depth)
+                    init_node(tree, c, values[i], cflags[i] & FLAG_TERMINAL, keys[i], child_depth)
                     atomic_add(ctl, C_PRIVATE, 1)
             else:
                 c = find_or_insert(tree, ctl, keys[i], values[i], child_depth)
@@ -638,9 +648,9 @@ def build_kernels(game, stamp):
                         flags[node] |= FLAG_TERMINAL   # no legal move although the game did not flag it
                     else:
                         if policy == POLICY_RAVE:
-                            rave_init_edges(tree, node, n, values, prior, fp)
-                            rave_update(tree, path_nodes, path_edges, d, moves, values, n, trace, tstart,
-                                        vscale, hscratch)
+                            rave_init_edges(tree, node, n, values, cflags, prior, fp)
+                            rave_update(tree, path_nodes, path_edges, d, moves, values, cflags, n, trace,
+                                        tstart, vscale, hscratch)
                         value[node] = node_value(tree, node, policy, t_back, vscale)
                     atomic_store(state, node, EXPANDED)
                     atomic_add(ctl, C_EXPANSIONS, 1)
