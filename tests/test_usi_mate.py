@@ -1,98 +1,197 @@
-"""`go mate` over the real engine process: tsume answers verified by cshogi, no-mate, timeout, stop;
-and the root mate check of normal play."""
+"""The df-pn mate solver: in-process on its tsume set (every line checked as a forced mate with cshogi as the
+independent oracle: each defence refuted, short lines also shortest by exhaustive search), its check test
+against make-move, nomate / timeout / stop; then `go mate` and the root mate of normal play over the real
+engine process."""
+
+import random
+import threading
+import time
 
 import cshogi
+import numpy as np
 import pytest
 
-from tests.usi_driver import UsiProcess
+from tests.usi_driver import running_engine
+from usi_engine.shogi import Board
+from usi_engine.shogi.mate import MATE_PROBLEMS, MateSolver, gives_check
 
-# Positions from seeded random games where cshogi's mate_move(3) finds a mate (attacker to move).
-TSUME = [
-    "4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1",                     # reference transcript: G*5b
-    "1ng1bg2b/LP1p5/2p+P1k1pl/1pP1p3p/3L1sPP1/1n2PG2P/1l2rP+p1n/pS+s3R2/4G1KN1 w Psp 118",
-    "1ns1kg2l/l1rg3s1/ppppp2pp/5pP2/4P4/P8/1PBP1P+nPP/3S1bSRL/LN1G1K1N1 w Pgp 32",
-    "2+P2l3/1p1kg+Bn1p/1+L1ppp+R2/p1g3LPP/4b4/1PS1PP3/N2K2G1+l/P3N1Pp1/4Sg3 b RSN3Ps 195",
-    "k7b/l2+S2+S+Pl/r1n+Pg1n2/1P3ppgp/1sP2nP2/pR2P2KP/2NP1b2L/L1S2P1P1/2G3g2 w 2P2p 134",
-    "1n2kpln1/lr+P3gb1/5P1p1/p1P2BpP1/2pP2g2/Ps1pK2s+l/NP2P1NS1/LG5R1/1S2+p3P b GPp 143",
-    "2r3k2/l1sg4s/p4p+B1l/2+Bg1P1pp/1pppp1P2/2P1S4/P1NP1KpPP/2S1R3L/L1G1NNGN1 b 2p 93",
-    "l+R2pg2k/P7r/Lpps1Knpl/3S1p1Pg/gP1P1P2p/6P2/B1+bNG1N2/3pP1p1L/1NP2S+s2 w Pp 124",
-]
 NO_MATE = [
     "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",   # no check at all
     "4k4/9/9/9/9/9/9/9/9 b P2r2b4g4s4n4l17p 1",                         # one pawn check, then nothing
+    "7nl/7k1/9/7pp/9/9/9/9/9 b GS2r2b3g3s3n3l16p 1",                    # checks run out (cshogi agrees)
 ]
-HARD = "7nl/7k1/9/7pp/9/9/9/9/9 b GS2r2b3g3s3n3l16p 1"                 # no mate found by cshogi either
+UNDECIDED = "l3k1s2/r2s1gp1l/n1p1pp1pn/p1P1g4/Pprp1P1Np/3+bP1PPS/1G1P1S2P/B1G4KL/3L5 w np 80"  # > 10 s
+EXHAUSTIVE_PLIES = 5          # defences with at most this many plies left are refuted by exhaustive search
+SHORTEST_CHECKED = 7          # lines up to this long are checked to be the shortest
+SOLVE_SECONDS = 60.0
+
+
+def mates_within(board, plies):
+    """Exhaustive AND/OR search with cshogi: the side to move mates within `plies` (odd) plies."""
+    for move in list(board.legal_moves):
+        board.push(move)
+        mated = False
+        if board.is_check():
+            replies = list(board.legal_moves)
+            mated = not replies or (plies >= 3 and all(_mated_after(board, r, plies - 2) for r in replies))
+        board.pop()
+        if mated:
+            return True
+    return False
+
+
+def _mated_after(board, reply, plies):
+    board.push(reply)
+    try:
+        return mates_within(board, plies)
+    finally:
+        board.pop()
+
+
+def still_mate(board, plies):
+    """A mate for the side to move within `plies` (exhaustive when short, else cshogi's own df-pn)."""
+    if plies <= EXHAUSTIVE_PLIES:
+        return mates_within(board, plies)
+    dfpn = cshogi.DfPn()
+    dfpn.set_max_search_node(5_000_000)
+    return dfpn.search(board)
+
+
+def assert_forced_mate(sfen, line):
+    """Every attacker move of `line` is legal and checks, every other defence still loses, and the
+    line ends in checkmate."""
+    board = cshogi.Board(sfen)
+    for i, move in enumerate(line):
+        assert move in [cshogi.move_to_usi(m) for m in board.legal_moves], (i, move)
+        board.push_usi(move)
+        if i % 2 == 0:
+            assert board.is_check(), f"attacker move {move} does not check"
+            left = len(line) - i - 2
+            for reply in list(board.legal_moves) if left > 0 else []:
+                board.push(reply)
+                assert still_mate(board, left), f"defence {cshogi.move_to_usi(reply)} after {line[:i + 1]} escapes"
+                board.pop()
+    assert board.is_check() and not list(board.legal_moves), "the line does not end in checkmate"
+    assert len(line) % 2 == 1
 
 
 @pytest.fixture(scope="module")
+def solver():
+    return MateSolver()
+
+
+@pytest.mark.parametrize("sfen,plies", MATE_PROBLEMS)
+def test_problem_set_lines_are_forced_mates(solver, sfen, plies):
+    result = solver.solve(Board(sfen), SOLVE_SECONDS)
+    print(f"{plies:2d} plies: {result.nodes} nodes in {result.seconds:.3f} s")
+    assert result.status == "mate"
+    assert_forced_mate(sfen, result.line)
+    if plies <= SHORTEST_CHECKED:
+        assert result.plies == plies
+        assert plies == 1 or not mates_within(cshogi.Board(sfen), plies - 2), "a shorter mate exists"
+    else:
+        assert result.plies <= plies
+
+
+def test_attacker_in_check_mates_with_a_checking_evasion(solver):
+    # Black's king 5a is checked by the gold 5b; taking it uncovers the rook 9a on the king 1a: mate.
+    sfen = "R3K3k/4g4/7G1/9/9/9/9/9/9 b - 1"
+    assert cshogi.Board(sfen).is_check()
+    result = solver.solve(Board(sfen), SOLVE_SECONDS)
+    assert result.status == "mate" and result.line == ["5a5b"]
+    assert_forced_mate(sfen, result.line)
+
+
+def test_gives_check_agrees_with_make_move():
+    rng = random.Random(5)
+    checks = 0
+    for _ in range(20):
+        board = Board()
+        for _ in range(120):
+            codes = board.legal_move_codes()
+            if len(codes) == 0:
+                break
+            for m in codes:
+                board.push_code(int(m))
+                real = board.is_check()
+                board.pop()
+                assert gives_check(board.pos, np.int32(m)) == real, (board.sfen(), int(m))
+                checks += real
+            board.push_code(int(rng.choice(codes)))
+    assert checks > 100
+
+
+@pytest.mark.parametrize("sfen", NO_MATE)
+def test_nomate_is_proven(solver, sfen):
+    assert solver.solve(Board(sfen), SOLVE_SECONDS).status == "nomate"
+    dfpn = cshogi.DfPn()
+    dfpn.set_max_search_node(2_000_000)
+    assert not dfpn.search(cshogi.Board(sfen))
+
+
+def test_time_limit_gives_timeout(solver):
+    t0 = time.perf_counter()
+    assert solver.solve(Board(UNDECIDED), 0.3).status == "timeout"
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_stop_event_ends_the_solve(solver):
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    t0 = time.perf_counter()
+    result = solver.solve(Board(UNDECIDED), None, stop)
+    assert result.status == "timeout" and time.perf_counter() - t0 < 1.0
+
+
+# --- over the engine process ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
 def eng():
-    e = UsiProcess()
-    e.handshake()
-    yield e
-    e.close()
+    with running_engine() as e:
+        yield e
 
 
-def mate_answer(eng, sfen, go="go mate 10000", timeout=20.0):
+def mate_answer(eng, sfen, go="go mate 20000", timeout=30.0):
     eng.send(f"position sfen {sfen}")
     eng.send(go)
     lines, _ = eng.expect_prefix("checkmate", timeout)
     assert not any(s.startswith("bestmove") for s in lines)
+    assert eng.drain(0.2) == []                      # exactly one answer
     return lines[-1].split()[1:]
 
 
-def cshogi_mate_length(sfen):
-    board = cshogi.Board(sfen)
-    dfpn = cshogi.DfPn()
-    dfpn.set_max_search_node(500000)
-    assert dfpn.search(board)
-    return len(dfpn.get_pv(board))
-
-
-@pytest.mark.parametrize("sfen", TSUME)
-def test_tsume_answers_are_verified_mates(eng, sfen):
-    moves = mate_answer(eng, sfen)
-    board = cshogi.Board(sfen)
-    for i, m in enumerate(moves):
-        assert m in [cshogi.move_to_usi(x) for x in board.legal_moves], (i, m)
-        board.push_usi(m)
-        if i % 2 == 0:
-            assert board.is_check(), f"attacker move {m} is not a check"
-    assert board.is_game_over() and board.is_check(), "the line does not end in checkmate"
-    assert len(moves) % 2 == 1
-    assert len(moves) <= cshogi_mate_length(sfen)
-    assert eng.drain(0.2) == []                      # exactly one answer
+@pytest.mark.parametrize("sfen,plies", [p for p in MATE_PROBLEMS if p[1] <= 9])
+def test_go_mate_answers(eng, sfen, plies):
+    line = mate_answer(eng, sfen)
+    assert len(line) == plies if plies <= SHORTEST_CHECKED else len(line) <= plies
+    assert_forced_mate(sfen, line)
 
 
 def test_reference_transcript_answer(eng):
-    assert mate_answer(eng, TSUME[0]) == ["G*5b"]
+    assert mate_answer(eng, MATE_PROBLEMS[0][0]) == ["G*5b"]
 
 
-@pytest.mark.parametrize("sfen", NO_MATE)
-def test_nomate(eng, sfen):
-    assert mate_answer(eng, sfen) == ["nomate"]
-
-
-def test_timeout_when_unproven(eng):
-    assert mate_answer(eng, HARD, "go mate 300", 5.0) in (["timeout"], ["nomate"])
+def test_go_mate_nomate_and_timeout(eng):
+    assert mate_answer(eng, NO_MATE[2]) == ["nomate"]
+    assert mate_answer(eng, UNDECIDED, "go mate 300", 5.0) == ["timeout"]
 
 
 def test_stop_ends_go_mate_infinite(eng):
-    eng.send(f"position sfen {HARD}")
+    eng.send(f"position sfen {UNDECIDED}")
     eng.send("go mate infinite")
     assert eng.drain(0.5) == []
     t0 = eng.send("stop")
     lines, t1 = eng.expect_prefix("checkmate", 5.0)
-    assert lines[-1] in ("checkmate timeout", "checkmate nomate")
+    print(f"stop -> checkmate {1000 * (t1 - t0):.1f} ms")
+    assert lines[-1] == "checkmate timeout"
     assert t1 - t0 < 0.2
 
 
 def test_normal_go_plays_a_short_mate(eng):
-    sfen = TSUME[2]
+    sfen, plies = MATE_PROBLEMS[3]
     eng.send(f"position sfen {sfen}")
     eng.send("go btime 0 wtime 0 byoyomi 2000")
     lines, _ = eng.expect_prefix("bestmove", 10.0)
     board = cshogi.Board(sfen)
-    move = lines[-1].split()[1]
-    board.push_usi(move)
+    board.push_usi(lines[-1].split()[1])
     assert board.is_check()
-    assert any(" score mate " in s for s in lines)
+    assert any(f" score mate {plies} " in s for s in lines)

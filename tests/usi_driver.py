@@ -1,9 +1,12 @@
 """A GUI stand-in for the USI tests: drives the real engine process (`python -m usi_engine`) over pipes.
 
 A reader thread timestamps every engine line into a queue, so tests can measure latencies
-(usiok, stop -> bestmove, readyok during search) and count bestmoves.
+(usiok, stop -> bestmove, readyok during search) and count bestmoves. Shared helpers: `running_engine`
+(a started, ready engine for a module fixture), `go_and_answer`, `bestmoves`, `assert_quiet`, `legal_in`
+(cshogi as the legality oracle).
 """
 
+import contextlib
 import os
 import queue
 import subprocess
@@ -76,11 +79,23 @@ class UsiProcess:
                 return out
             out.append(line)
 
-    def handshake(self):
-        self.send("usi")
-        self.expect(lambda s: s == "usiok", 10.0)
-        self.send("isready")
-        self.expect(lambda s: s == "readyok", FIRST_ISREADY_TIMEOUT)
+    def usi(self):
+        """`usi` -> the lines up to `usiok` and the seconds it took."""
+        t0 = self.send("usi")
+        lines, t1 = self.expect(lambda s: s == "usiok", 10.0)
+        return lines, t1 - t0
+
+    def isready(self, timeout=30.0):
+        """`isready` -> the lines up to `readyok` and the seconds it took."""
+        t0 = self.send("isready")
+        lines, t1 = self.expect(lambda s: s == "readyok", timeout)
+        return lines, t1 - t0
+
+    def handshake(self, options=()):
+        self.usi()
+        for name, value in options:
+            self.send(f"setoption name {name} value {value}")
+        self.isready(FIRST_ISREADY_TIMEOUT)
 
     def close(self):
         if self.proc.poll() is None:
@@ -98,3 +113,43 @@ class UsiProcess:
                 s.close()
             except OSError:
                 pass
+
+
+@contextlib.contextmanager
+def running_engine(options=(), env=None):
+    """An engine process after `usi`, the (name, value) options and `isready`; closed afterwards."""
+    engine = UsiProcess(env)
+    try:
+        engine.handshake(options)
+        yield engine
+    finally:
+        engine.close()
+
+
+def bestmoves(lines):
+    return [s for s in lines if s.startswith("bestmove")]
+
+
+def go_and_answer(eng, position, go, timeout=15.0):
+    """Send `position` and `go`; the lines up to the bestmove and the bestmove's tokens."""
+    eng.send(position)
+    eng.send(go)
+    lines, _ = eng.expect_prefix("bestmove", timeout)
+    return lines, lines[-1].split()
+
+
+def assert_quiet(eng, wait=0.5):
+    """No stray bestmove after the one already read."""
+    assert bestmoves(eng.drain(wait)) == []
+
+
+def legal_in(position_cmd, move):
+    """Whether `move` is legal in the position of a `position ...` command (cshogi as the oracle)."""
+    import cshogi
+    tokens = position_cmd.split()[1:]
+    moves = tokens[tokens.index("moves") + 1:] if "moves" in tokens else []
+    head = tokens[:tokens.index("moves")] if "moves" in tokens else tokens
+    board = cshogi.Board() if head == ["startpos"] else cshogi.Board(" ".join(head[1:]))
+    for m in moves:
+        assert board.push_usi(m), m
+    return move in [cshogi.move_to_usi(m) for m in board.legal_moves]

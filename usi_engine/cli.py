@@ -16,6 +16,8 @@ def bench_main(argv):
     qs = sub.add_parser("qsearch", help="quiescence nodes per second (eval/bench.py)")
     qs.add_argument("--weights", default=None, help="weight file (default: shipped weights)")
     sub.add_parser("search", help="MCSS search benchmark (usi_engine/search/bench.py)")
+    mate = sub.add_parser("mate", help="df-pn mate solver on its tsume problem set (usi_engine/shogi/mate.py)")
+    mate.add_argument("--seconds", type=float, default=20.0, help="time limit per problem")
     args, rest = parser.parse_known_args(argv)
     if args.what == "perft":
         from .shogi.bench import run
@@ -26,6 +28,9 @@ def bench_main(argv):
     elif args.what == "qsearch":
         from eval.bench import bench_qsearch
         bench_qsearch(args.weights)
+    elif args.what == "mate":
+        from .shogi.mate import bench as mate_bench
+        mate_bench(args.seconds)
     elif args.what == "search":
         from .search.bench import main as search_bench
         return search_bench(rest)
@@ -42,7 +47,7 @@ def main(argv=None):
     if not argv or argv[0] == "usi":
         from .usi import main as usi_main
         return usi_main()
-    print("usage: usi-engine [usi] | usi-engine gtp [options] | usi-engine bench perft|eval|qsearch|search ...", file=sys.stderr)
+    print("usage: usi-engine [usi] | usi-engine gtp [options] | usi-engine bench perft|eval|qsearch|search|mate ...", file=sys.stderr)
     return 2
 
 

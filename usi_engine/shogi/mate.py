@@ -422,6 +422,43 @@ def with_room(board, plies):
     return work
 
 
+# Tsume problems (attacker to move) from random games, with the length of the line the solver returns.
+# tests/test_usi_mate.py checks every line as a forced mate with cshogi (each defence refuted, the shorter
+# ones also shortest by exhaustive search); `usi-engine bench mate` times them.
+MATE_PROBLEMS = (
+    ("4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1", 1),
+    ("1ns1kg2l/l1rg3s1/ppppp2pp/5pP2/4P4/P8/1PBP1P+nPP/3S1bSRL/LN1G1K1N1 w Pgp 32", 3),
+    ("3+S3nl/5k1gn/3pppPB1/4P1p1p/3RN2sP/lp+b2G3/p1p1SG1P1/L2P2R1L/1PsK3N1 b GP3p 125", 5),
+    ("1+N4G1b/r1s2+N3/1p1L1pp2/pb4k1s/P3pP1pL/2+Rp3P1/1PP+n2NSL/2S4G1/3G1K3 b GL6P 185", 7),
+    ("l2p1kgnb/p1sg3p1/n1p2ps2/6PP1/1PPP4r/P2S4P/BlL1PP+r1N/L3G3p/1N1G1S1K1 w 2Pp 110", 7),
+    ("l2+P5/p4gPg1/+Lp1L1p2p/2k1p2p1/3N2pSN/2N2P1P1/2SP2+r1P/2p1G1GBS/BP+p2KSNL w r2p 92", 9),
+    ("gn2+B1p+P1/lsk1g2p1/+NN1s1p3/2p1p2+S1/P2lPPr1P/1RP5l/LP1+p1K1P1/p4S2p/g2GB1+p1+n b P 149", 11),
+    ("5g1+N1/1b2g3S/1p1rsp+b1L/p1pkp1npp/6p2/P+s2PP2l/2PK2P+n1/4GS1R+l/1P1P3NL w Pg2p 104", 13),
+    ("1+B1G3n1/4k1s2/ppgp1p2P/2P1p1bp1/3P1g3/1P5Pl/P1N1PPP1p/L2S1S+r2/L2sKG1NL w N2Pr 50", 15),
+    ("l1r1gk2p/2G1b1PP1/2N+N3g1/ppp1Ppg2/2P1rPnnP/bPKPS1pp1/P8/L3p1S1+l/6+s+ls w P 212", 17),
+    ("lnGgkbs2/2s2g2l/p4p1pb/1p6p/5n+r2/P1PPP2P1/1PN2PR1P/L1S1p1+p2/3K2SNL w 3Pg 50", 21),
+    ("4R4/P2kps3/2lgg1sL1/g2+B1ppNS/B3P1gn1/2pr2PPP/+sp3PNK1/p3L3p/2+p3L1+p w n3p 254", 29),
+)
+BENCH_SECONDS = 20.0
+
+
+def bench(seconds=BENCH_SECONDS, out=print):
+    """`usi-engine bench mate`: solve MATE_PROBLEMS (each within `seconds`) and print nodes per second."""
+    from .board import Board
+    solver = MateSolver()
+    warm_up(solver)
+    nodes, wall, cpu = 0, 0.0, 0.0
+    for sfen, plies in MATE_PROBLEMS:
+        cpu0 = time.process_time()
+        r = solver.solve(Board(sfen), seconds)
+        cpu += time.process_time() - cpu0
+        nodes, wall = nodes + r.nodes, wall + r.seconds
+        out(f"plies={plies} status={r.status} found={r.plies} nodes={r.nodes} seconds={r.seconds:.3f} "
+            f"nps={r.nodes / max(r.seconds, 1e-6):.0f}")
+    out(f"problems={len(MATE_PROBLEMS)} nodes={nodes} seconds={wall:.2f} nps={nodes / max(wall, 1e-6):.0f} "
+        f"cpu_seconds={cpu:.2f} nps_per_cpu_second={nodes / max(cpu, 1e-6):.0f}")
+
+
 def warm_up(solver=None):
     """Compile (or load) the solver kernels."""
     from .board import Board
