@@ -394,6 +394,16 @@ def rave_update_end(tree, path_edges, d, end_value, vscale):
 
 
 @njit(cache=True, nogil=True)
+def evaluated_children(cflags, n):
+    """Children the game really evaluated (all but FLAG_NO_SIM ones): Go's playouts, the C_CHILDREN count."""
+    k = 0
+    for i in range(n):
+        if (cflags[i] & FLAG_NO_SIM) == 0:
+            k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
 def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart):
     """Stand-in for games without playouts to report: -1 = "use the game's plain expand" (the core then
     gives every child the even prior 1/2, and AMAF credit comes from the tree moves alone)."""
@@ -632,7 +642,7 @@ def build_kernels(game, stamp):
                         prior[:n] = 0.5
                         tstart[:n + 1] = 0
                     atomic_add(ctl, C_WORK, work)
-                    atomic_add(ctl, C_CHILDREN, n)
+                    atomic_add(ctl, C_CHILDREN, evaluated_children(cflags, n))
                     if graph:
                         for i in range(n):
                             game.do_move(pos, moves[i])

@@ -81,7 +81,7 @@ class SearchResult:
     hashfull: int = 0
     time_ms: float = 0.0
     reused_nodes: int = 0
-    children: int = 0            # children evaluated (Go: playouts, one per child)
+    children: int = 0            # children evaluated, FLAG_NO_SIM ones excluded (Go: playouts)
     root: list = field(default_factory=list)      # [RootMove] in multipv order (analysis output)
 
 
