@@ -109,9 +109,20 @@ def add_capture(frm, to, piece, us, out, n):
 
 
 @njit(cache=True, nogil=True)
+def king_may_take(pos, ksq, t, us):
+    """Whether our king on ksq may capture on t: t is not attacked once the king has left ksq."""
+    king = pos[BOARD + ksq]
+    pos[BOARD + ksq] = 0
+    safe = not is_attacked(pos, t, 1 - us)
+    pos[BOARD + ksq] = king
+    return safe
+
+
+@njit(cache=True, nogil=True)
 def piece_captures(pos, sq, piece, us, ksq, out, n):
-    """Legal captures of our non-king piece on sq (not in check): the first piece along each of its
-    rays or steps when it is an enemy, kept only along the pin line if the piece is pinned."""
+    """Legal captures of our piece on sq (not in check): the first piece along each of its rays or
+    steps when it is an enemy; a pinned piece keeps only its pin line, the king only safe squares."""
+    is_king = (piece & 15) == KING
     pin = -2                                    # computed once a capture is found
     for j in range(RAY_COUNT[piece]):
         r = RAYS[piece, j]
@@ -126,30 +137,16 @@ def piece_captures(pos, sq, piece, us, ksq, out, n):
         q = pos[BOARD + t]
         if q == 0 or (q >> 4) == us:
             continue
+        if is_king:
+            if king_may_take(pos, sq, t, us):
+                out[n] = t | (sq << MOVE_FROM_SHIFT)
+                n += 1
+            continue
         if pin == -2:
             pin = pin_direction(pos, ksq, sq, us)
         if pin >= 0 and LINE_DIR[ksq, t] != pin:
             continue
         n = add_capture(sq, t, piece, us, out, n)
-    return n
-
-
-@njit(cache=True, nogil=True)
-def king_captures(pos, ksq, us, out, n):
-    """King captures onto squares that are not attacked once the king has left ksq."""
-    king = pos[BOARD + ksq]
-    pos[BOARD + ksq] = 0
-    for d in range(8):
-        t = NEIGHBOUR[ksq, d]
-        if t < 0:
-            continue
-        q = pos[BOARD + t]
-        if q == 0 or (q >> 4) == us:
-            continue
-        if not is_attacked(pos, t, 1 - us):
-            out[n] = t | (ksq << MOVE_FROM_SHIFT)
-            n += 1
-    pos[BOARD + ksq] = king
     return n
 
 
@@ -165,11 +162,7 @@ def gen_captures(pos, out):
     n = 0
     for sq in range(81):
         p = pos[BOARD + sq]
-        if p == 0 or (p >> 4) != us:
-            continue
-        if (p & 15) == KING:
-            n = king_captures(pos, sq, us, out, n)
-        else:
+        if p != 0 and (p >> 4) == us:
             n = piece_captures(pos, sq, p, us, ksq, out, n)
     return n
 
