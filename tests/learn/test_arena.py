@@ -116,6 +116,20 @@ def test_alpha_beta_takes_the_rook_and_finds_mate_in_one(weights):
     assert ab.choose(Board(MATE_SFEN)) == usi_to_move("G*5b") and ab.last_value == 30000.0
 
 
+def test_mcss_player_moves_after_its_tree_reuse_reaches_a_repetition(weights):
+    """The second occurrence of a position is a draw inside the search but the game goes on: the player
+    must still answer with a move when the reused tree's new root was a repetition terminal."""
+    player = make_player("mcss:samples=30,hash=16", weights, make_params())
+    player.new_game(1)
+    board = Board()
+    for move in ("5i5h", "5a5b", "5h5i"):
+        board.push_usi(move)
+    assert player.choose(board) is not None
+    board.push_usi("5b5a")
+    move = player.choose(board)
+    assert move is not None and move in board.legal_move_codes()
+
+
 def test_player_specs():
     assert parse_spec("mcss:t=40,samples=50,name=x") == ("mcss", {"t": 40.0, "samples": 50, "name": "x"})
     assert parse_spec("material") == ("material", {})
