@@ -44,6 +44,29 @@ def test_expand_values_are_quiescence_of_each_child(adapter):
         assert flag == 0 and value == pytest.approx(expected), move
 
 
+def test_expand_with_learned_style_weights_matches_quiescence_of_each_child():
+    """Random KP/PP weights (the shipped ones are material only): expand's incremental evaluation from the
+    expanded node must give each child exactly the value of a quiescence search started at the child."""
+    from eval import shogi_features as F
+    from eval.bench import random_game_sfens
+    w = ShogiAdapter().weights.copy()
+    w[F.OFF_KP:] = np.random.default_rng(4).normal(0.0, 20.0, F.N_WEIGHTS - F.OFF_KP)
+    adapter = ShogiAdapter(weights=w)
+    checked = 0
+    for sfen in random_game_sfens(6, seed=23, min_ply=20, max_ply=90):
+        board = Board(sfen)
+        children, _ = run_expand(board, adapter)
+        for move, (value, flag) in children.items():
+            if flag:
+                continue
+            board.push_usi(move)
+            expected, _ = quiesce(board.pos, w)
+            board.pop()
+            assert value == pytest.approx(expected, abs=1e-6), (sfen, move)
+            checked += 1
+    assert checked > 150
+
+
 def test_mating_child_is_a_proven_terminal(adapter):
     children, _ = run_expand(Board(MATE_IN_ONE), adapter)
     assert children["G*1b"] == (-MATE, 1)
