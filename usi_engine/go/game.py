@@ -32,7 +32,7 @@ from numba import njit
 from usi_engine.go.board import area_score, do_move, game_over, gen_moves, pos_key, undo_move
 from usi_engine.go.goboard import vertex_str
 from usi_engine.go.layout import (BLACK, BOARD_CAP, H_KEY, H_MOVE, H_SIDE, HIST, HIST_CAP, HIST_STRIDE, KEY,
-                                  KO, KO_RULE, KOMI_MILLI, PASS, PLY, SIDE, SIZE, SUICIDE_OK)
+                                  KO, KO_RULE, KOMI_MILLI, PASS, PASSES, PLY, SIDE, SIZE, SUICIDE_OK)
 from usi_engine.go.playout import (DEFAULT_CAP_FACTOR, PRIOR_ESCAPE, WS_ROWS, move_priors, rand_below,
                                    run_playout, run_playouts)
 from usi_engine.search.core import NO_MOVE
@@ -92,6 +92,12 @@ def _terminal_value(pos):
 
 
 @njit(cache=True, nogil=True)
+def _ends_game(pos, move):
+    """Would `move` end the game (board.game_over after it): a second pass, or the history filling up?"""
+    return (move == PASS and pos[PASSES] >= 1) or pos[PLY] + 1 >= pos[HIST_CAP] - 1
+
+
+@njit(cache=True, nogil=True)
 def root_status(pos, params):
     """(is_terminal, exact value from the side to move) of pos itself."""
     if game_over(pos):
@@ -118,13 +124,14 @@ def _expand(pos, params, rng, out_moves, out_values, out_flags, out_prior, trace
     for i in range(n):
         if amaf:
             tstart[i] = top
+        if not simulate[i] and not _ends_game(pos, out_moves[i]):
+            out_values[i] = scale * (1.0 - 2.0 * out_prior[i])     # the prior, from the child's side
+            out_flags[i] = NO_SIM
+            continue
         do_move(pos, out_moves[i])
         if game_over(pos):
             out_values[i] = _terminal_value(pos)
             out_flags[i] = TERMINAL
-        elif not simulate[i]:
-            out_values[i] = scale * (1.0 - 2.0 * out_prior[i])     # the prior, from the child's side
-            out_flags[i] = NO_SIM
         else:
             if amaf:
                 room = min(cap, trace.shape[0] - top)
