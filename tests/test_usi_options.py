@@ -3,7 +3,7 @@ ConsiderationMode; plus the option table itself."""
 
 import pytest
 
-from tests.usi_driver import UsiProcess
+from tests.usi_driver import UsiProcess, running_engine
 from usi_engine.options import OPTIONS, OptionValues, find
 
 TRY_POSITION = "9/4K4/9/9/9/9/9/9/k8 b 2r2b4g4s4n4l18p 1"     # Black king one step from 5a
@@ -30,8 +30,7 @@ def test_config_file_sets_announced_defaults(tmp_path):
     cfg.write_text('[options]\nMultiPV = 3\nSelectionPolicy = "uct"\nSeed = 7\n')
     e = UsiProcess(env={"MCSS_ENGINE_CONFIG": str(cfg)})
     try:
-        e.send("usi")
-        lines, _ = e.expect(lambda s: s == "usiok", 10.0)
+        lines, _ = e.usi()
         assert "option name MultiPV type spin default 3 min 1 max 800" in lines
         assert any(s.startswith("option name SelectionPolicy type combo default uct") for s in lines)
     finally:
@@ -43,10 +42,8 @@ def test_bad_config_reported_engine_still_works(tmp_path):
     cfg.write_text('[options]\nThreads = "many"\n')
     e = UsiProcess(env={"MCSS_ENGINE_CONFIG": str(cfg)})
     try:
-        e.send("usi")
-        e.expect(lambda s: s == "usiok", 10.0)
-        e.send("isready")
-        lines, _ = e.expect(lambda s: s == "readyok", 600.0)
+        e.usi()
+        lines, _ = e.isready(600.0)
         assert any(s.startswith("info string error: config") and "bad.toml" in s for s in lines)
     finally:
         e.close()
@@ -54,20 +51,16 @@ def test_bad_config_reported_engine_still_works(tmp_path):
 
 @pytest.fixture(scope="module")
 def eng():
-    e = UsiProcess()
-    e.handshake()
-    yield e
-    e.close()
+    with running_engine() as e:
+        yield e
 
 
 def test_logfile_records_both_directions(eng, tmp_path):
     log = tmp_path / "usi.log"
     eng.send(f"setoption name LogFile value {log}")
-    eng.send("isready")
-    eng.expect(lambda s: s == "readyok", 30.0)
+    eng.isready()
     eng.send("setoption name LogFile value <empty>")
-    eng.send("isready")
-    eng.expect(lambda s: s == "readyok", 30.0)
+    eng.isready()
     text = log.read_text()
     assert "> isready" in text and "< readyok" in text
 
@@ -76,8 +69,7 @@ def test_bad_evalfile_falls_back_to_default(eng, tmp_path):
     bad = tmp_path / "broken.npz"
     bad.write_bytes(b"not a zip")
     eng.send(f"setoption name EvalFile value {bad}")
-    eng.send("isready")
-    lines, _ = eng.expect(lambda s: s == "readyok", 60.0)
+    lines, _ = eng.isready(60.0)
     assert any(s.startswith("info string error") and str(bad) in s for s in lines)
     eng.send("position startpos")
     eng.send("go movetime 300")
@@ -119,3 +111,12 @@ def test_consideration_mode_streams_pv(eng):
         assert sum(s.startswith("info depth") for s in lines) >= 2
     finally:
         eng.send("setoption name ConsiderationMode value false")
+
+
+def test_shipped_margins_leave_time_at_byoyomi_one_second():
+    """NetworkDelay2's shipped default is a local-GUI margin (YaneuraOu's 1120 would leave ~0 ms)."""
+    from usi_engine import timeman
+    values = OptionValues()
+    settings = timeman.TimeSettings(network_delay=values["NetworkDelay"], network_delay2=values["NetworkDelay2"])
+    stop = timeman.plan(timeman.Clock(byoyomi=1000), settings).stop_ms
+    assert 500 <= stop <= 700

@@ -6,62 +6,35 @@ must start or end a process (registration-only run, quit mid-search) start their
 
 import time
 
-import cshogi
 import pytest
 
-from tests.usi_driver import UsiProcess
+from tests.usi_driver import UsiProcess, assert_quiet, bestmoves, go_and_answer, legal_in, running_engine
+from usi_engine.options import find
 
 DECLARABLE = "2SGKGS2/1R5B1/LN1PPP1NL/9/9/9/9/9/4k4 b 7Prb2g2s2n2l8p 1"        # 28 points, 13 pieces
 ONE_SHORT = "2SGKGS2/1R5B1/LN1PPP1NL/9/9/9/9/9/4k4 b 6Prb2g2s2n2l9p 1"         # 27 points
 MATED = "4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1"                                      # White to move, mated
+PAWN_DROP_MATE = "R6sk/9/7G1/9/9/9/9/9/4K4 b P 1"       # P*1b would mate: illegal (the silver 2a is pinned)
 FAST_GO = "go btime 0 wtime 0 byoyomi 1500"                                    # NetworkDelay2=1000 below
+FAST_OPTIONS = (("NetworkDelay2", 1000), ("NetworkDelay", 100), ("MinimumThinkingTime", 1000))
 
 
 @pytest.fixture(scope="module")
 def eng():
-    e = UsiProcess()
-    e.handshake()
-    e.send("setoption name NetworkDelay2 value 1000")
-    e.send("setoption name NetworkDelay value 100")
-    e.send("setoption name MinimumThinkingTime value 1000")
-    yield e
-    e.close()
+    with running_engine(FAST_OPTIONS) as e:
+        yield e
 
 
-def bestmoves(lines):
-    return [s for s in lines if s.startswith("bestmove")]
-
-
-def legal_in(position_cmd, move):
-    """Whether `move` is legal in the position of a `position ...` command (cshogi as the oracle)."""
-    tokens = position_cmd.split()[1:]
-    moves = tokens[tokens.index("moves") + 1:] if "moves" in tokens else []
-    head = tokens[:tokens.index("moves")] if "moves" in tokens else tokens
-    board = cshogi.Board() if head == ["startpos"] else cshogi.Board(" ".join(head[1:]))
-    for m in moves:
-        assert board.push_usi(m), m
-    return move in [cshogi.move_to_usi(m) for m in board.legal_moves]
-
-
-def go_and_answer(eng, position, go=FAST_GO, timeout=15.0):
-    eng.send(position)
-    eng.send(go)
-    lines, _ = eng.expect_prefix("bestmove", timeout)
-    return lines, lines[-1].split()
-
-
-def assert_quiet(eng, wait=0.5):
-    """No stray bestmove after the one already read."""
-    assert bestmoves(eng.drain(wait)) == []
+def ask(eng, position, go=FAST_GO, timeout=15.0):
+    return go_and_answer(eng, position, go, timeout)
 
 
 def test_usiok_fast_registration_only_run():
     e = UsiProcess()
     try:
-        t0 = e.send("usi")
-        lines, t1 = e.expect(lambda s: s == "usiok", 10.0)
-        print(f"usiok after {1000 * (t1 - t0):.0f} ms (including interpreter start-up)")
-        assert t1 - t0 < 0.5
+        lines, seconds = e.usi()
+        print(f"usiok after {1000 * seconds:.0f} ms (including interpreter start-up)")
+        assert seconds < 0.5
         assert lines[0].startswith("id name") and lines[1].startswith("id author")
         names = [s.split()[2] for s in lines if s.startswith("option name")]
         for required in ("Threads", "USI_Hash", "USI_Ponder", "MultiPV", "EvalFile", "NetworkDelay",
@@ -83,16 +56,15 @@ def test_usiok_fast_registration_only_run():
 def test_isready_keepalive_then_readyok(eng):
     eng.send("setoption name USI_Ponder value true")
     eng.send("setoption name USI_Hash value 64")
-    t0 = eng.send("isready")
-    lines, t1 = eng.expect(lambda s: s == "readyok", 600.0)
+    lines, seconds = eng.isready(600.0)
     assert all(s == "" for s in lines[:-1]), lines
-    print(f"isready (hash reallocation) answered in {1000 * (t1 - t0):.0f} ms")
+    print(f"isready (hash reallocation) answered in {1000 * seconds:.0f} ms")
 
 
 def test_game_with_byoyomi_gives_legal_move_and_pv(eng):
     eng.send("usinewgame")
     pos = "position startpos"
-    lines, answer = go_and_answer(eng, pos)
+    lines, answer = ask(eng, pos)
     assert legal_in(pos, answer[1])
     infos = [s for s in lines if s.startswith("info depth")]
     assert infos and " pv " in infos[-1] and " score " in infos[-1] and " nps " in infos[-1]
@@ -149,11 +121,10 @@ def test_gameover_during_ponder_then_reuse(eng):
     lines, _ = eng.expect_prefix("bestmove", 5.0)
     assert len(bestmoves(lines)) == 1
     assert_quiet(eng)
-    t0 = eng.send("isready")
-    _, t1 = eng.expect(lambda s: s == "readyok", 30.0)
+    eng.isready()
     eng.send("usinewgame")
     pos = "position startpos moves 2g2f"
-    lines, answer = go_and_answer(eng, pos)
+    lines, answer = ask(eng, pos)
     assert legal_in(pos, answer[1])
     assert_quiet(eng)
 
@@ -177,16 +148,16 @@ def test_infinite_until_stop_and_readyok_during_search(eng):
 
 def test_go_byoyomi_only_keyword_parser(eng):
     pos = "position startpos moves 7g7f"
-    lines, answer = go_and_answer(eng, pos, "go byoyomi 1500 foo bar")   # cshogi CLI style, junk tokens
+    lines, answer = ask(eng, pos, "go byoyomi 1500 foo bar")   # cshogi CLI style, junk tokens
     assert legal_in(pos, answer[1])
 
 
 def test_go_nodes_and_movetime(eng):
     pos = "position startpos"
-    _, answer = go_and_answer(eng, pos, "go nodes 20000")
+    _, answer = ask(eng, pos, "go nodes 20000")
     assert legal_in(pos, answer[1])
     t0 = time.perf_counter()
-    _, answer = go_and_answer(eng, pos, "go movetime 400")
+    _, answer = ask(eng, pos, "go movetime 400")
     assert time.perf_counter() - t0 < 1.5
     assert legal_in(pos, answer[1])
 
@@ -194,21 +165,21 @@ def test_go_nodes_and_movetime(eng):
 def test_multipv_lines(eng):
     eng.send("setoption name MultiPV value 3")
     try:
-        lines, answer = go_and_answer(eng, "position startpos", "go movetime 500")
+        lines, answer = ask(eng, "position startpos", "go movetime 500")
         assert any(" multipv 3 " in s for s in lines)
     finally:
         eng.send("setoption name MultiPV value 1")
 
 
 def test_declaration_win_and_one_point_short(eng):
-    lines, answer = go_and_answer(eng, f"position sfen {DECLARABLE}")
+    lines, answer = ask(eng, f"position sfen {DECLARABLE}")
     assert answer == ["bestmove", "win"]
     assert any("declaration: 28 points" in s for s in lines)
-    _, answer = go_and_answer(eng, f"position sfen {ONE_SHORT}")
+    _, answer = ask(eng, f"position sfen {ONE_SHORT}")
     assert answer[1] != "win" and legal_in(f"position sfen {ONE_SHORT}", answer[1])
     eng.send("setoption name EnteringKingRule value NoEnteringKing")
     try:
-        _, answer = go_and_answer(eng, f"position sfen {DECLARABLE}")
+        _, answer = ask(eng, f"position sfen {DECLARABLE}")
         assert answer[1] != "win"
     finally:
         eng.send("setoption name EnteringKingRule value CSARule27")
@@ -225,7 +196,7 @@ def test_declaration_held_during_ponder(eng):
 
 
 def test_resign_when_mated(eng):
-    _, answer = go_and_answer(eng, f"position sfen {MATED}")
+    _, answer = ask(eng, f"position sfen {MATED}")
     assert answer == ["bestmove", "resign"]
 
 
@@ -237,7 +208,7 @@ def test_invalid_position_then_go_resigns_with_error(eng):
     assert lines[-1] == "bestmove resign"
     assert any(s.startswith("info string error") for s in lines)
     pos = "position startpos moves 7g7f"                       # a valid position afterwards works again
-    _, answer = go_and_answer(eng, pos)
+    _, answer = ask(eng, pos)
     assert legal_in(pos, answer[1])
 
 
@@ -262,13 +233,12 @@ def test_malformed_lines_engine_stays_alive(eng):
     for i in range(4):
         for line in MALFORMED:
             eng.send(f"{line} {'x' * i}" if i and line else line)
-        eng.send("isready")
-        lines, _ = eng.expect(lambda s: s == "readyok", 30.0)
+        lines, _ = eng.isready()
         errors += sum(s.startswith("info string error") for s in lines)
         assert bestmoves(lines) == []
     assert errors >= 40
     pos = "position startpos moves 7g7f 3c3d"
-    _, answer = go_and_answer(eng, pos)
+    _, answer = ask(eng, pos)
     assert legal_in(pos, answer[1])
 
 
@@ -279,8 +249,7 @@ def test_specific_errors_are_reported(eng):
         lines, _ = eng.expect_prefix("info string error", 5.0)
     eng.send("setoption name USI_Hash value 64")
     eng.send("setoption name USI_Ponder value false")
-    eng.send("isready")
-    lines, _ = eng.expect(lambda s: s == "readyok", 30.0)
+    lines, _ = eng.isready()
     assert not any("error" in s for s in lines)
 
 
@@ -304,3 +273,82 @@ def test_quit_mid_search_exits_promptly():
         assert time.perf_counter() - t0 < 2.0
     finally:
         e.close()
+
+
+def test_go_while_searching_gives_one_bestmove_per_go(eng):
+    first, second = "position startpos", "position startpos moves 2g2f"
+    eng.send(first)
+    eng.send("go infinite")
+    eng.drain(0.3)
+    t0 = eng.send(second)
+    eng.send(FAST_GO)                                # no stop: the new go ends the old one
+    lines, t1 = eng.expect_prefix("bestmove", 5.0)
+    assert t1 - t0 < 0.2 and legal_in(first, lines[-1].split()[1])
+    lines, _ = eng.expect_prefix("bestmove", 5.0)
+    assert legal_in(second, lines[-1].split()[1])
+    assert_quiet(eng)
+
+
+def test_pawn_drop_mate_is_never_played(eng):
+    pos = f"position sfen {PAWN_DROP_MATE}"
+    _, answer = ask(eng, pos)
+    assert answer[1] != "P*1b" and legal_in(pos, answer[1])
+    eng.send("go mate 2000")
+    lines, _ = eng.expect_prefix("checkmate", 10.0)
+    assert lines[-1].split()[1] != "P*1b"
+
+
+ODD_SFENS = [
+    "4k4/9/9/9/9/9/9/9/9 b G",                      # no move counter, no Black king (tsume style)
+    "9/9/9/9/9/9/9/9/9 b - 1",                      # no kings at all
+    "4k4/9/9/9/9/9/9/9/4K4 w - 1",                  # bare kings
+    "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1",   # White to move from the start
+]
+
+
+@pytest.mark.parametrize("sfen", ODD_SFENS)
+def test_odd_sfen_answers_legal_move_or_resign(eng, sfen):
+    eng.send(f"position sfen {sfen}")
+    eng.send(FAST_GO)
+    lines, _ = eng.expect_prefix("bestmove", 10.0)
+    move = lines[-1].split()[1]
+    if any(s.startswith("info string error: position") for s in lines):
+        assert move == "resign"                     # rejected SFEN: never a move for it
+    else:
+        assert move == "resign" or legal_in(f"position sfen {sfen}", move)
+    eng.isready()
+
+
+def test_repeated_positions_in_history_are_replayed(eng):
+    cycle = "5i5h 5a5b 5h5i 5b5a "
+    pos = "position startpos moves 7g7f 3c3d " + cycle * 3
+    eng.send(pos)
+    eng.send("d")
+    lines, _ = eng.expect_prefix("moves ", 5.0)
+    assert len(lines[-1].split()) - 1 == 2 + 12         # every move kept (repetition needs the history)
+    _, answer = ask(eng, pos)
+    assert legal_in(pos, answer[1])
+
+
+def test_default_margins_answer_within_byoyomi(eng):
+    """With the shipped NetworkDelay defaults the plan stops at 0.6 s of a 1 s byoyomi: typical answers
+    come well inside the second and none past the match runner's 200 ms grace (a loaded box delays a few)."""
+    for name, _ in FAST_OPTIONS:
+        eng.send(f"setoption name {name} value {find(name).default}")
+    try:
+        moves, times = [], []
+        for _ in range(6):
+            pos = "position startpos" + (" moves " + " ".join(moves) if moves else "")
+            eng.send(pos)
+            t0 = eng.send("go btime 0 wtime 0 byoyomi 1000")
+            lines, t1 = eng.expect_prefix("bestmove", 5.0)
+            times.append(t1 - t0)
+            moves.append(lines[-1].split()[1])
+            assert legal_in(pos, moves[-1])
+        times.sort()
+        print(f"answers at byoyomi 1000 with default margins: median {1000 * times[3]:.0f} ms, "
+              f"slowest {1000 * times[-1]:.0f} ms")
+        assert times[3] < 0.8 and times[-1] < 1.2
+    finally:
+        for name, value in FAST_OPTIONS:
+            eng.send(f"setoption name {name} value {value}")

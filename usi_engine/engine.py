@@ -20,6 +20,7 @@ Heavy modules (numpy, numba, the rules core, the search) are imported lazily, at
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from dataclasses import dataclass, field
@@ -351,8 +352,8 @@ class Engine:
                     state.searcher.stop()
                 grace = SNAPSHOT_GRACE if state.last is not None else FALLBACK_AFTER_STOP
                 if not state.done.is_set() and state.hold.is_set() and now - state.stop_time > grace:
-                    self.info_string("error: search did not stop in time; answering with the best move so far")
-                    self._answer(state, self._fallback(state))
+                    self.info_string("search did not stop in time; answering with the best move so far")
+                    self._answer(state, self._fallback(state), state.last)
             time.sleep(WATCHDOG_POLL)
 
     def _search(self, state: GoState) -> str:
@@ -363,7 +364,7 @@ class Engine:
         unlimited = cmd.ponder or cmd.infinite
         time_ms = None
         if state.deadline is not None:
-            time_ms = max(1.0, (state.deadline - state.start) * 1000.0)
+            time_ms = max(1.0, (state.deadline - time.perf_counter()) * 1000.0)
         limits = Limits(time_ms=time_ms, nodes=nodes, depth=depth, infinite=unlimited)
         self._set_draw_value(state.board.turn)
         streaming = cmd.infinite or o["ConsiderationMode"] or o["PvInterval"] == 0
@@ -402,11 +403,15 @@ class Engine:
             return last.best_move_str
         return state.legal[0] if state.legal else "resign"
 
-    def _answer(self, state: GoState, answer: str) -> None:
-        """Print `bestmove` once per go (the gate of reference/usi.md §9)."""
+    def _answer(self, state: GoState, answer: str, final: SearchResult | None = None) -> None:
+        """Print `bestmove` once per go (the gate of reference/usi.md §9), after the info lines of
+        `final` if given."""
         with state.lock:
             if state.done.is_set():
                 return
+            if final is not None:
+                for line in info_lines(final, self.adapter.move_to_str):
+                    self.out(line)
             self.out(f"bestmove {answer}")
             state.done.set()
 
@@ -428,6 +433,9 @@ class Engine:
             if not self._ready:
                 self._warm_search()
                 self._ready = True
+                gc.collect()
+                gc.freeze()      # the ~10^5 objects of numba's compiler stay out of later collections:
+                                 # a full collection over them holds the GIL ~0.2 s (a late bestmove)
 
     def _prepare_rules(self) -> None:
         """Compile (or load) the rules kernels and the mate solver; allocate the solver's table once."""

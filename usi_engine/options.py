@@ -83,32 +83,51 @@ def _spin(name, default, lo, hi, help=""):
     return Option(name, "spin", default, lo, hi, help=help)
 
 
+def _check(name, default, help=""):
+    return Option(name, "check", default, help=help)
+
+
+def _combo(name, default, choices, help=""):
+    return Option(name, "combo", default, choices=choices, help=help)
+
+
+def _file(name, help=""):
+    return Option(name, "filename", "", help=help)
+
+
+def _draw_value(colour):
+    return _spin(f"DrawValue{colour}", -2, -30000, 30000, f"value of a repetition draw when we play {colour} (cp)")
+
+
+# Defaults for a GUI on the same machine. NetworkDelay2 is 400 ms, not YaneuraOu's server value 1120: at
+# byoyomi 1 s that leaves 600 ms of thinking and 400 ms for the pipe, thread scheduling and the watchdog
+# (docs/usi.md, "Time margins").
 OPTIONS = (
     _spin("Threads", min(4, os.cpu_count() or 1), 1, 256, "search threads"),
     _spin("USI_Hash", 256, 1, 65536, "node pool size in MB (allocated at isready)"),
-    Option("USI_Ponder", "check", False, help="think on the opponent's time; optimum time +25 %"),
+    _check("USI_Ponder", False, "think on the opponent's time; optimum time +25 %"),
     _spin("MultiPV", 1, 1, 800, "number of best lines reported"),
-    Option("EvalFile", "filename", "", help="evaluation weights (.npz); empty = shipped default"),
+    _file("EvalFile", "evaluation weights (.npz); empty = shipped default"),
     _spin("NetworkDelay", 120, 0, 10000, "ms: average delay; stop times are rounded up to a second minus this"),
-    _spin("NetworkDelay2", 1120, 0, 10000, "ms: worst delay, subtracted from time + byoyomi (hard limit)"),
+    _spin("NetworkDelay2", 400, 0, 10000, "ms: worst delay, subtracted from time + byoyomi (hard limit)"),
     _spin("MinimumThinkingTime", 2000, 1000, 100000, "ms: floor per move (minus NetworkDelay)"),
     _spin("SlowMover", 100, 1, 1000, "percent scaling of the optimum time"),
     _spin("ResignValue", 99999, 0, 99999, "resign when the score is at or below -ResignValue (cp)"),
-    _spin("DrawValueBlack", -2, -30000, 30000, "value of a repetition draw when we play Black (cp)"),
-    _spin("DrawValueWhite", -2, -30000, 30000, "value of a repetition draw when we play White (cp)"),
+    _draw_value("Black"),
+    _draw_value("White"),
     _spin("MaxMovesToDraw", 0, 0, 100000, "game-length draw after this many moves (0 = off)"),
-    Option("EnteringKingRule", "combo", "CSARule27", choices=ENTERING_KING_RULES),
+    _combo("EnteringKingRule", "CSARule27", ENTERING_KING_RULES),
     _spin("DepthLimit", 0, 0, 10000, "stop when the PV is this long (0 = off)"),
     _spin("NodesLimit", 0, 0, 2**62, "stop after this many evaluated positions (0 = off)"),
-    Option("ConsiderationMode", "check", False, help="analysis: report every PV update"),
+    _check("ConsiderationMode", False, "analysis: report every PV update"),
     _spin("PvInterval", 300, 0, 100000, "ms between PV reports (0 = every update)"),
-    Option("LogFile", "filename", "", help="log every line in and out to this file (empty = off)"),
+    _file("LogFile", "log every line in and out to this file (empty = off)"),
     _spin("SoftmaxTemperature", 92, 1, 100000, "T_sel: selection temperature (cp)"),
     _spin("BackupTemperature", 92, 0, 100000, "T_back: backup temperature (cp); 0 = minimax backup"),
     _spin("TemperatureSpread", 100, 100, 1000, "percent: threads use T_sel/spread .. T_sel*spread"),
     _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
-    Option("GraphSearch", "check", True, help="share transpositions between paths"),
-    Option("SelectionPolicy", "combo", "softmax", choices=SELECTION_POLICIES),
+    _check("GraphSearch", True, "share transpositions between paths"),
+    _combo("SelectionPolicy", "softmax", SELECTION_POLICIES),
     _spin("Seed", 0, 0, 2**31 - 1, "random seed of the search threads"),
 )
 BY_NAME = {o.name.lower(): o for o in OPTIONS}
