@@ -102,8 +102,9 @@ def terminal_value(pos, params, scratch):
 def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     """Children of pos with their values (child's side to move) and terminal flags; returns (n, work).
 
-    The evaluation is incremental: row 0 of the eval stack is pos (evaluated in full once), each child
-    is recorded as row 1 and the quiescence search continues from there (eval/shogi_features.py).
+    The evaluation is incremental: row 0 of the eval stack is pos (each frame summed in full once, when
+    first needed), each child is recorded as row 1 and its quiescence search continues from there
+    (eval/shogi_features.py). The scratch arrays are allocated once per call (≈ 0.2 us), not per child.
     """
     n = gen_legal(pos, out_moves)
     qdepth = np.int64(params[P_QDEPTH])

@@ -19,7 +19,11 @@ PV leaf, the position whose static value became the result (unless the result is
 so learning takes the gradient dValue/dw at that leaf (sign (-1)^len from the root's side);
 pv_leaf_gradient does exactly that.
 
-No allocation inside the recursion: the caller passes ``QBuffers`` arrays sized for max_depth.
+Static values are incremental (eval/shogi_features.py): ply p's evaluation state is row base + p of an
+eval stack, recorded before each move and evaluated lazily, equal to ``evaluate`` up to float rounding.
+
+No allocation inside the recursion: the caller passes ``QBuffers`` arrays sized for max_depth
+(``qsearch``/``qsearch_root`` add a small eval stack per call; ``qsearch_inc`` takes the caller's).
 """
 
 import numpy as np
