@@ -31,6 +31,10 @@ numpy-sized buffers and costs 703 table reads for 38 pieces (learning.md section
 The kernel that computes the value can also write the active features (index, coefficient): that
 list IS the exact gradient dValue/dw of the linear evaluation, which learn/ needs at quiescence
 leaves. Indices in one list are unique.
+
+The search evaluates differentially (inc_init / inc_record / inc_value, section "incremental" below):
+a child's value is its parent's plus the change of the one or two piece objects the move touched,
+about 4x cheaper than the full evaluation, which stays the reference (evaluate, eval_features).
 """
 
 import numpy as np
