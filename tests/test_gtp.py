@@ -257,3 +257,14 @@ def test_quit_answers_then_exits():
         assert p.proc.wait(timeout=30) == 0
     finally:
         p.close()
+
+
+def test_end_of_input_during_analysis_ends_the_engine():
+    p = GtpProcess("--size", "9")
+    try:
+        p.send("1 lz-analyze b 10")
+        assert p.lines.get(timeout=FIRST_TIMEOUT) == "=1"
+        p.proc.stdin.close()
+        assert p.proc.wait(timeout=120) == 0
+    finally:
+        p.close()

@@ -221,6 +221,8 @@ class GtpEngine:
         if result.best_move is None:        # the time went on loading the kernels: expand the root at least
             from usi_engine.search.searcher import Limits
             result = self._searcher().search(pos, Limits(samples=1), multipv=L.BOARD_CAP + 1)
+        if result.best_move is None:        # the game is over (two passes): nothing to search
+            return L.PASS
         if (self.args.resign > 0 and result.children >= RESIGN_MIN_PLAYOUTS and
                 self._winrate(result) < self.args.resign):
             return None
@@ -562,7 +564,10 @@ def main(argv=None, stdin=None, stdout=None):
             except Exception as e:
                 traceback.print_exc(file=sys.stderr)
                 engine.send(f"?{ident} internal error: {e}\n\n")
-            if pending is not None and not clean_line(pending):
+                continue
+            if pending is None:             # end of input while analysing
+                break
+            if not clean_line(pending):
                 pending = None
             continue
         engine.send(engine.handle(line))
