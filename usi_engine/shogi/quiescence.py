@@ -32,11 +32,11 @@ from numba import njit
 from eval.shogi_features import N_EACC, N_EIDX, eval_features, inc_init, inc_record, inc_value
 from usi_engine.search.values import MATE, MATE_THRESHOLD
 
-from .layout import (BISHOP, BOARD, H_CHECK, HIST, HIST_STRIDE, KING, KING_SQ, KNIGHT, LANCE, MAX_MOVES,
-                     MOVE_FROM_SHIFT, MOVE_PROMO_BIT, MOVE_TO_MASK, N_PIECES, PAWN, PLY, PROMOTABLE, ROOK, SIDE)
-from .movegen import gen_legal
+from .layout import (BISHOP, BOARD, H_CHECK, HIST, HIST_STRIDE, KING, KING_SQ, KNIGHT, MAX_MOVES, MOVE_FROM_SHIFT,
+                     MOVE_PROMO_BIT, MOVE_TO_MASK, N_PIECES, PAWN, PLY, ROOK, SIDE)
+from .movegen import add_board_move, gen_legal
 from .position import do_move, first_piece, is_attacked, pin_direction, undo_move
-from .tables import KNIGHT_TARGETS, LINE_DIR, NEIGHBOUR, RELATIVE_RANK, SLIDE, STEP
+from .tables import KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
 
 DEFAULT_MAX_DEPTH = 8
 INF = 1.0e9
@@ -95,24 +95,6 @@ def side_in_check(pos):
 
 
 @njit(cache=True, nogil=True)
-def add_capture(frm, to, piece, us, out, n):
-    """Append the capture(s) of `piece` from frm to to: the promotion when possible, and the plain
-    capture unless the piece is a pawn, bishop or rook that could promote or it would be dead."""
-    ptype = piece & 15
-    move = to | (frm << MOVE_FROM_SHIFT)
-    if PROMOTABLE[ptype] == 1 and (RELATIVE_RANK[us, frm] < 3 or RELATIVE_RANK[us, to] < 3):
-        out[n] = move | MOVE_PROMO_BIT
-        n += 1
-        rank = RELATIVE_RANK[us, to]
-        if ptype == PAWN or ptype == BISHOP or ptype == ROOK:
-            return n
-        if (ptype == LANCE and rank == 0) or (ptype == KNIGHT and rank < 2):
-            return n
-    out[n] = move
-    return n + 1
-
-
-@njit(cache=True, nogil=True)
 def king_may_take(pos, ksq, t, us):
     """Whether our king on ksq may capture on t: t is not attacked once the king has left ksq."""
     king = pos[BOARD + ksq]
@@ -125,7 +107,9 @@ def king_may_take(pos, ksq, t, us):
 @njit(cache=True, nogil=True)
 def piece_captures(pos, sq, piece, us, ksq, out, n):
     """Legal captures of our piece on sq (not in check): the first piece along each of its rays or
-    steps when it is an enemy; a pinned piece keeps only its pin line, the king only safe squares."""
+    steps when it is an enemy; a pinned piece keeps only its pin line (add_board_move), the king only
+    safe squares; a pawn, bishop or rook that can promote by capturing does (the plain capture is
+    never better)."""
     is_king = (piece & 15) == KING
     pin = -2                                    # computed once a capture is found
     for j in range(RAY_COUNT[piece]):
@@ -148,9 +132,11 @@ def piece_captures(pos, sq, piece, us, ksq, out, n):
             continue
         if pin == -2:
             pin = pin_direction(pos, ksq, sq, us)
-        if pin >= 0 and LINE_DIR[ksq, t] != pin:
-            continue
-        n = add_capture(sq, t, piece, us, out, n)
+        end = add_board_move(sq, t, piece, us, pin, ksq, -1, out, n)
+        pt = piece & 15
+        if end - n == 2 and (pt == PAWN or pt == BISHOP or pt == ROOK):
+            end -= 1                            # keep only the promoting capture (never worse)
+        n = end
     return n
 
 
