@@ -3,7 +3,7 @@ ConsiderationMode; plus the option table itself."""
 
 import pytest
 
-from tests.usi_driver import UsiProcess, running_engine
+from tests.usi_driver import UsiProcess, option, running_engine
 from usi_engine.options import OPTIONS, OptionValues, find
 
 TRY_POSITION = "9/4K4/9/9/9/9/9/9/k8 b 2r2b4g4s4n4l18p 1"     # Black king one step from 5a
@@ -79,38 +79,29 @@ def test_bad_evalfile_falls_back_to_default(eng, tmp_path):
 
 
 def test_try_rule_plays_the_try_move(eng):
-    eng.send("setoption name EnteringKingRule value TryRule")
-    try:
+    with option(eng, "EnteringKingRule", "TryRule", "CSARule27"):
         eng.send(f"position sfen {TRY_POSITION}")
         eng.send("go movetime 300")
         lines, _ = eng.expect_prefix("bestmove", 10.0)
         assert lines[-1] == "bestmove 5b5a"
-    finally:
-        eng.send("setoption name EnteringKingRule value CSARule27")
 
 
 def test_resign_value(eng):
-    eng.send("setoption name ResignValue value 0")       # resign at any score <= 0
-    try:
+    with option(eng, "ResignValue", 0, 99999):                  # resign at any score <= 0
         eng.send("position sfen 4k4/9/9/9/9/9/9/9/4K4 b 2r2b4g4s4n4l18p 1")   # bare kings vs all in hand
         eng.send("go movetime 500")
         lines, _ = eng.expect_prefix("bestmove", 10.0)
         assert lines[-1] == "bestmove resign"
-    finally:
-        eng.send("setoption name ResignValue value 99999")
 
 
 def test_consideration_mode_streams_pv(eng):
-    eng.send("setoption name ConsiderationMode value true")
-    try:
+    with option(eng, "ConsiderationMode", "true", "false"):
         eng.send("position startpos")
         eng.send("go infinite")
         lines = eng.drain(1.0)
         eng.send("stop")
         lines += eng.expect_prefix("bestmove", 5.0)[0]
         assert sum(s.startswith("info depth") for s in lines) >= 2
-    finally:
-        eng.send("setoption name ConsiderationMode value false")
 
 
 def test_shipped_margins_leave_time_at_byoyomi_one_second():

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from tests.usi_driver import UsiProcess, assert_quiet, bestmoves, go_and_answer, legal_in, running_engine
+from tests.usi_driver import (UsiProcess, assert_quiet, bestmoves, go_and_answer, legal_in, option,
+                              running_engine)
 from usi_engine.options import find
 
 DECLARABLE = "2SGKGS2/1R5B1/LN1PPP1NL/9/9/9/9/9/4k4 b 7Prb2g2s2n2l8p 1"        # 28 points, 13 pieces
@@ -16,6 +17,7 @@ ONE_SHORT = "2SGKGS2/1R5B1/LN1PPP1NL/9/9/9/9/9/4k4 b 6Prb2g2s2n2l9p 1"         #
 MATED = "4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1"                                      # White to move, mated
 PAWN_DROP_MATE = "R6sk/9/7G1/9/9/9/9/9/4K4 b P 1"       # P*1b would mate: illegal (the silver 2a is pinned)
 FAST_GO = "go btime 0 wtime 0 byoyomi 1500"                                    # NetworkDelay2=1000 below
+PONDER_GO = "go ponder btime 0 wtime 0 byoyomi 1500"
 FAST_OPTIONS = (("NetworkDelay2", 1000), ("NetworkDelay", 100), ("MinimumThinkingTime", 1000))
 
 
@@ -27,6 +29,23 @@ def eng():
 
 def ask(eng, position, go=FAST_GO, timeout=15.0):
     return go_and_answer(eng, position, go, timeout)
+
+
+def start_ponder(eng, position, go=PONDER_GO, hold=1.0):
+    """`go ponder` on `position`; no bestmove may come while it is held for `hold` seconds."""
+    eng.send(position)
+    eng.send(go)
+    assert bestmoves(eng.drain(hold)) == []
+
+
+def released_answer(eng, position, command):
+    """Send the command that ends the ponder; (seconds to the bestmove, its move), checked legal and single."""
+    t0 = eng.send(command)
+    lines, t1 = eng.expect_prefix("bestmove", 5.0)
+    move = lines[-1].split()[1]
+    assert legal_in(position, move)
+    assert_quiet(eng)
+    return t1 - t0, move
 
 
 def test_usiok_fast_registration_only_run():
@@ -76,51 +95,30 @@ def test_game_with_byoyomi_gives_legal_move_and_pv(eng):
 
 def test_ponder_held_until_stop_exactly_one_bestmove(eng):
     pos = "position startpos moves 7g7f 3c3d"
-    eng.send(pos)
-    eng.send("go ponder btime 0 wtime 0 byoyomi 1500")
-    assert bestmoves(eng.drain(1.5)) == []           # held although its search time would be over
-    t0 = eng.send("stop")
-    lines, t1 = eng.expect_prefix("bestmove", 5.0)
-    print(f"stop -> bestmove {1000 * (t1 - t0):.1f} ms")
-    assert t1 - t0 < 0.1
-    assert legal_in(pos, lines[-1].split()[1])
-    assert_quiet(eng)
+    start_ponder(eng, pos, hold=1.5)                 # held although its search time would be over
+    seconds, _ = released_answer(eng, pos, "stop")
+    print(f"stop -> bestmove {1000 * seconds:.1f} ms")
+    assert seconds < 0.1
 
 
 def test_ponderhit_clock_starts_at_ponderhit(eng):
     pos = "position startpos moves 7g7f 3c3d 2g2f"
-    eng.send(pos)
-    eng.send("go ponder btime 0 wtime 0 byoyomi 1500")
-    assert bestmoves(eng.drain(1.0)) == []
-    t0 = eng.send("ponderhit")
-    lines, t1 = eng.expect_prefix("bestmove", 5.0)
-    # byoyomi 1500 - NetworkDelay2 1000 = 500 ms counted from ponderhit
-    assert 0.3 < t1 - t0 < 1.4, t1 - t0
-    assert legal_in(pos, lines[-1].split()[1])
-    assert_quiet(eng)
+    start_ponder(eng, pos)
+    seconds, _ = released_answer(eng, pos, "ponderhit")
+    assert 0.3 < seconds < 1.4, seconds              # byoyomi 1500 - NetworkDelay2 1000, from ponderhit
 
 
 def test_ponderhit_with_new_times(eng):
     pos = "position startpos moves 2g2f 8c8d"
-    eng.send(pos)
-    eng.send("go ponder btime 60000 wtime 60000 byoyomi 0")
-    eng.drain(0.3)
-    t0 = eng.send("ponderhit btime 0 wtime 0 byoyomi 1300")
-    lines, t1 = eng.expect_prefix("bestmove", 5.0)
-    assert t1 - t0 < 1.2, t1 - t0                   # 1300 - 1000 = 300 ms, not the 60 s main time
-    assert legal_in(pos, lines[-1].split()[1])
-    assert_quiet(eng)
+    start_ponder(eng, pos, "go ponder btime 60000 wtime 60000 byoyomi 0", 0.3)
+    seconds, _ = released_answer(eng, pos, "ponderhit btime 0 wtime 0 byoyomi 1300")
+    assert seconds < 1.2, seconds                    # 1300 - 1000 = 300 ms, not the 60 s main time
 
 
 def test_gameover_during_ponder_then_reuse(eng):
     pos = "position startpos moves 7g7f 8c8d"
-    eng.send(pos)
-    eng.send("go ponder btime 0 wtime 0 byoyomi 1500")
-    eng.drain(0.5)
-    eng.send("gameover lose")
-    lines, _ = eng.expect_prefix("bestmove", 5.0)
-    assert len(bestmoves(lines)) == 1
-    assert_quiet(eng)
+    start_ponder(eng, pos, hold=0.5)
+    released_answer(eng, pos, "gameover lose")
     eng.isready()
     eng.send("usinewgame")
     pos = "position startpos moves 2g2f"
@@ -163,12 +161,9 @@ def test_go_nodes_and_movetime(eng):
 
 
 def test_multipv_lines(eng):
-    eng.send("setoption name MultiPV value 3")
-    try:
+    with option(eng, "MultiPV", 3, 1):
         lines, answer = ask(eng, "position startpos", "go movetime 500")
         assert any(" multipv 3 " in s for s in lines)
-    finally:
-        eng.send("setoption name MultiPV value 1")
 
 
 def test_declaration_win_and_one_point_short(eng):
@@ -177,18 +172,13 @@ def test_declaration_win_and_one_point_short(eng):
     assert any("declaration: 28 points" in s for s in lines)
     _, answer = ask(eng, f"position sfen {ONE_SHORT}")
     assert answer[1] != "win" and legal_in(f"position sfen {ONE_SHORT}", answer[1])
-    eng.send("setoption name EnteringKingRule value NoEnteringKing")
-    try:
+    with option(eng, "EnteringKingRule", "NoEnteringKing", "CSARule27"):
         _, answer = ask(eng, f"position sfen {DECLARABLE}")
         assert answer[1] != "win"
-    finally:
-        eng.send("setoption name EnteringKingRule value CSARule27")
 
 
 def test_declaration_held_during_ponder(eng):
-    eng.send(f"position sfen {DECLARABLE}")
-    eng.send("go ponder btime 0 wtime 0 byoyomi 1500")
-    assert bestmoves(eng.drain(0.8)) == []
+    start_ponder(eng, f"position sfen {DECLARABLE}", hold=0.8)
     eng.send("ponderhit")
     lines, _ = eng.expect_prefix("bestmove", 5.0)
     assert lines[-1] == "bestmove win"

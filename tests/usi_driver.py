@@ -2,8 +2,8 @@
 
 A reader thread timestamps every engine line into a queue, so tests can measure latencies
 (usiok, stop -> bestmove, readyok during search) and count bestmoves. Shared helpers: `running_engine`
-(a started, ready engine for a module fixture), `go_and_answer`, `bestmoves`, `assert_quiet`, `legal_in`
-(cshogi as the legality oracle).
+(a started, ready engine for a module fixture), `option` (set, then restore), `go_and_answer`, `bestmoves`,
+`assert_quiet`, `legal_in` (cshogi as the legality oracle).
 """
 
 import contextlib
@@ -124,6 +124,16 @@ def running_engine(options=(), env=None):
         yield engine
     finally:
         engine.close()
+
+
+@contextlib.contextmanager
+def option(eng, name, value, restore):
+    """`setoption name value` for the body of a with-block, then `restore`."""
+    eng.send(f"setoption name {name} value {value}")
+    try:
+        yield
+    finally:
+        eng.send(f"setoption name {name} value {restore}")
 
 
 def bestmoves(lines):
