@@ -1,12 +1,14 @@
 """The shogi engine behind the USI front-end: game state, options, and the life of each `go`.
 
-Threads: the protocol reader calls the public methods; each `go` runs in its own thread (`_run_go`), which
-calls `Searcher.search` and prints `info` lines; a watchdog thread per `go` ends the search at its deadline
-or on `stop`, re-issuing `Searcher.stop()` until the search returns (a stop that arrives before the
-search has started is not lost), and prints a fallback best move if the search fails to return in time.
+Threads: the protocol reader calls the public methods and never waits for a search. Each `go` runs in its
+own thread (`_run_go`), which waits for the previous go's thread (one search at a time), then calls
+`Searcher.search` and prints `info` lines; a watchdog thread per `go` ends the search at its deadline or
+on `stop`, re-issuing `Searcher.stop()` until the go thread ends (a stop that arrives before the search
+has started is not lost), and answers with the latest 0.1 s snapshot of the search when the search does
+not return in time (one expansion can take ~100 ms of CPU; docs/usi.md).
 
-One `bestmove` per `go` (reference/usi.md §5): every `go` owns a `GoState` whose `answer()` is the only
-way to print `bestmove`; it prints once under a lock and ignores later calls. In ponder and infinite
+One `bestmove` per `go` (reference/usi.md §5): every `go` owns a `GoState`; `_answer()` is the only way to
+print `bestmove`; it prints once under a lock and ignores later calls. In ponder and infinite
 mode the answer is held until `stop`, `ponderhit` or `gameover` (even for mates, declarations and
 resignations, which are found before searching).
 
