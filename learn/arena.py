@@ -38,7 +38,7 @@ from usi_engine.search.searcher import POLICIES, Limits, SearchOptions
 from usi_engine.shogi import Board
 from usi_engine.shogi.board import DECLARATION_RULES
 from usi_engine.shogi.game import make_params
-from usi_engine.shogi.quiescence import quiesce
+from usi_engine.shogi.quiescence import DEFAULT_MAX_DEPTH as DEFAULT_QDEPTH, quiesce
 from usi_engine.shogi.sfen import move_to_usi
 
 from .match import Tally, format_summary, summarize
@@ -50,6 +50,9 @@ DEFAULT_OPENING_PLIES = 6
 DEFAULT_OPENING_BALANCE = 150.0     # centipawns
 OPENING_TRIES = 1000
 GAME_SEED_STRIDE = 100003           # game seed = seed * stride + game index
+DEFAULT_SAMPLES = 1000              # MCSS per-move limit when a spec gives none
+DEFAULT_HASH_MB = 64.0
+DEFAULT_AB_DEPTH = 2
 MCSS_KEYS = {"t": float, "t_sel": float, "t_back": float, "spread": float, "policy": str, "c_uct": float,
              "threads": int, "hash": float, "graph": int, "samples": int, "nodes": int, "time": float}
 AB_KEYS = {"depth": int, "qdepth": int}
@@ -95,18 +98,21 @@ def make_player(spec: str, weights, params) -> Player:
     if kind == "material":
         return MaterialPlayer(name)
     if kind == "alphabeta":
-        return AlphaBetaPlayer(name, v.get("depth", 2), weights, params, v.get("qdepth", 8))
+        return AlphaBetaPlayer(name, v.get("depth", DEFAULT_AB_DEPTH), weights, params,
+                               v.get("qdepth", DEFAULT_QDEPTH))
     if v.get("policy", "softmax") not in POLICIES:
         raise ValueError(f"unknown policy {v['policy']!r}; use one of {', '.join(POLICIES)}")
     t = v.get("t", SearchOptions.t_sel)
-    options = SearchOptions(threads=v.get("threads", 1), hash_mb=v.get("hash", 64.0), t_sel=v.get("t_sel", t),
+    options = SearchOptions(threads=v.get("threads", 1), hash_mb=v.get("hash", DEFAULT_HASH_MB), t_sel=v.get("t_sel", t),
                             t_back=v.get("t_back", t), t_sel_spread=v.get("spread", 1.0),
                             policy=v.get("policy", "softmax"), c_uct=v.get("c_uct", SearchOptions.c_uct),
                             graph=bool(v.get("graph", 1)))
     limit_keys = [k for k in ("samples", "nodes", "time") if k in v]
     if len(limit_keys) > 1:
         raise ValueError(f"give one of samples, nodes, time in {spec!r}")
-    limits = Limits(samples=v.get("samples", None if limit_keys else 1000), nodes=v.get("nodes"),
+    if limit_keys and v[limit_keys[0]] <= 0:
+        raise ValueError(f"the {limit_keys[0]} limit must be positive in {spec!r}")
+    limits = Limits(samples=v.get("samples", None if limit_keys else DEFAULT_SAMPLES), nodes=v.get("nodes"),
                     time_ms=v.get("time"), stop_on_proven=True)
     return MCSSPlayer(name, options, limits, weights, params)
 

@@ -136,10 +136,9 @@ def test_player_specs():
     for bad in ("mcts", "mcss:temp=3", "alphabeta:depth=x", "mcss:t"):
         with pytest.raises(ValueError):
             parse_spec(bad)
-    with pytest.raises(ValueError):
-        make_player("mcss:samples=5,nodes=9", None, None)
-    with pytest.raises(ValueError):
-        make_player("alphabeta:depth=3", None, None)
+    for bad in ("mcss:samples=5,nodes=9", "mcss:nodes=0", "alphabeta:depth=3"):
+        with pytest.raises(ValueError):
+            make_player(bad, None, None)
 
 
 def test_random_openings_are_balanced_and_seeded():
