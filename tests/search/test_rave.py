@@ -26,17 +26,17 @@ def test_beta_minimum_mse_schedule():
     assert all(x > y for x, y in zip(betas, betas[1:])) and betas[-1] < 0.01   # -> 0 (UCT limit)
 
 
-def _pool_path(rng, branching):
-    """A RAVE pool holding a path root -> n1 -> n2 (each node's edges: `branching` random distinct moves
-    from 1..12, the next path move among them); returns pool, path nodes, path edges."""
+def _pool_path(rng, edge_moves, choices=None):
+    """A RAVE pool holding a path root -> n1 -> n2 whose nodes have the edges edge_moves[0..2]; the next
+    path move is edge choices[depth] (random if None). Returns pool, path nodes, path edges."""
     pool = NodePool(1, graph=False, uct=False, rave=True)
     t = pool.tree
     pool.reset(0)
     path_nodes, path_edges = [0], []
     nxt_node, nxt_edge = 1, 0
-    for depth in range(3):
+    for depth, moves in enumerate(edge_moves):
         v = path_nodes[-1]
-        moves = rng.choice(np.arange(1, 13), size=branching, replace=False)
+        branching = len(moves)
         t[core.T_FIRST][v], t[core.T_COUNT][v] = nxt_edge, branching
         t[core.T_STATE][v] = core.EXPANDED
         for i, m in enumerate(moves):
@@ -44,8 +44,8 @@ def _pool_path(rng, branching):
             t[core.T_ECHILD][nxt_edge + i] = nxt_node + i
             t[core.T_RN][nxt_edge + i] = t[core.T_AN][nxt_edge + i] = 0.0
             t[core.T_RW][nxt_edge + i] = t[core.T_AW][nxt_edge + i] = 0.0
-        if depth < 2:
-            j = int(rng.integers(branching))
+        if depth < len(edge_moves) - 1:
+            j = int(rng.integers(branching)) if choices is None else choices[depth]
             path_edges.append(nxt_edge + j)
             path_nodes.append(nxt_node + j)
         nxt_node += branching
@@ -78,35 +78,71 @@ def _recount(t, path_nodes, path_edges, moves, values, traces):
     return an, aw
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_amaf_and_mc_updates_equal_a_brute_force_recount(seed):
-    rng = np.random.default_rng(seed)
-    pool, path_nodes, path_edges = _pool_path(rng, branching=6)
+def _random_case(rng):
+    """Random edges (moves 1..12), values and traces with NO_MOVE entries; every child simulated."""
+    edges = [rng.choice(np.arange(1, 13), size=6, replace=False) for _ in range(3)]
+    n = len(edges[-1])
+    values = rng.choice([-VSCALE, 0.0, VSCALE], size=n)
+    traces = [list(rng.choice(np.r_[np.arange(1, 13), [core.NO_MOVE]], size=int(rng.integers(0, 15))))
+              for _ in range(n)]
+    return edges, values, traces, np.zeros(n, np.int8)
+
+
+def _go_case(rng):
+    """A tiny 5x5 game: the real legal moves of a root, a child and a grandchild (expand_amaf), and the
+    grandchild's real playouts, priors-chosen subset and traces."""
+    from usi_engine.go.game import MAX_MOVES, default_params, expand_amaf
+    from usi_engine.go.layout import new_pos
+    from usi_engine.go.playout import seed_rng
+    pos = new_pos(5, 0.5)
+    cap = 3 * 25
+    out = (np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES), np.zeros(MAX_MOVES, np.int8), np.zeros(MAX_MOVES),
+           np.zeros(MAX_MOVES * cap, np.int32), np.zeros(MAX_MOVES + 1, np.int64))
+    params = default_params(rave_playouts=6)
+    from usi_engine.go.board import do_move
+    edges, choices = [], []
+    for depth in range(3):
+        n, _ = expand_amaf(pos, np.zeros(1), params, seed_rng(int(rng.integers(1, 1000))), *out)
+        edges.append(out[0][:n].copy())
+        if depth < 2:
+            choices.append(int(rng.integers(n - 1)))             # any stone move
+            do_move(pos, out[0][choices[-1]])
+    _, values, flags, _, trace, tstart = out
+    traces = [list(trace[tstart[i]:tstart[i + 1]]) for i in range(n)]
+    return edges, values[:n].copy(), traces, flags[:n].copy(), choices
+
+
+@pytest.mark.parametrize("case", ["random-1", "random-2", "random-3", "go-5x5-1", "go-5x5-2"])
+def test_amaf_and_mc_updates_equal_a_brute_force_recount(case):
+    rng = np.random.default_rng(int(case[-1]))
+    choices = None
+    if case.startswith("go"):
+        edges, values, traces, flags, choices = _go_case(rng)
+    else:
+        edges, values, traces, flags = _random_case(rng)
+    pool, path_nodes, path_edges = _pool_path(rng, edges, choices)
     t = pool.tree
     leaf = path_nodes[-1]
     f, n = int(t[core.T_FIRST][leaf]), int(t[core.T_COUNT][leaf])
     moves = t[core.T_EMOVE][f:f + n].copy()
-    values = rng.choice([-VSCALE, 0.0, VSCALE], size=n)
-    traces = [list(rng.choice(np.r_[np.arange(1, 13), [core.NO_MOVE]], size=int(rng.integers(0, 15))))
-              for _ in range(n)]
     tstart = np.zeros(n + 1, np.int64)
     tstart[1:] = np.cumsum([len(x) for x in traces])
     trace = np.array([m for x in traces for m in x] or [0], np.int32)
-    slots = 64
+    slots = 1 << int(np.ceil(np.log2(2 * max(len(e) for e in edges))))
     hscratch = tuple(np.zeros(slots, np.int64) for _ in range(4)) + (np.zeros(2, np.int64),)
-    cflags = np.zeros(n, np.int8)
     core.rave_update(t, np.array(path_nodes, np.int64), np.array(path_edges, np.int64), len(path_edges),
-                     moves, values, cflags, n, trace, tstart, VSCALE, hscratch)
-    an, aw = _recount(t, path_nodes, path_edges, moves, values, traces)
-    used = int(t[core.T_FIRST][leaf]) + n
-    for e in range(used):
+                     moves, values, flags, n, trace, tstart, VSCALE, hscratch)
+    sim = (flags & core.FLAG_NO_SIM) == 0
+    an, aw = _recount(t, path_nodes, path_edges, moves[sim], values[sim], [x for x, s in zip(traces, sim) if s])
+    for e in range(f + n):
         assert t[core.T_AN][e] == an.get(e, 0), e
         assert t[core.T_AW][e] == pytest.approx(aw.get(e, 0.0)), e
-    z_leaf = sum(0.5 * (1.0 - v / VSCALE) for v in values)
+    z_leaf = sum(0.5 * (1.0 - v / VSCALE) for v in values[sim])
     for step, e in enumerate(path_edges):           # MC: every simulation through the path edge, eq. 13-15
-        assert t[core.T_RN][e] == n
+        assert t[core.T_RN][e] == sim.sum()
         same_mover = (len(path_edges) - step) % 2 == 0
-        assert t[core.T_RW][e] == pytest.approx(z_leaf if same_mover else n - z_leaf)
+        assert t[core.T_RW][e] == pytest.approx(z_leaf if same_mover else sim.sum() - z_leaf)
+    assert sum(an.values()) > 0
 
 
 def test_rave_policy_on_a_game_without_amaf_falls_back_and_keeps_the_pool_sound():
