@@ -60,7 +60,8 @@ class Writer:
 
     def _log(self, direction: str, line: str) -> None:
         if self.log is not None:
-            self.log.write(f"{time.strftime('%H:%M:%S')}.{int(time.time() * 1000) % 1000:03d} "
+            now = time.time()        # one reading: seconds and milliseconds of the same instant
+            self.log.write(f"{time.strftime('%H:%M:%S', time.localtime(now))}.{int(now * 1000) % 1000:03d} "
                            f"{direction} {line}\n")
 
 
