@@ -199,11 +199,6 @@ class MCSSPlayer(Player):
     def choose(self, board) -> int | None:
         self.searcher.options.seed = self.game_seed * 1009 + board.ply   # a fresh, reproducible stream per move
         result = self.searcher.search(board.pos, self.limits)
-        if result.best_move is None:
-            # Tree reuse can make a path-dependent terminal (a repetition draw inside the last search) the new
-            # root, which the core then never expands (no move, value 0). Search again on a fresh tree.
-            self.searcher.clear()
-            result = self.searcher.search(board.pos, self.limits)
         self.last_result = result
         self.totals["moves"] += 1
         for key in STAT_KEYS[1:]:

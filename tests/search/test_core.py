@@ -141,7 +141,8 @@ def test_memory_full_keeps_answering(graph):
     check_accounting(s)
     assert backup_error(s)[0] == 0.0
     r2 = s.search(pos, Limits(time_ms=100))          # full pool, reused: still answers
-    assert r2.best_move is not None and r2.pv == r.pv
+    # reuse compacts the pool, so a few expansions may still fit and move the PV: only the answer is asserted
+    assert r2.best_move in [move for move, _, _ in children(pos)]
     other = pos.copy()
     syn.do_move(other, r.pv[0])
     r3 = s.search(other, Limits(samples=0))          # reuse frees the rest of the pool

@@ -110,3 +110,17 @@ def test_path_since_follows_the_game(adapter):
     other.push_usi("2g2f")
     assert adapter.path_since(old, other.pos) == [usi_to_move("2g2f")]
     assert adapter.path_since(board.pos, other.pos) is None
+
+
+def test_reuse_never_makes_a_repetition_terminal_the_root(adapter):
+    """A position counted as a repetition draw inside the last search (its second occurrence) is not the end
+    of the game when it is really reached: the next search starts afresh there and finds a move."""
+    searcher = Searcher(adapter, SearchOptions(hash_mb=16, seed=1))
+    board = Board()
+    for move in ("5i5h", "5a5b", "5h5i"):
+        board.push_usi(move)
+    searcher.search(board.pos, Limits(samples=50))
+    board.push_usi("5b5a")
+    result = searcher.search(board.pos, Limits(samples=50))
+    assert result.reused_nodes == 0
+    assert result.best_move is not None and move_to_usi(result.best_move) in board.legal_moves()

@@ -277,7 +277,9 @@ class Searcher:
                     node = core.child_of(self.pool.tree, np.int64(node), np.int32(move))
                     if node < 0:
                         break
-                if node >= 0:
+                # a terminal flag is a judgement on the old path (e.g. a repetition counted at its second
+                # occurrence); as the real root the position must be searched afresh
+                if node >= 0 and not self.pool.tree[core.T_FLAGS][node] & core.FLAG_TERMINAL:
                     kept = self.pool.reroot(node, len(path))
         if kept == 0:
             self.pool.reset(self.kernels.game.pos_key(pos))
