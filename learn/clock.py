@@ -106,6 +106,10 @@ class Clock:
             raise ValueError("GTP has no Fischer clock; use --time with --byoyomi, or --movetime")
         if tc.kind == "nodes":
             raise ValueError("GTP has no node limit; use a time control")
+        per_move = tc.movetime_ms if tc.kind == "movetime" else tc.byoyomi_ms
+        if tc.kind in ("movetime", "byoyomi") and per_move % 1000:
+            # the engine would be told a rounded time it cannot keep to
+            raise ValueError(f"GTP clocks count whole seconds; {per_move} ms per move cannot be sent")
         if tc.kind == "movetime":
             return f"time_settings 0 {_secs(tc.movetime_ms)} 1"
         if tc.kind == "sudden":

@@ -85,3 +85,6 @@ def test_go_rejects_clocks_gtp_cannot_express(tmp_path):
     with pytest.raises(MatchError, match="Fischer"):
         MatchConfig(game="go", engines=(EngineSpec("a", GNUGO), EngineSpec("b", GNUGO)),
                     tc=TimeControl.from_args(time_ms=1000, inc_ms=100))
+    with pytest.raises(MatchError, match="whole seconds"):
+        MatchConfig(game="go", engines=(EngineSpec("a", GNUGO), EngineSpec("b", GNUGO)),
+                    tc=TimeControl.from_args(movetime_ms=500))
