@@ -46,7 +46,7 @@ from usi_engine.search.rng import next_unit
 from usi_engine.search.values import MATE_THRESHOLD
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.position import do_move, undo_move
-from usi_engine.shogi.quiescence import pv_leaf_gradient, qsearch_root
+from usi_engine.shogi.quiescence import pv_leaf_gradient, qsearch_root, qsearch_scratch
 
 MODE_FULL, MODE_PAPER = 0, 1
 MODES = {'full': MODE_FULL, 'paper': MODE_PAPER}
@@ -283,13 +283,7 @@ def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched
     by replaying its moves on pos, its quiescence value recomputed and differentiated at the quiescence
     PV leaf (pv_leaf_gradient). acc[l] is reset to 0. pos is unchanged on return. Returns the largest
     |recomputed - stored| leaf value (a consistency check: the weights must be the search's)."""
-    rows = qdepth + 1
-    moves = np.empty((rows, MAX_MOVES), dtype=np.int32)
-    keys = np.empty((rows, MAX_MOVES), dtype=np.int64)
-    pv = np.zeros((rows, rows), dtype=np.int32)
-    frames = np.zeros((rows, 3), dtype=np.float64)
-    counts = np.zeros((rows, 3), dtype=np.int64)
-    nodes = np.zeros(1, dtype=np.int64)
+    moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
     idx = np.empty(MAX_FEATURES, np.int64)
     coef = np.empty(MAX_FEATURES, np.float64)
     path = np.empty(MAX_PATH, np.int32)

@@ -34,7 +34,7 @@ from .movegen import gen_legal
 from .position import (DECL_DRAW, DECL_WIN, REP_DRAW, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27,
                        RULE_TRY, TRY_SQUARE, declaration, do_move, history_capacity, repetition,
                        undo_move)
-from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch_inc
+from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch_inc, qsearch_scratch
 from .sfen import move_to_usi
 
 # Params layout.
@@ -108,13 +108,8 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     """
     n = gen_legal(pos, out_moves)
     qdepth = np.int64(params[P_QDEPTH])
-    rows = qdepth + 1               # quiescence scratch, one row per ply (QBuffers' shapes)
-    moves = np.empty((rows, MAX_MOVES), dtype=np.int32)
-    keys = np.empty((rows, MAX_MOVES), dtype=np.int64)
-    pv = np.empty((rows, rows), dtype=np.int32)
-    frames = np.empty((rows, 3), dtype=np.float64)
-    counts = np.empty((rows, 3), dtype=np.int64)
-    nodes = np.zeros(1, dtype=np.int64)
+    rows = qdepth + 1
+    moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
     eacc = np.empty((rows + 1, N_EACC), dtype=np.float64)
     eidx = np.empty((rows + 1, N_EIDX), dtype=np.int64)
     inc_init(pos, weights, eacc, eidx, 0)

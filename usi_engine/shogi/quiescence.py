@@ -62,6 +62,16 @@ RAYS, RAY_COUNT = _capture_rays()
 ORDER_VALUE = np.array([0, 1, 3, 4, 5, 8, 10, 6, 20, 7, 7, 7, 7, 11, 13], dtype=np.int64)
 
 
+@njit(cache=True, nogil=True)
+def qsearch_scratch(max_depth):
+    """(moves, keys, pv, frames, counts, nodes): the quiescence scratch arrays for one search, one row per
+    ply (the shapes QBuffers documents); nodes is the node counter."""
+    rows = max_depth + 1
+    return (np.zeros((rows, MAX_MOVES), dtype=np.int32), np.zeros((rows, MAX_MOVES), dtype=np.int64),
+            np.zeros((rows, rows), dtype=np.int32), np.zeros((rows, 3), dtype=np.float64),
+            np.zeros((rows, 3), dtype=np.int64), np.zeros(1, dtype=np.int64))
+
+
 class QBuffers:
     """Preallocated per-thread scratch for qsearch (no allocation in the recursion).
 
@@ -71,14 +81,8 @@ class QBuffers:
     """
 
     def __init__(self, max_depth=DEFAULT_MAX_DEPTH):
-        p = max_depth + 1
         self.max_depth = max_depth
-        self.moves = np.zeros((p, MAX_MOVES), dtype=np.int32)
-        self.keys = np.zeros((p, MAX_MOVES), dtype=np.int64)
-        self.pv = np.zeros((p, p), dtype=np.int32)
-        self.frames = np.zeros((p, 3), dtype=np.float64)
-        self.counts = np.zeros((p, 3), dtype=np.int64)
-        self.nodes = np.zeros(1, dtype=np.int64)
+        self.moves, self.keys, self.pv, self.frames, self.counts, self.nodes = qsearch_scratch(max_depth)
 
     def args(self):
         return self.moves, self.keys, self.pv, self.frames, self.counts, self.nodes
