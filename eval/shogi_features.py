@@ -154,16 +154,10 @@ def eval_core(pos, w, out_idx, out_coef, emit):
                 out_idx[nf] = OFF_MATERIAL + t
                 out_coef[nf] = c
                 nf += 1
-    if ku >= 0:
-        base = OFF_KP + ku * FE_END
-        for i in range(n):
-            value += w[base + bps[i]]
-            if emit:
-                out_idx[nf] = base + bps[i]
-                out_coef[nf] = 1.0
-                nf += 1
-    if kt >= 0:
-        base = OFF_KP + (N_SQ + kt) * FE_END
+    for king_row in (ku, N_SQ + kt if kt >= 0 else -1):  # the side to move's king, then the other's
+        if king_row < 0:
+            continue
+        base = OFF_KP + king_row * FE_END
         for i in range(n):
             value += w[base + bps[i]]
             if emit:
