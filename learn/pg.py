@@ -277,9 +277,10 @@ def path_to(tree, parent_node, parent_edge, v, out_moves):
 
 
 @njit(cache=True, nogil=True)
-def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched, n_touched, acc, scale,
-                         grad):
-    """grad += scale * sum_l acc[l] * dE_s(l)/dw over the touched leaves l: each leaf position is reached
+def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched, n_touched, acc, scales,
+                         grads):
+    """grads[j] += scales[j] * sum_l acc[l] * dE_s(l)/dw for every row j, over the touched leaves l (one
+    pass over the leaves fills several weighted sums, e.g. e(t) and b_t * e(t)): each leaf position is reached
     by replaying its moves on pos, its quiescence value recomputed and differentiated at the quiescence
     PV leaf (pv_leaf_gradient). acc[l] is reset to 0. pos is unchanged on return. Returns the largest
     |recomputed - stored| leaf value (a consistency check: the weights must be the search's)."""
@@ -290,7 +291,7 @@ def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched
     worst = 0.0
     for j in range(n_touched):
         leaf = touched[j]
-        k = acc[leaf] * scale
+        k = acc[leaf]
         acc[leaf] = 0.0
         d = path_to(tree, parent_node, parent_edge, leaf, path)
         for i in range(d):
@@ -298,8 +299,11 @@ def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched
         value = qsearch_root(pos, w, qdepth, moves, keys, pv, frames, counts, nodes)
         worst = max(worst, abs(value - tree[core.T_VALUE][leaf]))
         nf = pv_leaf_gradient(pos, w, value, pv, counts, idx, coef)
-        for i in range(nf):
-            grad[idx[i]] += k * coef[i]
+        for j in range(grads.shape[0]):
+            kj = k * scales[j]
+            row = grads[j]
+            for i in range(nf):
+                row[idx[i]] += kj * coef[i]
         for i in range(d):
             undo_move(pos)
     return worst
@@ -412,12 +416,17 @@ class TreeGradient:
     def shogi_eligibility(self, tree, root, pos, weights, qdepth, played, method, t_back, t_learn, mode,
                           samples, clip, rng, grad, scale=1.0):
         """grad += scale * e(t) for the shogi search tree below pos (eq. 15); returns (touched leaves,
-        largest leaf-value mismatch)."""
+        largest leaf-value mismatch). grad may also be 2-D (rows, N_WEIGHTS) with one scale per row:
+        row j += scale[j] * e(t), all rows from one pass over the leaves."""
+        grads = grad if grad.ndim == 2 else grad.reshape(1, -1)
+        scales = np.asarray(scale, np.float64).reshape(-1) / t_learn
+        if scales.shape[0] != grads.shape[0]:
+            raise ValueError(f"{grads.shape[0]} gradient rows but {scales.shape[0]} scales")
         leaves, acc = self.leaf_coefs(tree, root, played, method, t_back, t_learn, mode, samples, clip, rng)
         n = leaves.shape[0]
         parent_links(tree, np.int64(root), self.parent_node, self.parent_edge, self.queue)
         worst = shogi_leaf_gradients(pos, weights, np.int64(qdepth), tree, self.parent_node, self.parent_edge,
-                                     self.touched, np.int64(n), acc, float(scale) / t_learn, grad)
+                                     self.touched, np.int64(n), acc, scales, grads)
         return n, float(worst)
 
 
@@ -432,9 +441,10 @@ class SparseAdaGrad:
         self.h = np.zeros_like(w) if h is None else h
         self.lr, self.l2, self.max_step, self.delta = lr, l2, max_step, delta
 
-    def step(self, idx, g):
-        """Ascend along the sparse direction g at indices idx (unique); returns the update's L2 norm."""
-        g = g - self.l2 * (self.w[idx] - self.w0[idx])
+    def step(self, idx, g, anchor=None):
+        """Ascend along the sparse direction g at indices idx (unique); returns the update's L2 norm.
+        The L2 pull is toward `anchor` (values at idx; default the start weights w0[idx])."""
+        g = g - self.l2 * (self.w[idx] - (self.w0[idx] if anchor is None else anchor))
         self.h[idx] += g * g
         d = np.clip(self.lr * g / (np.sqrt(self.h[idx]) + self.delta), -self.max_step, self.max_step)
         self.w[idx] += d

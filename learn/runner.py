@@ -4,13 +4,14 @@ A run lives in one folder (config `run.dir`):
   config.toml          the configuration the run started with
   state.json           counters and the current files (replaced atomically, written last)
   weights/vNNNNNN.npz  weights after each checkpoint (eval/weightfile.py); v000000 = the start
-  opt/hNNNNNN.npy      AdaGrad accumulator of that checkpoint (only the latest is kept)
-  pending/gNNNNNNNN.npz  finished games of the current batch: the game's sparse r-weighted gradient
-                       sum_side r_side * G_side (eq. 14) and its outcome; written atomically by the worker
+  opt/oNNNNNN.npz      optimiser state of that checkpoint (AdaGrad accumulators, piece-square factor;
+                       learn/optim.py; only the latest is kept)
+  pending/gNNNNNNNN.npz  finished games of the current batch: the game's sparse gradient
+                       sum_t (r - b_t) e(t) (eq. 14, learn/selfplay.py) and its outcome; written atomically
   records/             CSA + KIF of every self-play game;  eval/  match JSON and records
   metrics.jsonl        one JSON object per batch ("kind": "batch") and per evaluation ("kind": "eval")
 Loop: the games of a batch are played with the weights of the current version (local worker processes,
-or Ray tasks); when all have finished, Delta w = mean over the batch's games, applied by pg.SparseAdaGrad;
+or Ray tasks); when all have finished, Delta w = mean over the batch's games, applied by optim.ShogiUpdate;
 version + 1; checkpoint (weights, optimiser state; the RNG state is the run seed plus the game counter,
 since game i's seed is a function of both); pending files of the batch are removed. A kill -9 at any
 point loses at most the games in flight: finished games are already in pending/, and `--resume` replays
@@ -63,6 +64,8 @@ class RunConfig:
     lr: float = 2.0               # AdaGrad step (centipawns)
     l2: float = 0.0               # pull toward the start weights
     max_step: float = 10.0        # per-coordinate step clip (centipawns)
+    groups: tuple = ("material", "kp", "pp")   # feature groups that learn directly (learn/optim.py)
+    factor_lr: float = 0.0        # > 0: AdaGrad step of the shared piece-square factor of the KP table
     selfplay: sp.SelfPlayConfig = field(default_factory=sp.SelfPlayConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
@@ -88,6 +91,7 @@ def load_config(path) -> RunConfig:
         raise ValueError(f"{path}: unknown [eval] setting(s) {', '.join(sorted(bad))}")
     cfg = RunConfig(selfplay=sp.SelfPlayConfig.from_dict(data.get("selfplay", {})), eval=EvalConfig(**ev),
                     **flat)
+    cfg.groups = tuple(cfg.groups)
     if min(cfg.games, cfg.batch_games, cfg.workers) < 1:
         raise ValueError(f"{path}: games, batch_games and workers must be >= 1")
     return cfg
@@ -145,13 +149,13 @@ def play_task(task: dict) -> dict:
             _WORKER["player"].set_weights(w)
         else:
             _WORKER["player"] = sp.SelfPlayer(w, cfg, seed=task["seed"])
-            _WORKER["grads"] = {"b": np.zeros(N_WEIGHTS), "w": np.zeros(N_WEIGHTS)}
+            _WORKER["grads"] = {"b": np.zeros((2, N_WEIGHTS)), "w": np.zeros((2, N_WEIGHTS))}
         _WORKER.update(version=task["version"], run=task["run_dir"])
     player, grads = _WORKER["player"], _WORKER["grads"]
     for g in grads.values():
         g[:] = 0.0
     out = player.play(task["seed"], grads)
-    total = out.reward("b") * grads["b"] + out.reward("w") * grads["w"]
+    total = sum(out.reward(s) * g[0] - g[1] for s, g in grads.items())   # sum_t (r - b_t) e(t)
     idx = np.flatnonzero(total)
     meta = out.as_dict()
     meta.update(index=task["index"], version=task["version"], pid=os.getpid())
@@ -249,11 +253,15 @@ class Run:
 
     def _optimizer(self, state):
         from eval.weightfile import load_weights
-        from . import pg
+        from .optim import ShogiUpdate
         w = load_weights(weights_path(self.dir, state["version"]))
         w0 = load_weights(weights_path(self.dir, 0))
-        h = np.load(self.dir / "opt" / state["opt"]) if state["opt"] else None
-        return pg.SparseAdaGrad(w, lr=self.cfg.lr, l2=self.cfg.l2, max_step=self.cfg.max_step, h=h, w0=w0)
+        saved = {}
+        if state["opt"]:
+            with np.load(self.dir / "opt" / state["opt"], allow_pickle=False) as z:
+                saved = dict(z)
+        return ShogiUpdate(w, w0, self.cfg.lr, self.cfg.l2, self.cfg.max_step, self.cfg.groups, self.cfg.factor_lr,
+                           saved)
 
     def _checkpoint(self, state, opt) -> None:
         """Weights and optimiser state under the new version's names, then state.json (atomic) last."""
@@ -262,8 +270,8 @@ class Run:
         tmp = weights_path(self.dir, v).with_suffix(".tmp")
         save_weights(tmp, opt.w, source="learn run", version=v, games=state["games_done"])
         os.replace(tmp, weights_path(self.dir, v))
-        name = f"h{v:06d}.npy"
-        atomic_save(self.dir / "opt" / name, lambda f: np.save(f, opt.h))
+        name = f"o{v:06d}.npz"
+        atomic_save(self.dir / "opt" / name, lambda f: np.savez(f, **opt.state()))
         old = state["opt"]
         state["opt"] = name
         self._write_state(state)
@@ -345,7 +353,7 @@ class Run:
         g = np.zeros(uniq.shape[0])
         np.add.at(g, inv, val)
         g /= len(batch)
-        step = opt.step(uniq, g) if uniq.size else 0.0
+        steps = opt.step(uniq, g)
         ms = [metas[i] for i in batch]
         for m in ms:
             key = "draws" if m["winner"] is None else f"wins_{m['winner']}"
@@ -353,7 +361,7 @@ class Run:
             state["positions"] += m["nodes"]
         secs = sum(m["seconds"] for m in ms)
         return {"games": len(ms), "loss": float(np.mean([m["loss"] for m in ms])),
-                "grad_norm": float(np.linalg.norm(g)), "step_norm": step, "touched": int(uniq.size),
+                "grad_norm": float(np.linalg.norm(g)), **steps, "touched": int(uniq.size),
                 "plies": float(np.mean([len(m["moves"]) for m in ms])),
                 "positions_per_s": sum(m["nodes"] for m in ms) / max(secs, 1e-9),
                 "game_seconds": secs / len(ms), "reasons": _count(m["reason"] for m in ms),

@@ -14,8 +14,11 @@ One game, in-process (no USI pipes: the trees are needed):
    occurrence: draw, or a loss for the perpetual checker), resignation (optional value threshold held for
    some moves), or the length cap (a draw, or adjudicated by the searched value when `adjudicate_cp` > 0).
 
-The caller gets the result and the two gradient sums G_black, G_white; the update is
-r_black * G_black + r_white * G_white (eq. 14).
+The caller gets the result and, per side, two gradient sums: G = sum_t e(t) and B = sum_t b_t e(t), where
+b_t = tanh(E(root)/(2 * baseline_scale)) is the mover's expected result predicted by its own search (0 when
+baseline_scale is 0). The update is sum_side r_side * G_side - B_side = sum_t (r - b_t) e(t) (eq. 14 with a
+baseline: E[e(t)] = 0 under pi_a, so subtracting a value that does not depend on the drawn move leaves the
+expected gradient unchanged and removes the part of the reward the position already predicted).
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ class SelfPlayConfig:
     adjudicate_cp: float = 0.0    # > 0: at the cap, |E(root)| >= this decides the game; else a draw
     resign_cp: float = 0.0        # > 0: resign after resign_moves own moves with E(root) <= -resign_cp
     resign_moves: int = 3
+    baseline_scale: float = 0.0   # > 0: reward baseline b_t = tanh(E(root) / (2 * baseline_scale)), centipawns
 
     @classmethod
     def from_dict(cls, d: dict) -> "SelfPlayConfig":
@@ -72,6 +76,8 @@ class SelfPlayConfig:
             raise ValueError("samples, grad_samples, max_moves must be >= 1 and opening_min <= opening_max")
         if min(cfg.t_sel, cfg.t_back, cfg.t_learn, cfg.opening_temp) <= 0:
             raise ValueError("temperatures must be > 0")
+        if cfg.baseline_scale < 0:
+            raise ValueError("baseline_scale must be >= 0 (0: no baseline)")
         return cfg
 
 
@@ -84,17 +90,17 @@ class GameOutcome:
     nodes: int = 0              # positions evaluated by the searches
     samples: int = 0
     seconds: float = 0.0
-    log_pi: list = None         # log pi_a(a_t) of each learned move, with its side ("b"/"w")
+    log_pi: list = None         # (side "b"/"w", log pi_a(a_t), baseline b_t) of each learned move
     leaf_mismatch: float = 0.0  # largest |recomputed - stored| leaf value (should be ~0)
 
     def reward(self, side: str) -> float:
         return 0.0 if self.winner is None else (1.0 if self.winner == side else -1.0)
 
     def pg_loss(self) -> float:
-        """Surrogate loss -mean_t r_t log pi_a(a_t) (its gradient is -(1/L) sum r e(t), eq. 14)."""
+        """Surrogate loss -mean_t (r - b_t) log pi_a(a_t) (its gradient is -(1/L) sum (r - b_t) e(t), eq. 14)."""
         if not self.log_pi:
             return 0.0
-        return -float(np.mean([self.reward(s) * lp for s, lp in self.log_pi]))
+        return -float(np.mean([(self.reward(s) - b) * lp for s, lp, b in self.log_pi]))
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -145,7 +151,8 @@ class SelfPlayer:
         self.searcher.clear()
 
     def play(self, seed: int, grads: dict) -> GameOutcome:
-        """One game; grads = {"b": dense float64[N_WEIGHTS], "w": ...} receive each side's sum of e(t)."""
+        """One game; grads = {"b": float64[2, N_WEIGHTS], "w": ...}: row 0 receives each side's sum of e(t),
+        row 1 its sum of b_t * e(t)."""
         cfg = self.cfg
         start = time.perf_counter()
         rng = np.random.default_rng(seed)
@@ -204,16 +211,17 @@ class SelfPlayer:
         if res.value >= MATE_THRESHOLD:
             return int(res.best_move)
         edges, p = pg.root_policy(tree, 0, cfg.t_learn)
+        b = float(np.tanh(res.value / (2.0 * cfg.baseline_scale))) if cfg.baseline_scale > 0 else 0.0
         a = int(rng.choice(len(p), p=p / p.sum()))
         capacity = self.searcher.pool.node_capacity
         if self.tg is None or self.tg.capacity != capacity:
             self.tg = pg.TreeGradient(capacity)
         _, worst = self.tg.shogi_eligibility(
             tree, 0, board.pos, self.weights, cfg.qdepth, int(edges[a]), cfg.method, cfg.t_back,
-            cfg.t_learn, cfg.mode, cfg.grad_samples, cfg.clip, srng, grad)
+            cfg.t_learn, cfg.mode, cfg.grad_samples, cfg.clip, srng, grad, (1.0, b))
         out.leaf_mismatch = max(out.leaf_mismatch, worst)
         out.learned_moves += 1
-        out.log_pi.append((side, float(np.log(max(p[a], 1e-300)))))
+        out.log_pi.append((side, float(np.log(max(p[a], 1e-300))), b))
         return int(tree[core.T_EMOVE][edges[a]])
 
 

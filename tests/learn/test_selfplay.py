@@ -111,6 +111,22 @@ def test_sampled_eligibility_approaches_exact(searched):
     assert errs[5000] < 0.15 * np.linalg.norm(exact)
 
 
+def test_one_pass_fills_weighted_rows(searched):
+    """Two accumulator rows (e(t) and b_t * e(t), the reward baseline) from one pass equal separate sums."""
+    w, board, tree, n = searched
+    played = int(tree[core.T_FIRST][0]) + 1
+    single = eligibility(tree, n, board, w, played, "sampled", 64, 5)
+    rows = np.zeros((2, N_WEIGHTS))
+    pg.TreeGradient(n).shogi_eligibility(tree, 0, board.pos, w, QDEPTH, played, "sampled", T, T, "full", 64, 1e9,
+                                         np.array([5], np.uint64), rows, (1.0, -0.25))
+    assert np.count_nonzero(single) > 100
+    assert np.array_equal(rows[0], single)
+    assert np.allclose(rows[1], -0.25 * single, rtol=1e-12, atol=0)
+    with pytest.raises(ValueError, match="scales"):
+        pg.TreeGradient(n).shogi_eligibility(tree, 0, board.pos, w, QDEPTH, played, "sampled", T, T, "full", 4,
+                                             1e9, np.array([5], np.uint64), rows, 1.0)
+
+
 def test_pgleaf_eligibility_is_sparse_and_signed(searched):
     w, board, tree, n = searched
     played = int(tree[core.T_FIRST][0])
@@ -122,15 +138,21 @@ def test_pgleaf_eligibility_is_sparse_and_signed(searched):
 
 def test_selfplay_game_is_deterministic_and_learns(tmp_path):
     cfg = SelfPlayConfig.from_dict(dict(samples=12, grad_samples=16, qdepth=QDEPTH, opening_min=2, opening_max=4,
-                                        max_moves=14, adjudicate_cp=1.0))
+                                        max_moves=14, adjudicate_cp=1.0, baseline_scale=300.0))
     player = SelfPlayer(load_weights(), cfg, seed=1)
-    grads = {"b": np.zeros(N_WEIGHTS), "w": np.zeros(N_WEIGHTS)}
+    grads = {"b": np.zeros((2, N_WEIGHTS)), "w": np.zeros((2, N_WEIGHTS))}
     a = player.play(7, grads)
-    nz = {s: np.count_nonzero(g) for s, g in grads.items()}
-    grads2 = {"b": np.zeros(N_WEIGHTS), "w": np.zeros(N_WEIGHTS)}
+    nz = {s: np.count_nonzero(g[0]) for s, g in grads.items()}
+    grads2 = {"b": np.zeros((2, N_WEIGHTS)), "w": np.zeros((2, N_WEIGHTS))}
     b = player.play(7, grads2)
     assert a.moves == b.moves and a.winner == b.winner
     assert np.array_equal(grads["b"], grads2["b"])
+    # the baseline row is sum_t b_t e(t) with |b_t| < 1 varying by move: not a multiple of row 0
+    baselines = [bt for _, _, bt in a.log_pi]
+    assert all(-1 < bt < 1 for bt in baselines) and len(set(baselines)) > 1
+    side = "b"
+    assert np.count_nonzero(grads[side][1]) > 0
+    assert abs(np.corrcoef(grads[side][0], grads[side][1])[0, 1]) < 1 - 1e-6
     assert 14 <= len(a.moves) <= 15 and a.reason in ("adjudication", "max-moves", "mate", "resign")
     assert a.learned_moves >= 10 and nz["b"] > 0 and nz["w"] > 0
     assert a.leaf_mismatch < 1e-6
