@@ -75,11 +75,16 @@ class EloEstimate:
 
 
 def elo_estimate(scores, counts, model: str, confidence: float = DEFAULT_CONFIDENCE) -> EloEstimate:
-    """Normal-approximation Elo interval for outcomes `scores` observed `counts` times."""
+    """Normal-approximation Elo interval for outcomes `scores` observed `counts` times. A clean sweep (every
+    outcome the best or every one the worst) has no variance to approximate: its finite bound is the exact
+    Clopper-Pearson one, (alpha/2)^(1/n) for n straight wins, so 20-0 still says ">= +X Elo"."""
     mu, var, n = mean_var(scores, counts)
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     se = math.sqrt(var / n) if n else math.inf
     lo, hi = score_to_elo(mu - z * se), score_to_elo(mu + z * se)
+    if n and var == 0.0 and mu in (min(scores), max(scores)):
+        bound = ((1.0 - confidence) / 2.0) ** (1.0 / n)
+        lo, hi = (score_to_elo(bound), math.inf) if mu == max(scores) else (-math.inf, score_to_elo(1.0 - bound))
     return EloEstimate(model, n, mu, score_to_elo(mu), lo, hi, (hi - lo) / 2.0, confidence)
 
 

@@ -150,8 +150,10 @@ def _faults(tally: Tally, names: tuple) -> dict:
 
 
 def _fmt_elo(e: dict | None) -> str:
-    if not e or e["elo"] is None:
+    if not e or e["n"] == 0:
         return "n/a"
+    if e["elo"] is None:                   # a clean sweep: only the exact one-sided bound is finite
+        return f">= {e['lower']:+.1f}" if e["lower"] is not None else f"<= {e['upper']:+.1f}"
     lo = "-inf" if e["lower"] is None else f"{e['lower'] + 0.0:.1f}"
     hi = "+inf" if e["upper"] is None else f"{e['upper'] + 0.0:.1f}"
     err = "inf" if e["error"] is None else f"{e['error']:.1f}"

@@ -130,3 +130,16 @@ def test_degenerate_samples_give_infinite_bounds_not_errors():
     assert est.elo == math.inf and est.as_dict()["elo"] is None
     empty = elo.trinomial(0, 0, 0)
     assert empty.n == 0 and empty.as_dict()["error"] is None
+
+
+def test_clean_sweep_has_the_exact_clopper_pearson_bound():
+    """20-0: the 95 % lower bound of the score is 0.025^(1/20) = 0.8316 (the strength doc's hand figure)."""
+    from learn.match import _fmt_elo
+    est = elo.trinomial(20, 0, 0)
+    assert elo.elo_to_score(est.lower) == pytest.approx(0.025 ** (1 / 20))
+    assert est.lower == pytest.approx(277.4, abs=0.1)
+    assert est.upper == math.inf
+    assert _fmt_elo(est.as_dict()) == f">= {est.lower:+.1f}"
+    lost = elo.pentanomial([10, 0, 0, 0, 0])
+    assert elo.elo_to_score(lost.upper) == pytest.approx(1 - 0.025 ** (1 / 10))
+    assert _fmt_elo(lost.as_dict()).startswith("<= -")
