@@ -72,6 +72,21 @@ def test_usiok_fast_registration_only_run():
         e.close()
 
 
+def test_cold_start_first_timed_move_is_searched_in_time(tmp_path):
+    """A first start (empty numba cache, as on a user's machine): isready compiles everything, including the
+    search kernel, so the first timed move is a real search answered within its byoyomi. (The warm-up used
+    to end on its 2 s deadline before its first kernel call, leaving a ~30 s compile for move 1.)"""
+    import os
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    with running_engine((("NetworkDelay2", 500),), env=env) as e:
+        position = "position startpos moves 7g7f"
+        t0 = time.perf_counter()
+        lines, answer = go_and_answer(e, position, "go btime 0 wtime 0 byoyomi 2000", timeout=6.0)
+        assert time.perf_counter() - t0 < 2.0 and legal_in(position, answer[1])
+        nodes = [int(s.split(" nodes ")[1].split()[0]) for s in lines if " nodes " in s]
+        assert nodes and nodes[-1] > 1000, lines
+
+
 def test_isready_keepalive_then_readyok(eng):
     eng.send("setoption name USI_Ponder value true")
     eng.send("setoption name USI_Hash value 64")
@@ -164,6 +179,30 @@ def test_multipv_lines(eng):
     with option(eng, "MultiPV", 3, 1):
         lines, answer = ask(eng, "position startpos", "go movetime 500")
         assert any(" multipv 3 " in s for s in lines)
+
+
+def last_score(lines):
+    """('cp' | 'mate', value) of the last info line with a score."""
+    scored = [s.split(" score ")[1].split()[:2] for s in lines if " score " in s]
+    assert scored, lines
+    return scored[-1][0], int(scored[-1][1])
+
+
+def test_max_moves_to_draw_makes_the_next_move_a_draw(eng):
+    """MaxMovesToDraw = N: a position reached at move N is a draw (its value the DrawValue). A mate in 5 at
+    move 80 is a mate when there is no limit or the limit is far, and worth about nothing when every move
+    reaches move 81 of a MaxMovesToDraw=81 game (the mate solver must not claim it either)."""
+    position = "position sfen 4k4/9/9/9/9/9/9/9/4K4 b R2G 80"
+    lines, answer = ask(eng, position, "go nodes 3000")
+    assert last_score(lines)[0] == "mate" and legal_in(position, answer[1])
+    with option(eng, "MaxMovesToDraw", 81, 0):
+        eng.send("isready")
+        eng.expect_prefix("readyok", 10.0)
+        lines, answer = ask(eng, position, "go nodes 3000")
+        kind, value = last_score(lines)
+        assert kind == "cp" and abs(value) <= 10 and legal_in(position, answer[1])
+        lines, _ = ask(eng, position.replace(" 80", " 60"), "go nodes 3000")
+        assert last_score(lines)[0] == "mate"          # far from the limit: unchanged
 
 
 def test_declaration_win_and_one_point_short(eng):

@@ -321,11 +321,14 @@ class Searcher:
                        np.zeros(m + 1, np.int64), hscratch)
             rng = seed_state(opt.seed, index)
             ctl = self.pool.ctl
-            while ctl[core.C_STOP] == 0:
+            while True:
+                # called at least once, even when the search is already over (a deadline that passed while
+                # the root was prepared): a warm-up search must compile the kernel, not skip it
                 self.kernels.run_samples(pos, self.pool.tree, ctl, adapter.weights, adapter.params, rng,
                                          fp, ip, scratch, KERNEL_BATCH)
-                if ctl[core.C_STOP] == 0:
-                    time.sleep(POLL_SECONDS)    # root proven: idle until stopped
+                if ctl[core.C_STOP]:
+                    break
+                time.sleep(POLL_SECONDS)        # root proven: idle until stopped
         except Exception as exc:               # surface kernel errors in search()
             self._errors.append(exc)
             self.pool.ctl[core.C_STOP] = 1

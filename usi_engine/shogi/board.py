@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import movegen, position
-from .layout import HIST, HIST_STRIDE, MAX_MOVES, PLY, SIDE, pos_size
+from .layout import HIST, HIST_STRIDE, MAX_MOVES, MOVE_NUMBER, PLY, SIDE, pos_size
 from .sfen import STARTPOS, format_sfen, move_to_usi, parse_sfen, usi_to_move
 
 REPETITION_NAMES = {position.REP_NONE: "none", position.REP_DRAW: "draw",
@@ -56,6 +56,11 @@ class Board:
     def ply(self) -> int:
         """Moves played since the SFEN the board was created from."""
         return int(self.pos[PLY])
+
+    @property
+    def move_number(self) -> int:
+        """The SFEN move counter of the current position (1 at the start of a game)."""
+        return int(self.pos[MOVE_NUMBER] + self.pos[PLY])
 
     # --- moves -------------------------------------------------------------------------------
     def legal_move_codes(self) -> np.ndarray:
