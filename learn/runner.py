@@ -7,7 +7,7 @@ A run lives in one folder (config `run.dir`):
   opt/oNNNNNN.npz      optimiser state of that checkpoint (AdaGrad accumulators, piece-square factor;
                        learn/optim.py; only the latest is kept)
   pending/gNNNNNNNN.npz  finished games of the current batch: the game's sparse gradient
-                       sum_t (r - b_t) e(t) (eq. 14, learn/selfplay.py) and its outcome; written atomically
+                       sum_t A_t e(t) (eq. 14 with an advantage, learn/selfplay.py) and its outcome; written atomically
   records/             CSA + KIF of every self-play game;  eval/  match JSON and records
   metrics.jsonl        one JSON object per batch ("kind": "batch") and per evaluation ("kind": "eval")
 Loop: the games of a batch are played with the weights of the current version (local worker processes,
@@ -149,13 +149,13 @@ def play_task(task: dict) -> dict:
             _WORKER["player"].set_weights(w)
         else:
             _WORKER["player"] = sp.SelfPlayer(w, cfg, seed=task["seed"])
-            _WORKER["grads"] = {"b": np.zeros((2, N_WEIGHTS)), "w": np.zeros((2, N_WEIGHTS))}
+            _WORKER["grads"] = {s: sp.AdvantageSum(N_WEIGHTS, cfg.lam) for s in "bw"}
         _WORKER.update(version=task["version"], run=task["run_dir"])
     player, grads = _WORKER["player"], _WORKER["grads"]
     for g in grads.values():
-        g[:] = 0.0
+        g.clear()
     out = player.play(task["seed"], grads)
-    total = sum(out.reward(s) * g[0] - g[1] for s, g in grads.items())   # sum_t (r - b_t) e(t)
+    total = sum(g.total(out.reward(s)) for s, g in grads.items())       # sum_t A_t e(t)
     idx = np.flatnonzero(total)
     meta = out.as_dict()
     meta.update(index=task["index"], version=task["version"], pid=os.getpid())
@@ -353,6 +353,7 @@ class Run:
         g = np.zeros(uniq.shape[0])
         np.add.at(g, inv, val)
         g /= len(batch)
+        agreement = split_half_agreement(parts, uniq, inv)
         steps = opt.step(uniq, g)
         ms = [metas[i] for i in batch]
         for m in ms:
@@ -361,7 +362,7 @@ class Run:
             state["positions"] += m["nodes"]
         secs = sum(m["seconds"] for m in ms)
         return {"games": len(ms), "loss": float(np.mean([m["loss"] for m in ms])),
-                "grad_norm": float(np.linalg.norm(g)), **steps, "touched": int(uniq.size),
+                "grad_norm": float(np.linalg.norm(g)), "half_agreement": agreement, **steps, "touched": int(uniq.size),
                 "plies": float(np.mean([len(m["moves"]) for m in ms])),
                 "positions_per_s": sum(m["nodes"] for m in ms) / max(secs, 1e-9),
                 "game_seconds": secs / len(ms), "reasons": _count(m["reason"] for m in ms),
@@ -436,6 +437,20 @@ def eval_openings(cfg: RunConfig, count: int) -> list:
             moves.append(move_to_usi(m))
         openings.append(Opening(None, tuple(moves), " ".join(moves) or "startpos"))
     return openings
+
+
+def split_half_agreement(parts, uniq, inv) -> float | None:
+    """Cosine between the gradient sums of the batch's even and odd games: ~0 when the batch gradient is
+    noise, rising toward 1 as the games agree on a direction (a signal-to-noise gauge for lr and batch size)."""
+    if len(parts) < 2:
+        return None
+    halves = np.zeros((2, uniq.shape[0]))
+    start = 0
+    for k, (idx, val) in enumerate(parts):
+        np.add.at(halves[k % 2], inv[start:start + idx.shape[0]], val)
+        start += idx.shape[0]
+    norm = np.linalg.norm(halves[0]) * np.linalg.norm(halves[1])
+    return float(halves[0] @ halves[1] / norm) if norm > 0 else None
 
 
 def _count(items) -> dict:

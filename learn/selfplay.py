@@ -14,11 +14,17 @@ One game, in-process (no USI pipes: the trees are needed):
    occurrence: draw, or a loss for the perpetual checker), resignation (optional value threshold held for
    some moves), or the length cap (a draw, or adjudicated by the searched value when `adjudicate_cp` > 0).
 
-The caller gets the result and, per side, two gradient sums: G = sum_t e(t) and B = sum_t b_t e(t), where
-b_t = tanh(E(root)/(2 * baseline_scale)) is the mover's expected result predicted by its own search (0 when
-baseline_scale is 0). The update is sum_side r_side * G_side - B_side = sum_t (r - b_t) e(t) (eq. 14 with a
-baseline: E[e(t)] = 0 under pi_a, so subtracting a value that does not depend on the drawn move leaves the
-expected gradient unchanged and removes the part of the reward the position already predicted).
+The caller gets the result and, per side, an AdvantageSum: the update is sum_t A_t e(t) with the advantage
+
+    A_t = sum_{j >= t} lam^(j-t) (b_{j+1} - b_j),   b_n = r (the game result),
+
+over the side's own moves t, j = 0..n-1, where b_t = tanh(E(root)/(2 * baseline_scale)) is the mover's
+expected result predicted by its own search (0 when baseline_scale is 0). With lam = 1 this is
+A_t = r - b_t: eq. 14 with a baseline (E[e(t)] = 0 under pi_a, so subtracting a value that does not depend on
+the drawn move leaves the expected gradient unchanged and removes the part of the reward the position
+already predicted). With lam < 1 later searched values stand in for part of the result (the lambda-return
+of TD(lambda), as in generalised advantage estimation): much less variance, some bias toward the current
+evaluation; lam = 0 rewards a move by how the mover's next search rates the position, b_{t+1} - b_t.
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ class SelfPlayConfig:
     resign_cp: float = 0.0        # > 0: resign after resign_moves own moves with E(root) <= -resign_cp
     resign_moves: int = 3
     baseline_scale: float = 0.0   # > 0: reward baseline b_t = tanh(E(root) / (2 * baseline_scale)), centipawns
+    lam: float = 1.0              # advantage lambda: 1 = game result minus baseline; < 1 bootstraps (docstring)
 
     @classmethod
     def from_dict(cls, d: dict) -> "SelfPlayConfig":
@@ -78,6 +85,10 @@ class SelfPlayConfig:
             raise ValueError("temperatures must be > 0")
         if cfg.baseline_scale < 0:
             raise ValueError("baseline_scale must be >= 0 (0: no baseline)")
+        if not 0.0 <= cfg.lam <= 1.0:
+            raise ValueError("lam must be in [0, 1]")
+        if cfg.lam < 1.0 and cfg.baseline_scale == 0:
+            raise ValueError("lam < 1 needs baseline_scale > 0 (the searched values it bootstraps from)")
         return cfg
 
 
@@ -92,15 +103,28 @@ class GameOutcome:
     seconds: float = 0.0
     log_pi: list = None         # (side "b"/"w", log pi_a(a_t), baseline b_t) of each learned move
     leaf_mismatch: float = 0.0  # largest |recomputed - stored| leaf value (should be ~0)
+    lam: float = 1.0            # the advantage lambda the game was learned with
 
     def reward(self, side: str) -> float:
         return 0.0 if self.winner is None else (1.0 if self.winner == side else -1.0)
 
+    def advantages(self) -> list:
+        """A_t of each learned move, in log_pi order (A_t = b_{t+1} - b_t + lam * A_{t+1} per side, b_n = r)."""
+        out = [0.0] * len(self.log_pi)
+        for side in "bw":
+            nxt_b, nxt_a = self.reward(side), 0.0
+            for i in range(len(self.log_pi) - 1, -1, -1):
+                s, _, b = self.log_pi[i]
+                if s == side:
+                    nxt_a = out[i] = nxt_b - b + self.lam * nxt_a
+                    nxt_b = b
+        return out
+
     def pg_loss(self) -> float:
-        """Surrogate loss -mean_t (r - b_t) log pi_a(a_t) (its gradient is -(1/L) sum (r - b_t) e(t), eq. 14)."""
+        """Surrogate loss -mean_t A_t log pi_a(a_t) (its gradient is -(1/L) sum A_t e(t), eq. 14)."""
         if not self.log_pi:
             return 0.0
-        return -float(np.mean([(self.reward(s) - b) * lp for s, lp, b in self.log_pi]))
+        return -float(np.mean([a * lp for a, (_, lp, _) in zip(self.advantages(), self.log_pi)]))
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -130,6 +154,31 @@ def _game_over(board: Board):
     return None
 
 
+class AdvantageSum:
+    """sum_t A_t e(t) for one side (module docstring) without storing the e(t): a trace Z = sum_t lam^(n-1-t) e(t)
+    (row 0) and the result-free part P (row 1), so that the sum is r * Z + P once the result r is known.
+    Before each move j: P += (1 - lam) b_j Z, Z *= lam; then e(j) is added with scales (1, -b_j)."""
+
+    def __init__(self, n_weights: int, lam: float):
+        self.rows = np.zeros((2, n_weights))
+        self.lam = lam
+
+    def clear(self) -> None:
+        self.rows[:] = 0.0
+
+    def scales_for_move(self, b: float) -> tuple:
+        """Advance the trace to a new own move with baseline b; the row scales for its e(t)."""
+        if self.lam < 1.0:
+            z, p = self.rows
+            p += (1.0 - self.lam) * b * z
+            z *= self.lam
+        return 1.0, -b
+
+    def total(self, r: float):
+        """The side's sum_t A_t e(t) for game result r (+1 / -1 / 0)."""
+        return r * self.rows[0] + self.rows[1]
+
+
 class SelfPlayer:
     """Plays self-play games with one set of weights; keeps the searcher and gradient scratch between
     games."""
@@ -151,8 +200,8 @@ class SelfPlayer:
         self.searcher.clear()
 
     def play(self, seed: int, grads: dict) -> GameOutcome:
-        """One game; grads = {"b": float64[2, N_WEIGHTS], "w": ...}: row 0 receives each side's sum of e(t),
-        row 1 its sum of b_t * e(t)."""
+        """One game; grads = {"b": AdvantageSum, "w": AdvantageSum} (cleared by the caller) receive each side's
+        eligibilities."""
         cfg = self.cfg
         start = time.perf_counter()
         rng = np.random.default_rng(seed)
@@ -160,7 +209,7 @@ class SelfPlayer:
         self.searcher.options.seed = int(rng.integers(0, 2**31))
         self.searcher.clear()
         board = Board()
-        out = GameOutcome([], None, "", log_pi=[])
+        out = GameOutcome([], None, "", log_pi=[], lam=cfg.lam)
         for _ in range(int(rng.integers(cfg.opening_min, cfg.opening_max + 1))):
             m = opening_move(board.pos, self.weights, self.params, rng, cfg.opening_temp, *self._buf)
             if m is None:
@@ -203,7 +252,7 @@ class SelfPlayer:
         out.seconds = time.perf_counter() - start
         return out
 
-    def _learn_move(self, board, res, rng, srng, grad, side, out) -> int:
+    def _learn_move(self, board, res, rng, srng, grad: AdvantageSum, side, out) -> int:
         """The move to play: drawn from pi_a (eq. 12-13) with its eligibility added to grad; the best move
         when the root is proven (no gradient there)."""
         cfg = self.cfg
@@ -218,7 +267,7 @@ class SelfPlayer:
             self.tg = pg.TreeGradient(capacity)
         _, worst = self.tg.shogi_eligibility(
             tree, 0, board.pos, self.weights, cfg.qdepth, int(edges[a]), cfg.method, cfg.t_back,
-            cfg.t_learn, cfg.mode, cfg.grad_samples, cfg.clip, srng, grad, (1.0, b))
+            cfg.t_learn, cfg.mode, cfg.grad_samples, cfg.clip, srng, grad.rows, grad.scales_for_move(b))
         out.leaf_mismatch = max(out.leaf_mismatch, worst)
         out.learned_moves += 1
         out.log_pi.append((side, float(np.log(max(p[a], 1e-300))), b))

@@ -6,7 +6,7 @@ import pytest
 from eval.shogi_features import N_WEIGHTS
 from eval.weightfile import load_weights
 from learn import pg
-from learn.selfplay import SelfPlayConfig, SelfPlayer, save_record
+from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer, save_record
 from usi_engine.search import core
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi import Board
@@ -140,19 +140,19 @@ def test_selfplay_game_is_deterministic_and_learns(tmp_path):
     cfg = SelfPlayConfig.from_dict(dict(samples=12, grad_samples=16, qdepth=QDEPTH, opening_min=2, opening_max=4,
                                         max_moves=14, adjudicate_cp=1.0, baseline_scale=300.0))
     player = SelfPlayer(load_weights(), cfg, seed=1)
-    grads = {"b": np.zeros((2, N_WEIGHTS)), "w": np.zeros((2, N_WEIGHTS))}
+    grads = {s: AdvantageSum(N_WEIGHTS, 1.0) for s in "bw"}
     a = player.play(7, grads)
-    nz = {s: np.count_nonzero(g[0]) for s, g in grads.items()}
-    grads2 = {"b": np.zeros((2, N_WEIGHTS)), "w": np.zeros((2, N_WEIGHTS))}
+    nz = {s: np.count_nonzero(g.rows[0]) for s, g in grads.items()}
+    grads2 = {s: AdvantageSum(N_WEIGHTS, 1.0) for s in "bw"}
     b = player.play(7, grads2)
     assert a.moves == b.moves and a.winner == b.winner
-    assert np.array_equal(grads["b"], grads2["b"])
+    assert np.array_equal(grads["b"].rows, grads2["b"].rows)
     # the baseline row is sum_t b_t e(t) with |b_t| < 1 varying by move: not a multiple of row 0
     baselines = [bt for _, _, bt in a.log_pi]
     assert all(-1 < bt < 1 for bt in baselines) and len(set(baselines)) > 1
     side = "b"
-    assert np.count_nonzero(grads[side][1]) > 0
-    assert abs(np.corrcoef(grads[side][0], grads[side][1])[0, 1]) < 1 - 1e-6
+    assert np.count_nonzero(grads[side].rows[1]) > 0
+    assert abs(np.corrcoef(grads[side].rows[0], grads[side].rows[1])[0, 1]) < 1 - 1e-6
     assert 14 <= len(a.moves) <= 15 and a.reason in ("adjudication", "max-moves", "mate", "resign")
     assert a.learned_moves >= 10 and nz["b"] > 0 and nz["w"] > 0
     assert a.leaf_mismatch < 1e-6
@@ -169,3 +169,33 @@ def test_bad_config_is_rejected():
         SelfPlayConfig.from_dict({"sample": 3})
     with pytest.raises(ValueError, match="method"):
         SelfPlayConfig.from_dict({"method": "td"})
+
+
+@pytest.mark.parametrize("lam", [1.0, 0.7, 0.0])
+def test_advantage_sum_matches_the_definition(lam):
+    """sum_t A_t e(t) with A_t = sum_{j>=t} lam^(j-t) (b_{j+1} - b_j), b_n = r, from the streaming trace."""
+    rng = np.random.default_rng(int(lam * 10))
+    n, dim = 7, 5
+    e = rng.normal(size=(n, dim))
+    b = np.tanh(rng.normal(size=n))
+    acc = AdvantageSum(dim, lam)
+    for t in range(n):
+        scales = acc.scales_for_move(b[t])
+        acc.rows += np.outer(scales, e[t])        # what the leaf kernel does with the two rows
+    for r in (1.0, -1.0, 0.0):
+        bb = np.append(b, r)
+        adv = [sum(lam ** (j - t) * (bb[j + 1] - bb[j]) for j in range(t, n)) for t in range(n)]
+        assert np.allclose(acc.total(r), np.array(adv) @ e, atol=1e-12)
+        # the same advantages as the game record computes them (moves of both sides interleaved)
+        out = GameOutcome([], "b" if r > 0 else ("w" if r < 0 else None), "", log_pi=[], lam=lam)
+        for t in range(n):
+            out.log_pi += [("b", 0.0, float(b[t])), ("w", 0.0, 0.0)]
+        assert np.allclose(out.advantages()[0::2], adv)
+    assert lam < 1 or np.allclose(acc.total(1.0), (1.0 - b) @ e)      # lam = 1: r - b_t, eq. 14 with a baseline
+
+
+def test_lambda_needs_a_baseline():
+    with pytest.raises(ValueError, match="lam"):
+        SelfPlayConfig.from_dict({"lam": 0.5})
+    with pytest.raises(ValueError, match="lam"):
+        SelfPlayConfig.from_dict({"lam": 1.5, "baseline_scale": 600.0})
