@@ -268,3 +268,19 @@ def test_end_of_input_during_analysis_ends_the_engine():
         assert p.proc.wait(timeout=120) == 0
     finally:
         p.close()
+
+
+def test_play_accepts_a_superko_repetition_that_genmove_never_makes(gtp):
+    """The controller owns the ko rule (GNU Go and KGS use simple ko): `play` of a move whose only fault is
+    repeating an earlier position is accepted (a real GNU Go game was lost by refusing one), while the
+    engine's own moves still obey positional superko."""
+    gtp.ok("clear_board")
+    for colour, vertices in (("b", ["C5", "D6", "D4"]), ("w", ["D5", "E6", "E4", "F5"])):
+        for v in vertices:
+            gtp.ok(f"play {colour} {v}")
+    gtp.ok("play b E5")                     # captures D5
+    gtp.ok("play w pass")
+    assert gtp.ask("play w D5") == ["="]    # retakes: the position after `play w F5` again (superko)
+    assert stones(gtp, "X") == 3 and stones(gtp, "O") == 4
+    move = gtp.ok("genmove b")
+    assert move.upper() != "E5"             # retaking would repeat the position after `play b E5`

@@ -125,10 +125,11 @@ class GoBoard:
         return vertex_str(move, self.size)
 
     # --- moves -----------------------------------------------------------------------------------
-    def play(self, colour, vertex: str) -> None:
+    def play(self, colour, vertex: str, allow_superko: bool = False) -> None:
         """Play a move for `colour` (out of turn allowed, as in GTP: the side to move is switched
         first, which undo does not revert). ValueError on an illegal move (occupied, suicide,
-        ko/superko) or bad input; the board is then unchanged."""
+        ko/superko) or bad input; the board is then unchanged. allow_superko accepts a move whose only
+        fault is repeating an earlier position (superko), for moves a controller has already accepted."""
         c = parse_colour(colour)
         move = self.parse_vertex(vertex)
         probe = self.pos
@@ -136,7 +137,7 @@ class GoBoard:
             probe = probe.copy()
             probe[L.SIDE], probe[L.KO] = c, 0  # a simple-ko ban binds only the other player
         status = kb.move_status(probe, move)
-        if status != kb.LEGAL:
+        if status != kb.LEGAL and not (allow_superko and status == kb.SUPERKO):
             raise ValueError(f"illegal move: {self.vertex(move)} ({kb.STATUS_TEXT[status]})")
         if probe[L.PLY] >= probe[L.HIST_CAP] - 1:
             probe = L.grow_history(probe, 2 * int(probe[L.HIST_CAP]))
