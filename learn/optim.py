@@ -1,14 +1,14 @@
 """The weight update of a shogi learning run: which feature groups learn, and a shared piece-square factor.
 
-Delta w = eps * sum (r - b_t) e(t) (eq. 14) is applied by AdaGrad (pg.SparseAdaGrad) in two parts:
+Delta w = eps * sum_t A_t e(t) (eq. 14 with the advantage of learn/selfplay.py) is applied by AdaGrad (pg.SparseAdaGrad) in two parts:
 
 - direct: each trainable coordinate of the evaluation (groups "material", "kp", "pp" of
   eval/shogi_features.py) takes its own AdaGrad step, as before;
 - factor (factor_lr > 0): a piece-square vector u[p] (one value per piece object p, FE_END of them) that is
   added to every row of the own-king KP table, KP0(k, p) = direct(k, p) + u[p]. Its gradient is the sum of
   the KP0 gradients over the king squares k, so every game's evidence about a piece on a square is pooled
-  across all 81 king positions instead of being spread over them: the factor learns piece placement from
-  tens of games, while the per-king rows need thousands. The evaluation and the weight file are unchanged
+  across all 81 king positions instead of being spread over them (81 times the evidence per coordinate,
+  for the piece-square part of the table only). The evaluation and the weight file are unchanged
   (u is folded into w after each step); u and its AdaGrad state live in the optimiser state. This is the
   "factoriser" idea of KP/KPP learners (YaneuraOu's learner, NNUE trainers), applied to our linear table.
 
