@@ -57,6 +57,8 @@ def plot_run(run_dir, out=None) -> Path:
         twin = bottom.twinx()
         twin.plot(x, [r["step_norm"] for r in batches], color="tab:red", alpha=0.6, label="step norm")
         twin.set_ylabel("step norm (cp)")
+        lines = bottom.get_lines() + twin.get_lines()
+        bottom.legend(lines, [ln.get_label() for ln in lines], loc="upper right")
     bottom.set_xlabel("self-play games")
     bottom.set_ylabel("loss")
     fig.tight_layout()
