@@ -1,31 +1,36 @@
-"""The weight update of a shogi learning run: which feature groups learn, and a shared piece-square factor.
+"""The weight update of a shogi learning run: which feature groups learn, and factors shared across the KP table.
 
-Delta w = eps * sum_t A_t e(t) (eq. 14 with the advantage of learn/selfplay.py) is applied by AdaGrad (pg.SparseAdaGrad) in two parts:
+Delta w = eps * sum_t A_t e(t) (eq. 14 with the advantage of learn/selfplay.py) is applied by AdaGrad
+(pg.SparseAdaGrad) in parts:
 
 - direct: each trainable coordinate of the evaluation (groups "material", "kp", "pp" of
-  eval/shogi_features.py) takes its own AdaGrad step, as before;
-- factor (factor_lr > 0): a piece-square vector u[p] (one value per piece object p, FE_END of them) that is
-  added to every row of the own-king KP table, KP0(k, p) = direct(k, p) + u[p]. Its gradient is the sum of
-  the KP0 gradients over the king squares k, so every game's evidence about a piece on a square is pooled
-  across all 81 king positions instead of being spread over them (81 times the evidence per coordinate,
-  for the piece-square part of the table only). The evaluation and the weight file are unchanged
-  (u is folded into w after each step); u and its AdaGrad state live in the optimiser state. This is the
-  "factoriser" idea of KP/KPP learners (YaneuraOu's learner, NNUE trainers), applied to our linear table.
+  eval/shogi_features.py) takes its own AdaGrad step;
+- factors: vectors u whose entries are added to many KP entries at once, KP(t, k, p) = direct + sum_f u_f[map_f],
+  each with its own AdaGrad state and step size. A factor's gradient is the sum of the gradients of the KP
+  entries it feeds, so a game's evidence is pooled instead of being spread over 81 king squares. This is the
+  "factoriser" idea of KP/KPP learners (YaneuraOu's learner, NNUE trainers), applied to our linear table:
+  - "p" (factor_lr): one value per piece object p (1,534), added to every row of the own-king table: a
+    piece-square table;
+  - "rel" (rel_factor_lr): one value per (king table, piece kind and side, file offset, rank offset from
+    that king) for board pieces, 2 x 18 x 17 x 17 = 10,404 values: king safety and attack patterns, the
+    structure a hand-made king-safety term with +139 Elo uses (docs/learning.md).
+  Factors are folded into the weights after each step (the evaluation and weight file are unchanged); u and
+  its AdaGrad state live in the optimiser state.
 
-The L2 pull of a direct coordinate is toward its start value plus the factor, so regularisation does not
-undo what the factor learned; the factor has its own pull toward 0.
+The L2 pull of a direct coordinate is toward its start value plus its factors, so regularisation does not
+undo what the factors learned; each factor has its own pull toward 0.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from eval.shogi_features import FE_END, N_SQ, OFF_KP, OFF_PP
+from eval.shogi_features import FE_END, HAND_END, N_KP, N_SQ, OFF_KP, OFF_PP
 
 from .pg import SparseAdaGrad
 
 GROUPS = ("material", "kp", "pp")
-KP0_END = OFF_KP + N_SQ * FE_END          # end of the own-king KP table (rows k = 0..80)
+N_OFFSETS = 17                            # file / rank offsets -8 .. +8
 
 
 def group_of(idx):
@@ -33,47 +38,103 @@ def group_of(idx):
     return np.searchsorted(np.array([OFF_KP, OFF_PP]), idx, side="right")
 
 
-class ShogiUpdate:
-    """AdaGrad over the trainable groups plus the optional piece-square factor (module docstring)."""
+def piece_square_map() -> np.ndarray:
+    """KP entry -> piece object p for the own-king table (table 0), -1 for the other king's table."""
+    m = np.full(N_KP, -1, np.int64)
+    m[:N_SQ * FE_END] = np.tile(np.arange(FE_END), N_SQ)
+    return m
 
-    def __init__(self, w, w0, lr, l2, max_step, groups=GROUPS, factor_lr=0.0, state=None):
+
+def king_relative_map() -> np.ndarray:
+    """KP entry -> (table, kind-side block, file offset, rank offset) for board pieces, -1 for hand objects.
+    Squares are file * 9 + rank in the side to move's frame (eval/shogi_features.py)."""
+    t, k, p = np.unravel_index(np.arange(N_KP), (2, N_SQ, FE_END))
+    board = p >= HAND_END
+    block, sq = np.divmod(p - HAND_END, N_SQ)
+    dfile = sq // 9 - k // 9 + 8
+    drank = sq % 9 - k % 9 + 8
+    idx = ((t * 18 + block) * N_OFFSETS + dfile) * N_OFFSETS + drank
+    return np.where(board, idx, -1)
+
+
+FACTOR_SHAPES = {"p": (piece_square_map, FE_END), "rel": (king_relative_map, 2 * 18 * N_OFFSETS * N_OFFSETS)}
+
+
+class Factor:
+    """One shared vector u over KP entries (map: KP entry -> index into u, -1 = not fed) with AdaGrad."""
+
+    def __init__(self, name, lr, l2, max_step, u=None, h=None):
+        build, size = FACTOR_SHAPES[name]
+        self.name, self.lr = name, lr
+        self.map = build()
+        self.fed = self.map >= 0
+        u = np.zeros(size) if u is None else np.array(u, np.float64)
+        self.opt = SparseAdaGrad(u, lr=lr, l2=l2, max_step=max_step, h=h, w0=np.zeros(size))
+
+    @property
+    def u(self):
+        return self.opt.w
+
+    def step(self, kp_idx, g, w_kp) -> float:
+        """Pool g (at KP offsets kp_idx) into the factor, step it, add the change to every fed entry of
+        w_kp (the KP slice of the weights); returns the factor's step norm."""
+        f = self.map[kp_idx]
+        ok = f >= 0
+        gu = np.bincount(f[ok], weights=g[ok], minlength=self.u.shape[0])
+        touched = np.unique(f[ok])
+        before = self.u[touched].copy()
+        norm = self.opt.step(touched, gu[touched])
+        du = np.zeros_like(self.u)
+        du[touched] = self.u[touched] - before
+        w_kp[self.fed] += du[self.map[self.fed]]
+        return norm
+
+    def offsets(self, kp_idx):
+        """This factor's current contribution to the KP entries kp_idx."""
+        f = self.map[kp_idx]
+        return np.where(f >= 0, self.u[np.maximum(f, 0)], 0.0)
+
+
+class ShogiUpdate:
+    """AdaGrad over the trainable groups plus the optional factors (module docstring)."""
+
+    def __init__(self, w, w0, lr, l2, max_step, groups=GROUPS, factor_lr=0.0, state=None, rel_factor_lr=0.0):
         bad = set(groups) - set(GROUPS)
         if bad:
             raise ValueError(f"unknown feature group(s) {', '.join(sorted(bad))}: expected {', '.join(GROUPS)}")
         self.trainable = np.array([g in groups for g in GROUPS])
         state = state or {}
         self.direct = SparseAdaGrad(w, lr=lr, l2=l2, max_step=max_step, h=state.get("h"), w0=w0)
-        u = np.array(state["u"], np.float64) if "u" in state else np.zeros(FE_END)
-        self.factor = SparseAdaGrad(u, lr=factor_lr, l2=l2, max_step=max_step, h=state.get("hu"),
-                                    w0=np.zeros(FE_END))
-        self.factor_lr = factor_lr
+        self.factors = [Factor(name, flr, l2, max_step, state.get(f"u_{name}"), state.get(f"hu_{name}"))
+                        for name, flr in (("p", factor_lr), ("rel", rel_factor_lr)) if flr > 0]
 
     @property
     def w(self):
         return self.direct.w
 
+    def factor(self, name) -> Factor:
+        return next(f for f in self.factors if f.name == name)
+
     def step(self, idx, g) -> dict:
         """Apply the ascent direction g at unique indices idx; returns the step norms."""
-        out = {"step_norm": 0.0, "factor_step_norm": 0.0}
-        if self.factor_lr > 0:
-            kp0 = (idx >= OFF_KP) & (idx < KP0_END)
-            p = (idx[kp0] - OFF_KP) % FE_END
-            gu = np.bincount(p, weights=g[kp0], minlength=FE_END)
-            touched = np.flatnonzero(np.bincount(p, minlength=FE_END))
-            before = self.factor.w[touched].copy()
-            out["factor_step_norm"] = self.factor.step(touched, gu[touched])
-            du = np.zeros(FE_END)
-            du[touched] = self.factor.w[touched] - before
-            self.w[OFF_KP:KP0_END].reshape(N_SQ, FE_END)[:] += du
+        out = {"step_norm": 0.0}
+        kp = (idx >= OFF_KP) & (idx < OFF_PP)
+        w_kp = self.w[OFF_KP:OFF_PP]
+        for f in self.factors:
+            out[f"factor_{f.name}_step_norm"] = f.step(idx[kp] - OFF_KP, g[kp], w_kp)
         keep = self.trainable[group_of(idx)]
         idx, g = idx[keep], g[keep]
         if idx.size:
             anchor = self.direct.w0[idx].copy()
-            kp0 = (idx >= OFF_KP) & (idx < KP0_END)
-            anchor[kp0] += self.factor.w[(idx[kp0] - OFF_KP) % FE_END]
+            kp = (idx >= OFF_KP) & (idx < OFF_PP)
+            for f in self.factors:
+                anchor[kp] += f.offsets(idx[kp] - OFF_KP)
             out["step_norm"] = self.direct.step(idx, g, anchor)
         return out
 
     def state(self) -> dict:
         """Arrays to checkpoint (with the weights) and pass back as `state` on resume."""
-        return {"h": self.direct.h, "u": self.factor.w, "hu": self.factor.h}
+        out = {"h": self.direct.h}
+        for f in self.factors:
+            out[f"u_{f.name}"], out[f"hu_{f.name}"] = f.u, f.opt.h
+        return out

@@ -66,6 +66,7 @@ class RunConfig:
     max_step: float = 10.0        # per-coordinate step clip (centipawns)
     groups: tuple = ("material", "kp", "pp")   # feature groups that learn directly (learn/optim.py)
     factor_lr: float = 0.0        # > 0: AdaGrad step of the shared piece-square factor of the KP table
+    rel_factor_lr: float = 0.0    # > 0: AdaGrad step of the king-relative factor of the KP table
     selfplay: sp.SelfPlayConfig = field(default_factory=sp.SelfPlayConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
@@ -261,7 +262,7 @@ class Run:
             with np.load(self.dir / "opt" / state["opt"], allow_pickle=False) as z:
                 saved = dict(z)
         return ShogiUpdate(w, w0, self.cfg.lr, self.cfg.l2, self.cfg.max_step, self.cfg.groups, self.cfg.factor_lr,
-                           saved)
+                           saved, self.cfg.rel_factor_lr)
 
     def _checkpoint(self, state, opt) -> None:
         """Weights and optimiser state under the new version's names, then state.json (atomic) last."""
