@@ -144,7 +144,6 @@ class Engine:
         self.searcher = None
         self.adapter = None
         self.mate_solver = None
-        self._tree_params = None        # game params of the searcher's current tree
         self._search_key = None
         self._weights_path = None
         self._ready = False
@@ -370,7 +369,6 @@ class Engine:
             time_ms = max(1.0, (state.deadline - time.perf_counter()) * 1000.0)
         limits = Limits(time_ms=time_ms, nodes=nodes, depth=depth, infinite=unlimited)
         self._set_draw_value(state.board.turn)
-        self._drop_tree_if_rules_changed()
         streaming = cmd.infinite or o["ConsiderationMode"] or o["PvInterval"] == 0
         printer = InfoPrinter(self, state, streaming, max(MIN_PV_INTERVAL, o["PvInterval"] / 1000.0))
         with self._search_lock:
@@ -485,15 +483,6 @@ class Engine:
         from .shogi.game import P_DRAW_FOR_BLACK
         o = self.options
         self.adapter.params[P_DRAW_FOR_BLACK] = o["DrawValueBlack"] if turn == 0 else -o["DrawValueWhite"]
-
-    def _drop_tree_if_rules_changed(self) -> None:
-        """A reused tree holds values computed under the game params it was built with (draw value, move
-        limit, entering-king rule, quiescence depth): when any of them changed since, start afresh."""
-        import numpy as np
-        params = self.adapter.params
-        if self._tree_params is None or not np.array_equal(params, self._tree_params):
-            self.searcher.clear()
-            self._tree_params = params.copy()
 
     def _warm_search(self) -> None:
         """Compile the search kernels (or load them from numba's cache) with two tiny searches, the

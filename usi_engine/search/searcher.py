@@ -195,6 +195,7 @@ class Searcher:
         self.kernels = games.kernels(adapter.game)
         self.pool = None
         self._last_pos = None
+        self._last_params = None
         self._stop = threading.Event()
 
     # --- public API ---------------------------------------------------------------------------------
@@ -269,7 +270,8 @@ class Searcher:
                                  rave=rave)
             self._last_pos = None
         kept = 0
-        if opt.reuse and self._last_pos is not None:
+        # a tree's values hold under the game params it was searched with (draw value, move limit, rules)
+        if opt.reuse and self._last_pos is not None and np.array_equal(self.adapter.params, self._last_params):
             path = self.adapter.path_since(self._last_pos, pos)
             if path is not None:
                 node = 0
@@ -288,6 +290,7 @@ class Searcher:
                   core.C_EXPANSIONS, core.C_CHILDREN):
             ctl[i] = 0
         self._last_pos = self.adapter.copy(pos)
+        self._last_params = self.adapter.params.copy()
         return kept
 
     def _worker(self, index, root_pos):
