@@ -29,7 +29,9 @@ SHAPES = {
     "pp": (F.N_PP,),
 }
 STORE_DTYPE = np.dtype("<f4")
-DEFAULT_PATH = Path(__file__).resolve().parent / "weights" / "default.npz"
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+DEFAULT_PATH = WEIGHTS_DIR / "default.npz"      # the engine's evaluation (learned: docs/learning.md)
+MATERIAL_PATH = WEIGHTS_DIR / "material.npz"    # material only: the start of learning runs
 
 
 class WeightFileError(ValueError):
@@ -60,7 +62,7 @@ def save_weights(path, w, value_scale=1.0, **notes):
     """Write the flat float weight vector w (centipawn units) to path as a validated .npz.
 
     Stored values are ``w / value_scale`` in float32. notes (JSON-serialisable) go into the
-    metadata, e.g. ``source="make_default_weights"``.
+    metadata, e.g. ``source="make_material_weights"``.
     """
     w = np.asarray(w, dtype=np.float64)
     if w.shape != (F.N_WEIGHTS,):
@@ -128,7 +130,19 @@ def read_weights(path):
     return w, meta
 
 
+def weights_location(spec=None) -> Path:
+    """The file a weights argument names: None or "" = the shipped default; a bare name of a shipped
+    file ("default", "material") = that file in eval/weights/; anything else = a path."""
+    if not spec:
+        return DEFAULT_PATH
+    spec = str(spec)
+    shipped = WEIGHTS_DIR / f"{spec}.npz"
+    if "/" not in spec and "\\" not in spec and not spec.endswith(".npz") and shipped.is_file():
+        return shipped
+    return Path(spec)
+
+
 def load_weights(path=None):
-    """Float64 weight vector (centipawn units) for the evaluation kernels; None = shipped default."""
-    w, _ = read_weights(DEFAULT_PATH if path is None else path)
+    """Float64 weight vector (centipawn units) for the evaluation kernels (path as weights_location)."""
+    w, _ = read_weights(weights_location(path))
     return w

@@ -32,7 +32,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from eval.make_default_weights import default_weights
+from eval.make_material_weights import material_weights
 from eval.weightfile import load_weights
 from usi_engine.search.searcher import POLICIES, Limits, SearchOptions
 from usi_engine.shogi import Board
@@ -120,7 +120,7 @@ def make_player(spec: str, weights, params) -> Player:
 # --- openings and the referee -----------------------------------------------------------------------------
 def random_opening(rng: random.Random, plies: int, balance: float, material=None) -> list[str]:
     """`plies` random legal moves from the start position whose end is balanced (module docstring)."""
-    material = default_weights() if material is None else material
+    material = material_weights() if material is None else material
     for _ in range(OPENING_TRIES):
         board, moves = Board(), []
         for _ in range(plies):
@@ -208,7 +208,7 @@ class Arena:
             raise ValueError("the two players need different names (add name=... to a spec)")
         self.tally = Tally()
         self.games: list[dict] = []
-        self._material = default_weights()
+        self._material = material_weights()
 
     def opening(self, pair: int) -> list:
         rng = random.Random(self.config.seed * GAME_SEED_STRIDE + pair)

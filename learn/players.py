@@ -8,7 +8,7 @@ searches, empty when there is nothing to say). Players never change the board th
   limit of samples, nodes or time. With one thread and a samples/nodes limit a move depends only on the
   position and the seed, so arena runs are reproducible and do not depend on machine load.
 - `MaterialPlayer`: plays the legal move whose resulting position has the best static *material* balance
-  (the shipped material table of eval/make_default_weights, whatever weights the engine uses); ties are
+  (the shipped material table of eval/make_material_weights, whatever weights the engine uses); ties are
   broken by a seeded RNG. No look-ahead: it takes a hanging piece and leaves its own pieces hanging.
 - `AlphaBetaPlayer`: the fixed reference opponent of the temperature sweep. Full-width alpha-beta of depth
   1 or 2 plies with the engine's quiescence search (usi_engine/shogi/quiescence.py) at the leaves and the
@@ -28,7 +28,7 @@ import random
 import numpy as np
 from numba import njit
 
-from eval.make_default_weights import default_weights
+from eval.make_material_weights import material_weights
 from eval.shogi_features import evaluate
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE
@@ -64,7 +64,7 @@ class MaterialPlayer(Player):
 
     def __init__(self, name: str = "material"):
         super().__init__(name)
-        self.weights = default_weights()
+        self.weights = material_weights()
 
     def move_values(self, board) -> tuple[np.ndarray, np.ndarray]:
         """(legal moves, material value of each move for the mover)."""

@@ -60,7 +60,7 @@ class RunConfig:
     batch_games: int = 8          # games per weight update (and per checkpoint)
     seed: int = 1
     workers: int = 2
-    start_weights: str = ""       # empty = the shipped default (eval/weights/default.npz)
+    start_weights: str = "material"   # a shipped name (eval/weights/NAME.npz) or a weight file path
     lr: float = 2.0               # AdaGrad step (centipawns)
     l2: float = 0.0               # pull toward the start weights
     max_step: float = 10.0        # per-coordinate step clip (centipawns)
@@ -236,7 +236,7 @@ class Run:
         for sub in ("weights", "opt", "pending", "records", "eval"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(self.config_path, self.dir / "config.toml")
-        w = load_weights(self.cfg.start_weights or None)
+        w = load_weights(self.cfg.start_weights)
         save_weights(weights_path(self.dir, 0), w, source="learn run start")
         state = {"version": 0, "games_done": 0, "best": 0, "seed": self.cfg.seed, "seconds": 0.0,
                  "positions": 0, "wins_b": 0, "wins_w": 0, "draws": 0, "opt": None}
@@ -422,7 +422,7 @@ def eval_openings(cfg: RunConfig, count: int) -> list:
     from usi_engine.shogi.game import make_params
     from usi_engine.shogi.layout import MAX_MOVES
     from .openings import Opening
-    w = load_weights(cfg.start_weights or None)
+    w = load_weights(cfg.start_weights)
     params = make_params(qsearch_depth=cfg.selfplay.qdepth)
     rng = np.random.default_rng([cfg.seed, 7])
     buf = (np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.float64), np.zeros(MAX_MOVES, np.int8))

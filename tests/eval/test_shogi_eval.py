@@ -5,7 +5,7 @@ import pytest
 
 from eval import shogi_features as F
 from eval.bench import random_game_sfens
-from eval.make_default_weights import BOARD_VALUES
+from eval.make_material_weights import BOARD_VALUES
 from eval.weightfile import load_weights
 from usi_engine.shogi import Board
 
@@ -87,8 +87,8 @@ def test_side_to_move_changes_the_view(random_w):
     assert F.evaluate(Board(s + " b - 1").pos, random_w) != F.evaluate(Board(s + " w - 1").pos, random_w)
 
 
-def test_default_weights_are_the_material_balance():
-    w = load_weights()
+def test_material_weights_are_the_material_balance():
+    w = load_weights("material")
     assert F.evaluate(Board().pos, w) == 0.0
     # Black: White's rook in hand and a dragon instead of its rook; White: a promoted pawn.
     s = "lnsgkgsnl/7b1/pppp+ppppp/9/9/9/PPPPPPPPP/1B5+R1/LNSGKGSNL b R 1"

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from eval import shogi_features as F
-from eval.make_default_weights import BOARD_VALUES, default_weights
-from eval.weightfile import (BLOCKS, DEFAULT_PATH, WeightFileError, load_weights, read_weights,
-                             save_weights)
+from eval.make_material_weights import BOARD_VALUES, material_weights
+from eval.weightfile import (BLOCKS, DEFAULT_PATH, MATERIAL_PATH, WeightFileError, load_weights, read_weights,
+                             save_weights, weights_location)
 
 
 def sparse_random_weights(seed=0):
@@ -16,7 +16,7 @@ def sparse_random_weights(seed=0):
     w = np.zeros(F.N_WEIGHTS)
     k = rng.integers(0, F.N_WEIGHTS, 5000)
     w[k] = rng.normal(0, 50, k.size).astype(np.float32)
-    w[:F.N_MATERIAL] = default_weights()[:F.N_MATERIAL]
+    w[:F.N_MATERIAL] = material_weights()[:F.N_MATERIAL]
     return w
 
 
@@ -39,16 +39,27 @@ def test_value_scale_multiplies_stored_values(tmp_path):
     assert np.allclose(load_weights(path), w)
 
 
-def test_default_file_is_material_only_and_small():
-    w, meta = read_weights(DEFAULT_PATH)
-    assert np.array_equal(w, load_weights(None))
-    assert DEFAULT_PATH.stat().st_size < 50_000
+def test_material_file_is_material_only_and_small():
+    w, meta = read_weights(MATERIAL_PATH)
+    assert np.array_equal(w, material_weights())
+    assert MATERIAL_PATH.stat().st_size < 50_000
     assert w[1] == 100 and w[2] == 300 and w[3] == 350 and w[4] == 500
     assert w[7] == 550 and w[5] == 800 and w[6] == 1000 and w[13] == 1050 and w[14] == 1250
     assert all(550 <= w[t] <= 600 for t in (9, 10, 11, 12))
     for pt in range(1, 8):
         assert w[F.MAT_HAND + pt] > BOARD_VALUES[pt]
     assert not np.any(w[F.N_MATERIAL:])
+
+
+def test_shipped_names_and_paths_resolve(tmp_path, monkeypatch):
+    assert weights_location(None) == weights_location("") == weights_location("default") == DEFAULT_PATH
+    assert weights_location("material") == MATERIAL_PATH
+    assert np.array_equal(load_weights("material"), material_weights())
+    monkeypatch.chdir(tmp_path)
+    save_weights("material.npz", sparse_random_weights())         # a local file named like a shipped one
+    assert np.array_equal(load_weights("material.npz"), sparse_random_weights())
+    with pytest.raises(WeightFileError, match="nosuch: no such file"):
+        load_weights("nosuch")
 
 
 def rewrite(src, dst, drop=(), meta_update=None, arrays_update=None, keep_checksum=True):

@@ -15,7 +15,7 @@ from usi_engine.shogi.layout import (BISHOP, DROP_BASE, H_CHECK, H_KEY, HIST, MA
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, undo_move
 
-W = load_weights()
+W = load_weights("material")      # the expected values below are material balances
 
 
 def search(sfen, w=W, max_depth=Q.DEFAULT_MAX_DEPTH):

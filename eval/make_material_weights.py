@@ -1,11 +1,14 @@
-"""Generate the shipped default weights eval/weights/default.npz: material only, relations zero.
+"""Generate the shipped material-only weights eval/weights/material.npz: relations zero.
 
 Board values (centipawns): pawn 100, lance 300, knight 350, silver 500, gold 550, bishop 800,
 rook 1000, promoted pawn 600, promoted lance 580, promoted knight 580, promoted silver 570,
 horse 1050, dragon 1250. A piece in hand is worth 10 % more than on the board (customary: it can be
 dropped anywhere). KP and PP weights are zero, so the value is exactly the material balance.
 
-Run: ``python -m eval.make_default_weights [output.npz]``.
+These are the start of every learning run (configs/learn.toml `start_weights`); the engine's default,
+eval/weights/default.npz, is what a learning run made of them (docs/learning.md).
+
+Run: ``python -m eval.make_material_weights [output.npz]``.
 """
 
 import sys
@@ -13,7 +16,7 @@ import sys
 import numpy as np
 
 from eval import shogi_features as F
-from eval.weightfile import DEFAULT_PATH, save_weights
+from eval.weightfile import MATERIAL_PATH, save_weights
 from usi_engine.shogi import layout as L
 
 BOARD_VALUES = {
@@ -24,8 +27,8 @@ BOARD_VALUES = {
 HAND_BONUS = 1.10
 
 
-def default_weights():
-    """The flat float64 weight vector of the default evaluation."""
+def material_weights():
+    """The flat float64 weight vector of the material-only evaluation."""
     w = np.zeros(F.N_WEIGHTS, dtype=np.float64)
     for pt, v in BOARD_VALUES.items():
         w[F.OFF_MATERIAL + pt] = v
@@ -36,8 +39,8 @@ def default_weights():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    out = argv[0] if argv else DEFAULT_PATH
-    path = save_weights(out, default_weights(), value_scale=1.0, source="eval/make_default_weights.py")
+    out = argv[0] if argv else MATERIAL_PATH
+    path = save_weights(out, material_weights(), value_scale=1.0, source="eval/make_material_weights.py")
     print(f"wrote {path}")
 
 
