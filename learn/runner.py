@@ -175,11 +175,25 @@ def read_pending(path: Path):
 
 # --- backends -------------------------------------------------------------------------------------
 
+def exit_with_parent(parent_pid: int, poll_s: float = 0.5) -> None:
+    """Worker initializer: end this process when the run process is gone (kill -9 of the run alone would
+    otherwise leave idle workers behind, and their games in flight would land in pending/ of a resumed run)."""
+    import threading
+
+    def watch():
+        while os.getppid() == parent_pid:
+            time.sleep(poll_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 class LocalBackend:
     """Worker processes on this machine (spawned: each loads the numba kernels from the cache)."""
 
     def __init__(self, workers: int):
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
+                                        initializer=exit_with_parent, initargs=(os.getpid(),))
 
     def submit(self, task):
         return self.pool.submit(play_task, task)

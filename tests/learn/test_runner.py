@@ -103,3 +103,37 @@ def test_cli_errors(tmp_path):
     except ImportError:
         r = learn("run", str(SMOKE), "--dir", str(tmp_path / "ray"), "--ray-address", "auto")
         assert r.returncode == 2 and "pip install" in r.stderr
+
+
+ORPHAN_PROBE = """
+import sys, time
+from learn.runner import LocalBackend
+backend = LocalBackend(2)
+pids = [backend.pool.submit(__import__("os").getpid).result() for _ in range(4)]
+print(" ".join(map(str, sorted(set(pids)))), flush=True)
+time.sleep(600)
+"""
+
+
+def test_workers_exit_when_the_run_process_is_killed_alone():
+    proc = subprocess.Popen([sys.executable, "-c", ORPHAN_PROBE], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert pids and proc.pid not in pids
+    finally:
+        proc.kill()                    # the run process only, not its process group
+        proc.wait()
+    deadline = time.time() + 20
+    alive = pids
+    while alive and time.time() < deadline:
+        time.sleep(0.2)
+        alive = [p for p in pids if pid_alive(p)]
+    assert not alive, f"worker(s) {alive} outlived the run process"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not Path(f"/proc/{pid}/stat").is_file() or Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
