@@ -54,8 +54,9 @@ DEFAULT_SAMPLES = 1000              # MCSS per-move limit when a spec gives none
 DEFAULT_HASH_MB = 64.0
 DEFAULT_AB_DEPTH = 2
 MCSS_KEYS = {"t": float, "t_sel": float, "t_back": float, "spread": float, "policy": str, "c_uct": float,
-             "threads": int, "hash": float, "graph": int, "samples": int, "nodes": int, "time": float}
-AB_KEYS = {"depth": int, "qdepth": int}
+             "threads": int, "hash": float, "graph": int, "samples": int, "nodes": int, "time": float,
+             "pick": float, "weights": str}
+AB_KEYS = {"depth": int, "qdepth": int, "weights": str}
 KIND_KEYS = {"mcss": MCSS_KEYS, "alphabeta": AB_KEYS, "material": {}}
 
 
@@ -95,6 +96,8 @@ def make_player(spec: str, weights, params) -> Player:
     """Build the player a spec describes (module docstring); `weights`/`params` go to searching players."""
     kind, v = parse_spec(spec)
     name = v.pop("name", spec)
+    if "weights" in v:
+        weights = load_weights(v.pop("weights"))
     if kind == "material":
         return MaterialPlayer(name)
     if kind == "alphabeta":
@@ -114,7 +117,9 @@ def make_player(spec: str, weights, params) -> Player:
         raise ValueError(f"the {limit_keys[0]} limit must be positive in {spec!r}")
     limits = Limits(samples=v.get("samples", None if limit_keys else DEFAULT_SAMPLES), nodes=v.get("nodes"),
                     time_ms=v.get("time"), stop_on_proven=True)
-    return MCSSPlayer(name, options, limits, weights, params)
+    if v.get("pick", 0.0) < 0:
+        raise ValueError(f"pick (root policy temperature) must be >= 0 in {spec!r}")
+    return MCSSPlayer(name, options, limits, weights, params, pick=v.get("pick", 0.0))
 
 
 # --- openings and the referee -----------------------------------------------------------------------------

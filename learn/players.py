@@ -6,7 +6,9 @@ searches, empty when there is nothing to say). Players never change the board th
 
 - `MCSSPlayer`: the project's Searcher (one instance per player, tree reused within a game) with a per-move
   limit of samples, nodes or time. With one thread and a samples/nodes limit a move depends only on the
-  position and the seed, so arena runs are reproducible and do not depend on machine load.
+  position and the seed, so arena runs are reproducible and do not depend on machine load. `pick` > 0
+  plays like the learner instead of like the engine: the move is drawn from the root policy
+  softmax(E*(a)/pick) (eq. 12-13, learn/pg.root_policy) rather than taken as the best value.
 - `MaterialPlayer`: plays the legal move whose resulting position has the best static *material* balance
   (the shipped material table of eval/make_material_weights, whatever weights the engine uses); ties are
   broken by a seeded RNG. No look-ahead: it takes a hanging piece and leaves its own pieces hanging.
@@ -30,13 +32,16 @@ from numba import njit
 
 from eval.make_material_weights import material_weights
 from eval.shogi_features import evaluate
+from usi_engine.search import core
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
-from usi_engine.search.values import MATE
+from usi_engine.search.values import MATE, MATE_THRESHOLD
 from usi_engine.shogi import position
 from usi_engine.shogi.game import ShogiAdapter, terminal_value
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.quiescence import DEFAULT_MAX_DEPTH, INF, QBuffers, next_move, order_key, qsearch
+
+from .pg import root_policy
 
 AB_DEPTHS = (1, 2)
 STAT_KEYS = ("moves", "nodes", "samples", "depth", "seldepth", "time_ms")   # MCSS per-game statistics
@@ -180,8 +185,9 @@ class MCSSPlayer(Player):
     """The project's MCSS (or UCT) Searcher with a fixed per-move limit (module docstring)."""
 
     def __init__(self, name: str = "mcss", options: SearchOptions | None = None, limits: Limits | None = None,
-                 weights=None, params=None):
+                 weights=None, params=None, pick: float = 0.0):
         super().__init__(name)
+        self.pick = pick
         self.limits = limits or Limits(samples=1000)
         if self.limits.samples is None and self.limits.nodes is None and self.limits.time_ms is None:
             raise ValueError("an MCSS player needs a samples, nodes or time limit per move")
@@ -203,7 +209,15 @@ class MCSSPlayer(Player):
         self.totals["moves"] += 1
         for key in STAT_KEYS[1:]:
             self.totals[key] += getattr(result, key)
+        if self.pick > 0 and result.best_move is not None and abs(result.value) < MATE_THRESHOLD:
+            return self.draw_from_root_policy()
         return result.best_move
+
+    def draw_from_root_policy(self) -> int:
+        tree = self.searcher.pool.tree
+        edges, p = root_policy(tree, 0, self.pick)
+        i = self.rng.choices(range(len(edges)), weights=p)[0]
+        return int(tree[core.T_EMOVE][edges[i]])
 
     def game_stats(self) -> dict:
         """Per-move means of the searches of the current game (moves = how many searches)."""

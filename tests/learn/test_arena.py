@@ -6,12 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from eval.shogi_features import evaluate
 from eval.weightfile import load_weights
 from learn.arena import Arena, ArenaConfig, ArenaRules, make_player, parse_spec, play_game, random_opening
 from learn.players import AlphaBetaPlayer, MaterialPlayer, Player
+
+MIDGAME_SFEN = "ln1g3nl/1r3kg2/p2pppsp1/2ps2p1p/1p7/2P1P1P2/PPSP1P1PP/2G2S1R1/LN2KG1NL b Bb 1"
 from usi_engine.shogi import Board
 from usi_engine.shogi.game import make_params
 from usi_engine.shogi.sfen import usi_to_move
@@ -128,6 +131,30 @@ def test_mcss_player_moves_after_its_tree_reuse_reaches_a_repetition(weights):
     board.push_usi("5b5a")
     move = player.choose(board)
     assert move is not None and move in board.legal_move_codes()
+
+
+def test_mcss_pick_draws_from_the_root_policy_with_its_own_weights(weights):
+    """pick > 0 plays like the learner: the move is drawn from softmax(E*/pick) over the root children, not
+    the best value (pick = 0, the engine). weights= gives a player its own file (here the material one)."""
+    board = Board(MIDGAME_SFEN)
+    legal = set(board.legal_move_codes())
+    engine = make_player("mcss:samples=40,hash=16,graph=0", weights, make_params())
+    learner = make_player("mcss:samples=40,hash=16,graph=0,pick=100000,weights=material", weights, make_params())
+    assert np.array_equal(learner.searcher.adapter.weights, load_weights("material"))
+    drawn, not_best = set(), 0
+    for seed in range(16):
+        engine.new_game(seed)
+        assert engine.choose(board) == engine.last_result.best_move
+        learner.new_game(seed)
+        move = learner.choose(board)
+        assert move in legal
+        drawn.add(move)
+        not_best += move != learner.last_result.best_move
+    assert len(drawn) >= 10 and not_best >= 10          # ~uniform over the root moves at this temperature
+    with pytest.raises(ValueError, match="pick"):
+        make_player("mcss:pick=-1", None, None)
+    with pytest.raises(ValueError, match="nosuch.npz: no such file"):
+        make_player("mcss:weights=nosuch.npz", None, None)
 
 
 def test_player_specs():
