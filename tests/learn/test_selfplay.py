@@ -20,12 +20,12 @@ QDEPTH = 4
 MIDGAME = "ln1g3nl/1r3kg2/p2pppsp1/2ps2p1p/1p7/2P1P1P2/PPSP1P1PP/2G2S1R1/LN2KG1NL b Bb 1"
 
 
-@pytest.fixture(scope="module")
-def searched():
+@pytest.fixture(scope="module", params=["b", "w"], ids=["black-root", "white-root"])
+def searched(request):
     w = load_weights()
     rng = np.random.default_rng(3)
     w[24:] = rng.normal(scale=5.0, size=N_WEIGHTS - 24)       # non-trivial KP/PP so every feature matters
-    board = Board(MIDGAME)
+    board = Board(MIDGAME.replace(" b ", f" {request.param} "))
     searcher = Searcher(ShogiAdapter(w, make_params(qsearch_depth=QDEPTH)),
                         SearchOptions(threads=1, hash_mb=8, t_sel=T, t_back=T, graph=False, seed=5))
     searcher.search(board.pos, Limits(samples=40))
