@@ -76,6 +76,7 @@ def test_bad_evalfile_falls_back_to_default(eng, tmp_path):
     lines, _ = eng.expect_prefix("bestmove", 10.0)
     assert lines[-1].split()[1] not in ("resign", "win")
     eng.send("setoption name EvalFile value <empty>")
+    eng.isready(60.0)          # as a GUI does: the weights reload here, not inside the next test's timed go
 
 
 def test_try_rule_plays_the_try_move(eng):

@@ -51,6 +51,13 @@ def test_material_file_is_material_only_and_small():
     assert not np.any(w[F.N_MATERIAL:])
 
 
+def test_default_file_loads_and_is_a_small_shipped_asset():
+    w, meta = read_weights(DEFAULT_PATH)
+    assert np.array_equal(w, load_weights(None)) and meta["source"]
+    assert DEFAULT_PATH.stat().st_size < 2_000_000
+    assert np.all(w[1:8] > 0)                      # board piece values stay positive whatever was learned
+
+
 def test_shipped_names_and_paths_resolve(tmp_path, monkeypatch):
     assert weights_location(None) == weights_location("") == weights_location("default") == DEFAULT_PATH
     assert weights_location("material") == MATERIAL_PATH
