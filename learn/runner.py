@@ -369,6 +369,7 @@ class Run:
         np.add.at(g, inv, val)
         g /= len(batch)
         agreement = split_half_agreement(parts, uniq, inv)
+        signal = pooled_signal_games(parts)
         steps = opt.step(uniq, g)
         ms = [metas[i] for i in batch]
         for m in ms:
@@ -377,7 +378,7 @@ class Run:
             state["positions"] += m["nodes"]
         secs = sum(m["seconds"] for m in ms)
         return {"games": len(ms), "loss": float(np.mean([m["loss"] for m in ms])),
-                "grad_norm": float(np.linalg.norm(g)), "half_agreement": agreement, **steps, "touched": int(uniq.size),
+                "grad_norm": float(np.linalg.norm(g)), "half_agreement": agreement, **signal, **steps, "touched": int(uniq.size),
                 "plies": float(np.mean([len(m["moves"]) for m in ms])),
                 "positions_per_s": sum(m["nodes"] for m in ms) / max(secs, 1e-9),
                 "game_seconds": secs / len(ms), "reasons": _count(m["reason"] for m in ms),
@@ -466,6 +467,38 @@ def split_half_agreement(parts, uniq, inv) -> float | None:
         start += idx.shape[0]
     norm = np.linalg.norm(halves[0]) * np.linalg.norm(halves[1])
     return float(halves[0] @ halves[1] / norm) if norm > 0 else None
+
+
+def pooled_signal_games(parts) -> dict:
+    """Games a batch needs before its mean gradient stands above the per-game noise (N* = per-game variance /
+    squared mean, unbiased estimates over the batch's games; None when the mean is not detectable), on three
+    low-dimensional projections: material, the piece-square pooling of the own-king KP table and the
+    king-relative pooling of both tables (learn/optim.py factors). Small N* = a learnable direction."""
+    from eval.shogi_features import OFF_KP, OFF_PP
+    from .optim import king_relative_map, piece_square_map
+    n = len(parts)
+    if n < 2:
+        return {}
+    maps = {"material": None, "p": piece_square_map(), "rel": king_relative_map()}
+    out = {}
+    for name, m in maps.items():
+        rows = []
+        for idx, val in parts:
+            if m is None:
+                keep = idx < OFF_KP
+                rows.append(np.bincount(idx[keep], weights=val[keep], minlength=OFF_KP))
+            else:
+                kp = (idx >= OFF_KP) & (idx < OFF_PP)
+                f = m[idx[kp] - OFF_KP]
+                ok = f >= 0
+                rows.append(np.bincount(f[ok], weights=val[kp][ok], minlength=int(m.max()) + 1))
+        g = np.array(rows)
+        total = g.sum(axis=0)
+        square_sum = float((g * g).sum())
+        mean_sq = (float(total @ total) - square_sum) / (n * (n - 1))
+        variance = square_sum / n - mean_sq
+        out[f"signal_games_{name}"] = round(variance / mean_sq, 2) if mean_sq > 0 else None
+    return out
 
 
 def _count(items) -> dict:

@@ -35,6 +35,7 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     rows = metrics(run)
     assert [r["kind"] for r in rows] == ["batch", "batch", "eval"]
     assert all(-1 <= r["half_agreement"] <= 1 for r in rows[:2])
+    assert all({"signal_games_material", "signal_games_p", "signal_games_rel"} <= set(r) for r in rows[:2])
     assert rows[-1]["vs"] == "start" and rows[-1]["games"] == 2
     assert "game/s" in r.stderr or "game]" in r.stderr            # the tqdm bar
     assert len(list((run / "records").glob("*.csa"))) == 4 and len(list((run / "records").glob("*.kif"))) == 4
@@ -137,3 +138,18 @@ def pid_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return not Path(f"/proc/{pid}/stat").is_file() or Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+def test_pooled_signal_games_measures_agreement_between_games():
+    from eval.shogi_features import OFF_KP
+    from learn.runner import pooled_signal_games
+    idx = np.array([1, 5, OFF_KP + 100, OFF_KP + 2000])
+    same = [(idx, np.array([1.0, -2.0, 0.5, 0.25]))] * 4
+    assert pooled_signal_games(same) == {"signal_games_material": 0.0, "signal_games_p": 0.0, "signal_games_rel": 0.0}
+    opposite = same[:2] + [(idx, -v) for i, v in same[:2]]          # mean zero: nothing to learn
+    assert set(pooled_signal_games(opposite).values()) == {None}
+    rng = np.random.default_rng(0)
+    noisy = [(idx, np.array([1.0, -2.0, 0.5, 0.25]) + rng.normal(0, 3.0, 4)) for _ in range(400)]
+    n_star = pooled_signal_games(noisy)["signal_games_material"]
+    assert 2 < n_star < 6                                            # variance 2 * 9 / |mean|^2 5 = 3.6
+    assert pooled_signal_games(same[:1]) == {}
