@@ -3,8 +3,10 @@
 `python -m learn arena --player1 SPEC --player2 SPEC [--games N] ...` (docs/strength.md). A player SPEC is
 `kind[:key=value,...]`:
   mcss       t (sets t_sel and t_back), t_sel, t_back, spread, policy (softmax|uct), c_uct, threads, hash (MB),
-             graph (0|1), and a per-move limit: samples, nodes or time (ms)  [default samples=1000]
-  alphabeta  depth (1|2, default 2), qdepth (quiescence plies, default 8)
+             graph (0|1), pick (root-policy temperature: 0 = best move; > 0 = sampled, as the learner plays),
+             weights (this player's weight file: shipped name or path), and a per-move limit: samples,
+             nodes or time (ms)  [default samples=1000]
+  alphabeta  depth (1|2, default 2), qdepth (quiescence plies, default 8), weights
   material   (no keys)
 every kind also takes name=... (default: the spec text).
 
