@@ -378,7 +378,8 @@ class Run:
             state["positions"] += m["nodes"]
         secs = sum(m["seconds"] for m in ms)
         return {"games": len(ms), "loss": float(np.mean([m["loss"] for m in ms])),
-                "grad_norm": float(np.linalg.norm(g)), "half_agreement": agreement, **signal, **steps, "touched": int(uniq.size),
+                "grad_norm": float(np.linalg.norm(g)), "half_agreement": agreement, **signal, **steps,
+                "touched": int(uniq.size),
                 "plies": float(np.mean([len(m["moves"]) for m in ms])),
                 "positions_per_s": sum(m["nodes"] for m in ms) / max(secs, 1e-9),
                 "game_seconds": secs / len(ms), "reasons": _count(m["reason"] for m in ms),
