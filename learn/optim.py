@@ -23,6 +23,8 @@ undo what the factors learned; each factor has its own pull toward 0.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from eval.shogi_features import FE_END, HAND_END, N_KP, N_SQ, OFF_KP, OFF_PP
@@ -60,13 +62,27 @@ def king_relative_map() -> np.ndarray:
 FACTOR_SHAPES = {"p": (piece_square_map, FE_END), "rel": (king_relative_map, 2 * 18 * N_OFFSETS * N_OFFSETS)}
 
 
+@lru_cache(maxsize=None)
+def factor_map(name: str) -> tuple[np.ndarray, int]:
+    """(KP entry -> factor index map, factor size) of factor `name` (built once per process)."""
+    build, size = FACTOR_SHAPES[name]
+    return build(), size
+
+
+def pool_kp(name: str, kp_idx, g) -> np.ndarray:
+    """Sum of g (given at KP offsets kp_idx) per entry of factor `name`: the factor's gradient."""
+    m, size = factor_map(name)
+    f = m[kp_idx]
+    ok = f >= 0
+    return np.bincount(f[ok], weights=g[ok], minlength=size)
+
+
 class Factor:
     """One shared vector u over KP entries (map: KP entry -> index into u, -1 = not fed) with AdaGrad."""
 
     def __init__(self, name, lr, l2, max_step, u=None, h=None):
-        build, size = FACTOR_SHAPES[name]
+        self.map, size = factor_map(name)
         self.name, self.lr = name, lr
-        self.map = build()
         self.fed = self.map >= 0
         u = np.zeros(size) if u is None else np.array(u, np.float64)
         self.opt = SparseAdaGrad(u, lr=lr, l2=l2, max_step=max_step, h=h, w0=np.zeros(size))
@@ -78,10 +94,9 @@ class Factor:
     def step(self, kp_idx, g, w_kp) -> float:
         """Pool g (at KP offsets kp_idx) into the factor, step it, add the change to every fed entry of
         w_kp (the KP slice of the weights); returns the factor's step norm."""
+        gu = pool_kp(self.name, kp_idx, g)
         f = self.map[kp_idx]
-        ok = f >= 0
-        gu = np.bincount(f[ok], weights=g[ok], minlength=self.u.shape[0])
-        touched = np.unique(f[ok])
+        touched = np.unique(f[f >= 0])
         before = self.u[touched].copy()
         norm = self.opt.step(touched, gu[touched])
         du = np.zeros_like(self.u)

@@ -476,23 +476,20 @@ def pooled_signal_games(parts) -> dict:
     low-dimensional projections: material, the piece-square pooling of the own-king KP table and the
     king-relative pooling of both tables (learn/optim.py factors). Small N* = a learnable direction."""
     from eval.shogi_features import OFF_KP, OFF_PP
-    from .optim import king_relative_map, piece_square_map
+    from .optim import pool_kp
     n = len(parts)
     if n < 2:
         return {}
-    maps = {"material": None, "p": piece_square_map(), "rel": king_relative_map()}
     out = {}
-    for name, m in maps.items():
+    for name in ("material", "p", "rel"):
         rows = []
         for idx, val in parts:
-            if m is None:
+            if name == "material":
                 keep = idx < OFF_KP
                 rows.append(np.bincount(idx[keep], weights=val[keep], minlength=OFF_KP))
             else:
                 kp = (idx >= OFF_KP) & (idx < OFF_PP)
-                f = m[idx[kp] - OFF_KP]
-                ok = f >= 0
-                rows.append(np.bincount(f[ok], weights=val[kp][ok], minlength=int(m.max()) + 1))
+                rows.append(pool_kp(name, idx[kp] - OFF_KP, val[kp]))
         g = np.array(rows)
         total = g.sum(axis=0)
         square_sum = float((g * g).sum())
