@@ -205,12 +205,25 @@ def pv_leaf(tree, start):
 
 
 @njit(cache=True, nogil=True)
-def eligibility_coefs(tree, root, played, method, t_back, t_learn, mode, n_samples, clip, rng, acc,
-                      mark, touched, stack_n, stack_k, stack_l):
+def eligibility_coefs(tree, root, played, method, t_back, t_learn, mode, n_samples, clip, rng, value_coef,
+                      acc, mark, touched, stack_n, stack_k, stack_l):
     """Leaf coefficients of T_a * e(t) = g(a_t) - sum_a pi_a(a) g(a) (eq. 15) for the root edge `played`,
-    with g(a) = -dE(c_a)/dw. method 0 sampled / 1 exact / 2 PGLeaf. Returns the number of touched leaves
-    (indices in touched[:n], coefficients in acc[touched])."""
+    with g(a) = -dE(c_a)/dw, plus value_coef * dE(root)/dw (the critic term; 0 = none). method 0 sampled /
+    1 exact / 2 PGLeaf. Returns the number of touched leaves (indices in touched[:n], coefficients in
+    acc[touched])."""
     n_touched = 0
+    if value_coef != 0.0:
+        # dE(root)/dw is the exact derivative of the tree value: every ply differentiates (MODE_FULL)
+        if method == 2:
+            leaf, plies = pv_leaf(tree, root)
+            if is_leaf(tree, leaf):
+                n_touched = add_leaf(acc, mark, touched, n_touched, leaf, value_coef * (-1.0) ** plies)
+        elif method == 1:
+            n_touched = exact_coefs(tree, root, value_coef, True, t_back, MODE_FULL, acc, mark, touched,
+                                    n_touched, stack_n, stack_k, stack_l)
+        else:
+            n_touched = sample_coefs(tree, root, value_coef, True, t_back, MODE_FULL, n_samples, clip, rng,
+                                     acc, mark, touched, n_touched)
     p = np.empty(MAX_MOVES, np.float64)
     n = child_policy(tree, root, t_learn, p)
     f = tree[core.T_FIRST][root]
@@ -404,25 +417,28 @@ class TreeGradient:
         self.stack_k = np.zeros(capacity, np.float64)
         self.stack_l = np.zeros(capacity, np.int8)
 
-    def leaf_coefs(self, tree, root, played, method, t_back, t_learn, mode, samples, clip, rng):
-        """(leaf nodes, coefficients) of T_a * e(t) for the root edge `played` (see eligibility_coefs)."""
+    def leaf_coefs(self, tree, root, played, method, t_back, t_learn, mode, samples, clip, rng, value_coef=0.0):
+        """(leaf nodes, coefficients) of T_a * e(t) + value_coef * dE(root)/dw for the root edge `played`
+        (see eligibility_coefs)."""
         n = eligibility_coefs(tree, np.int64(root), np.int64(played), np.int64(METHODS.index(method)),
                               float(t_back), float(t_learn), np.int64(MODES[mode]), np.int64(samples),
-                              float(clip), rng, self.acc, self.mark, self.touched, self.queue,
-                              self.stack_k, self.stack_l)
+                              float(clip), rng, float(value_coef), self.acc, self.mark, self.touched,
+                              self.queue, self.stack_k, self.stack_l)
         self.mark[self.touched[:n]] = 0
         return self.touched[:n], self.acc
 
     def shogi_eligibility(self, tree, root, pos, weights, qdepth, played, method, t_back, t_learn, mode,
-                          samples, clip, rng, grad, scale=1.0):
-        """grad += scale * e(t) for the shogi search tree below pos (eq. 15); returns (touched leaves,
-        largest leaf-value mismatch). grad may also be 2-D (rows, N_WEIGHTS) with one scale per row:
-        row j += scale[j] * e(t), all rows from one pass over the leaves."""
+                          samples, clip, rng, grad, scale=1.0, value_coef=0.0):
+        """grad += scale * (e(t) + value_coef * dE(root)/dw) for the shogi search tree below pos (eq. 15;
+        value_coef = 0: the eligibility alone); returns (touched leaves, largest leaf-value mismatch).
+        grad may also be 2-D (rows, N_WEIGHTS) with one scale per row: row j += scale[j] * (...), all rows
+        from one pass over the leaves."""
         grads = grad if grad.ndim == 2 else grad.reshape(1, -1)
         scales = np.asarray(scale, np.float64).reshape(-1) / t_learn
         if scales.shape[0] != grads.shape[0]:
             raise ValueError(f"{grads.shape[0]} gradient rows but {scales.shape[0]} scales")
-        leaves, acc = self.leaf_coefs(tree, root, played, method, t_back, t_learn, mode, samples, clip, rng)
+        leaves, acc = self.leaf_coefs(tree, root, played, method, t_back, t_learn, mode, samples, clip, rng,
+                                      value_coef * t_learn)
         n = leaves.shape[0]
         parent_links(tree, np.int64(root), self.parent_node, self.parent_edge, self.queue)
         worst = shogi_leaf_gradients(pos, weights, np.int64(qdepth), tree, self.parent_node, self.parent_edge,

@@ -25,6 +25,13 @@ the drawn move leaves the expected gradient unchanged and removes the part of th
 already predicted). With lam < 1 later searched values stand in for part of the result (the lambda-return
 of TD(lambda), as in generalised advantage estimation): much less variance, some bias toward the current
 evaluation; lam = 0 rewards a move by how the mover's next search rates the position, b_{t+1} - b_t.
+
+Critic term (ours, `value_weight` > 0): the evaluation is the actor's policy and its own critic, so each
+move adds value_weight * db_t/dw (db_t/dw = (1 - b_t^2) / (2 * baseline_scale) * dE(root)/dw, computed over the
+same tree by the same recursion, pg.eligibility_coefs) to e(t). Multiplied by the same A_t this is the
+offline TD(lam) update of the searched value b_t toward its lambda-return (TDLeaf(lam) of Baxter, Tridgell
+and Weaver, with the whole softmax tree in place of the PV leaf): it teaches the evaluation to predict the
+result, which the engine's best-value move choice profits from directly.
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ class SelfPlayConfig:
     resign_moves: int = 3
     baseline_scale: float = 0.0   # > 0: reward baseline b_t = tanh(E(root) / (2 * baseline_scale)), centipawns
     lam: float = 1.0              # advantage lambda: 1 = game result minus baseline; < 1 bootstraps (docstring)
+    value_weight: float = 0.0     # > 0: critic term, each move adds value_weight * db_t/dw to e(t) (TD(lam) on b_t)
 
     @classmethod
     def from_dict(cls, d: dict) -> "SelfPlayConfig":
@@ -89,6 +97,8 @@ class SelfPlayConfig:
             raise ValueError("lam must be in [0, 1]")
         if cfg.lam < 1.0 and cfg.baseline_scale == 0:
             raise ValueError("lam < 1 needs baseline_scale > 0 (the searched values it bootstraps from)")
+        if cfg.value_weight < 0 or (cfg.value_weight > 0 and cfg.baseline_scale == 0):
+            raise ValueError("value_weight must be >= 0, and > 0 needs baseline_scale > 0 (the value it learns)")
         return cfg
 
 
@@ -261,13 +271,15 @@ class SelfPlayer:
             return int(res.best_move)
         edges, p = pg.root_policy(tree, 0, cfg.t_learn)
         b = float(np.tanh(res.value / (2.0 * cfg.baseline_scale))) if cfg.baseline_scale > 0 else 0.0
+        db_de = (1.0 - b * b) / (2.0 * cfg.baseline_scale) if cfg.baseline_scale > 0 else 0.0
         a = int(rng.choice(len(p), p=p / p.sum()))
         capacity = self.searcher.pool.node_capacity
         if self.tg is None or self.tg.capacity != capacity:
             self.tg = pg.TreeGradient(capacity)
         _, worst = self.tg.shogi_eligibility(
             tree, 0, board.pos, self.weights, cfg.qdepth, int(edges[a]), cfg.method, cfg.t_back,
-            cfg.t_learn, cfg.mode, cfg.grad_samples, cfg.clip, srng, grad.rows, grad.scales_for_move(b))
+            cfg.t_learn, cfg.mode, cfg.grad_samples, cfg.clip, srng, grad.rows, grad.scales_for_move(b),
+            value_coef=cfg.value_weight * db_de)
         out.leaf_mismatch = max(out.leaf_mismatch, worst)
         out.learned_moves += 1
         out.log_pi.append((side, float(np.log(max(p[a], 1e-300))), b))

@@ -56,11 +56,11 @@ def log_pi(tree, played, t_learn):
     return float(np.log(p[list(edges).index(played)]))
 
 
-def eligibility(tree, n, board, w, played, method, samples=1, seed=1):
+def eligibility(tree, n, board, w, played, method, samples=1, seed=1, value_coef=0.0):
     grad = np.zeros(N_WEIGHTS)
     tg = pg.TreeGradient(n)
     tg.shogi_eligibility(tree, 0, board.pos, w, QDEPTH, played, method, T, T, "full", samples, 1e9,
-                         np.array([seed], np.uint64), grad)
+                         np.array([seed], np.uint64), grad, value_coef=value_coef)
     return grad
 
 
@@ -78,6 +78,26 @@ def test_exact_eligibility_matches_finite_differences(searched):
     minus = log_pi(leaf_values(tree, n, board.pos, w - h * d), played, T)
     fd = (plus - minus) / (2 * h)
     assert fd == pytest.approx(g @ d, rel=1e-3)
+
+
+def test_value_term_matches_finite_differences_of_root_value(searched):
+    """The critic term value_coef * dE(root)/dw: exact equals finite differences of the root value; the
+    sampled estimate approaches it."""
+    w, board, tree, n = searched
+    played = int(tree[core.T_FIRST][0]) + 1
+    c = 0.37
+    value = eligibility(tree, n, board, w, played, "exact", value_coef=c) - eligibility(tree, n, board, w,
+                                                                                        played, "exact")
+    assert np.count_nonzero(value) > 100
+    d = np.zeros(N_WEIGHTS)
+    d[np.flatnonzero(value)] = np.random.default_rng(8).normal(size=np.count_nonzero(value))
+    h = 1e-3
+    fd = (leaf_values(tree, n, board.pos, w + h * d)[core.T_VALUE][0]
+          - leaf_values(tree, n, board.pos, w - h * d)[core.T_VALUE][0]) / (2 * h)
+    assert c * fd == pytest.approx(value @ d, rel=1e-3)
+    sampled = eligibility(tree, n, board, w, played, "sampled", 4000, 3, value_coef=c) - eligibility(
+        tree, n, board, w, played, "sampled", 4000, 3)
+    assert np.linalg.norm(sampled - value) < 0.2 * np.linalg.norm(value)
 
 
 def test_full_width_reference_matches_finite_differences():
