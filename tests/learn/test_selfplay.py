@@ -219,3 +219,23 @@ def test_lambda_needs_a_baseline():
         SelfPlayConfig.from_dict({"lam": 0.5})
     with pytest.raises(ValueError, match="lam"):
         SelfPlayConfig.from_dict({"lam": 1.5, "baseline_scale": 600.0})
+    with pytest.raises(ValueError, match="value_weight"):
+        SelfPlayConfig.from_dict({"value_weight": 1.0})
+    with pytest.raises(ValueError, match="value_weight"):
+        SelfPlayConfig.from_dict({"value_weight": -1.0, "baseline_scale": 600.0})
+
+
+def test_critic_game_adds_the_value_gradient():
+    """value_weight > 0: the same game (same moves) with each move's rows moved by value_weight * db_t/dw."""
+    base = dict(samples=12, grad_samples=16, qdepth=QDEPTH, opening_min=2, opening_max=2, max_moves=10,
+                baseline_scale=300.0, lam=0.7)
+    totals = {}
+    for vw in (0.0, 2.0):
+        player = SelfPlayer(load_weights(), SelfPlayConfig.from_dict(dict(base, value_weight=vw)), seed=1)
+        grads = {s: AdvantageSum(N_WEIGHTS, 0.7) for s in "bw"}
+        out = player.play(3, grads)
+        totals[vw] = (out.moves, grads["b"].rows.copy())
+    assert totals[0.0][0] == totals[2.0][0]
+    value_part = totals[2.0][1] - totals[0.0][1]
+    # material (first 24 weights) is active in every position: the value term moves it in both rows
+    assert np.abs(value_part[:, :24]).sum() > 0.1 * np.abs(totals[0.0][1][:, :24]).sum()
