@@ -323,6 +323,38 @@ def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched
 
 
 @njit(cache=True, nogil=True)
+def shogi_strap_gradients(pos, w, qdepth, tree, root, n_nodes, parent_node, parent_edge, vscale, weight, grad):
+    """Search bootstrapping over the tree (the regression toward the searched value of MCSS_55Shogi's learner):
+    grad += weight * sum_v (p(E(v)) - p(q(v))) p'(q(v)) dq(v)/dw over the expanded, unproven nodes v below root,
+    with q(v) the quiescence value of v's position, E(v) its backed-up value and p(x) = tanh(x / (2 vscale)):
+    a step along it moves each static value toward what the search found (the gradient of
+    -1/2 sum_v (p(E(v)) - p(q(v)))^2). parent links from parent_links(tree, root, ...). Returns the nodes used."""
+    moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
+    idx = np.empty(MAX_FEATURES, np.int64)
+    coef = np.empty(MAX_FEATURES, np.float64)
+    path = np.empty(MAX_PATH, np.int32)
+    used = 0
+    for v in range(n_nodes):
+        if v != root and parent_edge[v] < 0:
+            continue
+        if not is_inner(tree, v):
+            continue
+        d = path_to(tree, parent_node, parent_edge, v, path)
+        for i in range(d):
+            do_move(pos, path[i])
+        q = qsearch_root(pos, w, qdepth, moves, keys, pv, frames, counts, nodes)
+        pq = np.tanh(q / (2.0 * vscale))
+        k = weight * (np.tanh(tree[core.T_VALUE][v] / (2.0 * vscale)) - pq) * (1.0 - pq * pq) / (2.0 * vscale)
+        nf = pv_leaf_gradient(pos, w, q, pv, counts, idx, coef)
+        for i in range(nf):
+            grad[idx[i]] += k * coef[i]
+        for i in range(d):
+            undo_move(pos)
+        used += 1
+    return used
+
+
+@njit(cache=True, nogil=True)
 def backup_all(tree, order, n, t):
     """Recompute E(v) = sum pi (-E(c)) (eq. 3) for order[n-1] .. order[0] (children after parents in
     `order`, so this runs bottom-up): makes a tree's values consistent with temperature t."""
@@ -444,6 +476,13 @@ class TreeGradient:
         worst = shogi_leaf_gradients(pos, weights, np.int64(qdepth), tree, self.parent_node, self.parent_edge,
                                      self.touched, np.int64(n), acc, scales, grads)
         return n, float(worst)
+
+    def shogi_strap(self, tree, root, n_nodes, pos, weights, qdepth, vscale, weight, grad):
+        """grad += the search-bootstrapping direction over the tree below pos (shogi_strap_gradients);
+        returns the number of nodes used."""
+        parent_links(tree, np.int64(root), self.parent_node, self.parent_edge, self.queue)
+        return int(shogi_strap_gradients(pos, weights, np.int64(qdepth), tree, np.int64(root), np.int64(n_nodes),
+                                         self.parent_node, self.parent_edge, float(vscale), float(weight), grad))
 
 
 class SparseAdaGrad:

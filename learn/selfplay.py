@@ -75,6 +75,7 @@ class SelfPlayConfig:
     baseline_scale: float = 0.0   # > 0: reward baseline b_t = tanh(E(root) / (2 * baseline_scale)), centipawns
     lam: float = 1.0              # advantage lambda: 1 = game result minus baseline; < 1 bootstraps (docstring)
     value_weight: float = 0.0     # > 0: critic term, each move adds value_weight * db_t/dw to e(t) (TD(lam) on b_t)
+    strap_weight: float = 0.0     # > 0: search bootstrapping, static values regressed toward the tree's values
 
     @classmethod
     def from_dict(cls, d: dict) -> "SelfPlayConfig":
@@ -97,8 +98,9 @@ class SelfPlayConfig:
             raise ValueError("lam must be in [0, 1]")
         if cfg.lam < 1.0 and cfg.baseline_scale == 0:
             raise ValueError("lam < 1 needs baseline_scale > 0 (the searched values it bootstraps from)")
-        if cfg.value_weight < 0 or (cfg.value_weight > 0 and cfg.baseline_scale == 0):
-            raise ValueError("value_weight must be >= 0, and > 0 needs baseline_scale > 0 (the value it learns)")
+        for name in ("value_weight", "strap_weight"):
+            if getattr(cfg, name) < 0 or (getattr(cfg, name) > 0 and cfg.baseline_scale == 0):
+                raise ValueError(f"{name} must be >= 0, and > 0 needs baseline_scale > 0 (its value scale)")
         return cfg
 
 
@@ -281,6 +283,9 @@ class SelfPlayer:
             cfg.t_learn, cfg.mode, cfg.grad_samples, cfg.clip, srng, grad.rows, grad.scales_for_move(b),
             value_coef=cfg.value_weight * db_de)
         out.leaf_mismatch = max(out.leaf_mismatch, worst)
+        if cfg.strap_weight > 0:       # result-free: the P row (AdvantageSum.total = r * Z + P)
+            self.tg.shogi_strap(tree, 0, int(self.searcher.pool.ctl[core.C_NODES]), board.pos, self.weights,
+                                cfg.qdepth, cfg.baseline_scale, cfg.strap_weight, grad.rows[1])
         out.learned_moves += 1
         out.log_pi.append((side, float(np.log(max(p[a], 1e-300))), b))
         return int(tree[core.T_EMOVE][edges[a]])

@@ -239,3 +239,32 @@ def test_critic_game_adds_the_value_gradient():
     value_part = totals[2.0][1] - totals[0.0][1]
     # material (first 24 weights) is active in every position: the value term moves it in both rows
     assert np.abs(value_part[:, :24]).sum() > 0.1 * np.abs(totals[0.0][1][:, :24]).sum()
+
+
+def test_search_bootstrapping_is_the_gradient_of_the_regression(searched):
+    """shogi_strap: grad of -1/2 sum_v (p(E(v)) - p(q(v)))^2 over the inner nodes, E(v) held fixed, equals finite
+    differences of that sum with q recomputed by the quiescence search."""
+    w, board, tree, n = searched
+    scale, weight = 300.0, 1.7
+    g = np.zeros(N_WEIGHTS)
+    used = pg.TreeGradient(n).shogi_strap(tree, 0, n, board.pos, w, QDEPTH, scale, weight, g)
+    pn, pe, queue = (np.zeros(n, np.int64) for _ in range(3))
+    pg.parent_links(tree, np.int64(0), pn, pe, queue)
+    inner = [v for v in range(n) if (v == 0 or pe[v] >= 0) and pg.is_inner(tree, np.int64(v))]
+    assert used == len(inner) > 5
+    path = np.zeros(pg.MAX_PATH, np.int32)
+    positions = []
+    for v in inner:
+        p = board.pos.copy()
+        for m in path[:pg.path_to(tree, pn, pe, np.int64(v), path)]:
+            do_move(p, np.int64(m))
+        positions.append(p)
+    target = np.tanh(tree[core.T_VALUE][inner] / (2 * scale))
+
+    def regression(wt):
+        q = np.array([quiesce(p, wt, max_depth=QDEPTH)[0] for p in positions])
+        return -0.5 * weight * np.sum((target - np.tanh(q / (2 * scale))) ** 2)
+    d = np.zeros(N_WEIGHTS)
+    d[np.flatnonzero(g)] = np.random.default_rng(6).normal(size=np.count_nonzero(g))
+    h = 1e-3
+    assert (regression(w + h * d) - regression(w - h * d)) / (2 * h) == pytest.approx(g @ d, rel=1e-3)
