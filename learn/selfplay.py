@@ -32,6 +32,10 @@ same tree by the same recursion, pg.eligibility_coefs) to e(t). Multiplied by th
 offline TD(lam) update of the searched value b_t toward its lambda-return (TDLeaf(lam) of Baxter, Tridgell
 and Weaver, with the whole softmax tree in place of the PV leaf): it teaches the evaluation to predict the
 result, which the engine's best-value move choice profits from directly.
+
+Search bootstrapping (ours, `strap_weight` > 0; the "regression toward the searched value" of the paper
+author's learner): after each move, every inner node of its tree pulls its static value toward its searched
+value (pg.shogi_strap_gradients). It needs no result, so it goes to the result-free row of AdvantageSum.
 """
 
 from __future__ import annotations
