@@ -290,6 +290,22 @@ def path_to(tree, parent_node, parent_edge, v, out_moves):
 
 
 @njit(cache=True, nogil=True)
+def node_quiescence_gradient(pos, w, qdepth, scratch, tree, parent_node, parent_edge, v, path, idx, coef):
+    """(quiescence value q of node v's position, nf) with dq/dw = sum_i coef[i] e_idx[i] for i < nf (gradient at
+    the quiescence PV leaf): v is reached by replaying its moves on pos, which is unchanged on return.
+    scratch = qsearch_scratch(qdepth)."""
+    moves, keys, pv, frames, counts, nodes = scratch
+    d = path_to(tree, parent_node, parent_edge, v, path)
+    for i in range(d):
+        do_move(pos, path[i])
+    value = qsearch_root(pos, w, qdepth, moves, keys, pv, frames, counts, nodes)
+    nf = pv_leaf_gradient(pos, w, value, pv, counts, idx, coef)
+    for i in range(d):
+        undo_move(pos)
+    return value, nf
+
+
+@njit(cache=True, nogil=True)
 def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched, n_touched, acc, scales,
                          grads):
     """grads[j] += scales[j] * sum_l acc[l] * dE_s(l)/dw for every row j, over the touched leaves l (one
@@ -297,7 +313,7 @@ def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched
     by replaying its moves on pos, its quiescence value recomputed and differentiated at the quiescence
     PV leaf (pv_leaf_gradient). acc[l] is reset to 0. pos is unchanged on return. Returns the largest
     |recomputed - stored| leaf value (a consistency check: the weights must be the search's)."""
-    moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
+    scratch = qsearch_scratch(qdepth)
     idx = np.empty(MAX_FEATURES, np.int64)
     coef = np.empty(MAX_FEATURES, np.float64)
     path = np.empty(MAX_PATH, np.int32)
@@ -306,19 +322,14 @@ def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched
         leaf = touched[j]
         k = acc[leaf]
         acc[leaf] = 0.0
-        d = path_to(tree, parent_node, parent_edge, leaf, path)
-        for i in range(d):
-            do_move(pos, path[i])
-        value = qsearch_root(pos, w, qdepth, moves, keys, pv, frames, counts, nodes)
+        value, nf = node_quiescence_gradient(pos, w, qdepth, scratch, tree, parent_node, parent_edge, leaf, path,
+                                             idx, coef)
         worst = max(worst, abs(value - tree[core.T_VALUE][leaf]))
-        nf = pv_leaf_gradient(pos, w, value, pv, counts, idx, coef)
         for j in range(grads.shape[0]):
             kj = k * scales[j]
             row = grads[j]
             for i in range(nf):
                 row[idx[i]] += kj * coef[i]
-        for i in range(d):
-            undo_move(pos)
     return worst
 
 
@@ -329,27 +340,20 @@ def shogi_strap_gradients(pos, w, qdepth, tree, root, n_nodes, parent_node, pare
     with q(v) the quiescence value of v's position, E(v) its backed-up value and p(x) = tanh(x / (2 vscale)):
     a step along it moves each static value toward what the search found (the gradient of
     -1/2 sum_v (p(E(v)) - p(q(v)))^2). parent links from parent_links(tree, root, ...). Returns the nodes used."""
-    moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
+    scratch = qsearch_scratch(qdepth)
     idx = np.empty(MAX_FEATURES, np.int64)
     coef = np.empty(MAX_FEATURES, np.float64)
     path = np.empty(MAX_PATH, np.int32)
     used = 0
     for v in range(n_nodes):
-        if v != root and parent_edge[v] < 0:
+        if (v != root and parent_edge[v] < 0) or not is_inner(tree, v):
             continue
-        if not is_inner(tree, v):
-            continue
-        d = path_to(tree, parent_node, parent_edge, v, path)
-        for i in range(d):
-            do_move(pos, path[i])
-        q = qsearch_root(pos, w, qdepth, moves, keys, pv, frames, counts, nodes)
+        q, nf = node_quiescence_gradient(pos, w, qdepth, scratch, tree, parent_node, parent_edge, v, path, idx,
+                                         coef)
         pq = np.tanh(q / (2.0 * vscale))
         k = weight * (np.tanh(tree[core.T_VALUE][v] / (2.0 * vscale)) - pq) * (1.0 - pq * pq) / (2.0 * vscale)
-        nf = pv_leaf_gradient(pos, w, q, pv, counts, idx, coef)
         for i in range(nf):
             grad[idx[i]] += k * coef[i]
-        for i in range(d):
-            undo_move(pos)
         used += 1
     return used
 
