@@ -13,7 +13,7 @@ from .clock import DEFAULT_FIXED_TIMEOUT_MS, DEFAULT_MARGIN_MS, TimeControl
 from .go_game import DEFAULT_REFEREE, GoRules
 from .match import EngineSpec, Match, MatchConfig, MatchError, SprtSpec, load_openings
 from .plot import add_plot_parser
-from .runner import add_run_parser
+from .runner import add_evaluate_parser, add_run_parser
 from .shogi_game import DECLARATION_RULES, DEFAULT_MAX_MOVES, DEFAULT_STOP_GRACE_S, ShogiRules
 
 
@@ -95,7 +95,7 @@ def run_match(a: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = (add_match_parser, add_arena_parser, add_run_parser, add_plot_parser)
+COMMANDS = (add_match_parser, add_arena_parser, add_run_parser, add_evaluate_parser, add_plot_parser)
 
 
 def main(argv=None) -> int:

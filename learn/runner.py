@@ -399,18 +399,27 @@ class Run:
         for label, other in (("start", 0), ("best", state["best"])):
             if label == "best" and other in (0, v):
                 continue
-            summary = self._match(v, other, label)
-            elo = summary["elo_pentanomial"] or summary["elo_trinomial"]
-            self._metric({"kind": "eval", "vs": label, "version": v, "opponent": other,
-                          "games_done": state["games_done"], "games": summary["games"],
-                          "wins": summary["wins"], "losses": summary["losses"], "draws": summary["draws"],
-                          "score": summary["score"], "elo": elo["elo"], "elo_lower": elo["lower"],
-                          "elo_upper": elo["upper"], "time": time.time()})
+            summary = self.evaluate(v, other, label, state["games_done"])
             if label == ("best" if state["best"] else "start") and (summary["score"] or 0) > 0.5:
                 state["best"] = v
                 self._write_state(state)
 
-    def _match(self, version: int, other: int, label: str) -> dict:
+    def evaluate(self, version: int, other: int, label: str, games_done: int, games: int | None = None,
+                 openings: list | None = None) -> dict:
+        """Match checkpoint `version` against checkpoint `other` at the configured fixed nodes (`games`
+        default eval.games; `openings` default the run's eval openings), Elo +- 95 % appended to the
+        metrics as an "eval" row; returns the match summary."""
+        games = games or self.cfg.eval.games
+        summary = self._match(version, other, label, games, openings)
+        elo = summary["elo_pentanomial"] or summary["elo_trinomial"]
+        self._metric({"kind": "eval", "vs": label, "version": version, "opponent": other,
+                      "games_done": games_done, "games": summary["games"],
+                      "wins": summary["wins"], "losses": summary["losses"], "draws": summary["draws"],
+                      "score": summary["score"], "elo": elo["elo"], "elo_lower": elo["lower"],
+                      "elo_upper": elo["upper"], "time": time.time()})
+        return summary
+
+    def _match(self, version: int, other: int, label: str, games: int, openings: list | None) -> dict:
         from .clock import TimeControl
         from .match import EngineSpec, Match, MatchConfig
         from .shogi_game import ShogiRules
@@ -421,10 +430,13 @@ class Run:
             return EngineSpec(name, command, {"EvalFile": str(weights_path(self.dir, v).resolve()),
                                               "USI_Hash": str(ev.hash_mb), "Threads": "1"})
         folder = self.dir / "eval" / f"v{version:06d}-vs-{label}"
+        if games != ev.games or openings is not None:
+            folder = folder.with_name(f"{folder.name}-{games}g")
         config = MatchConfig(
             game="shogi", engines=(spec(f"v{version}", version), spec(f"v{other}", other)),
-            tc=TimeControl.from_args(nodes=ev.nodes), games=ev.games, concurrency=ev.concurrency,
-            openings=eval_openings(self.cfg, max(1, ev.games // 2)), shogi_rules=ShogiRules(max_moves=ev.max_moves),
+            tc=TimeControl.from_args(nodes=ev.nodes), games=games, concurrency=ev.concurrency,
+            openings=openings or eval_openings(self.cfg, max(1, games // 2)),
+            shogi_rules=ShogiRules(max_moves=ev.max_moves),
             records_dir=str(folder), json_path=str(folder / "summary.json"))
         with open(os.devnull, "w") as quiet:
             return Match(config, out=quiet).run()
@@ -530,3 +542,50 @@ def run_command(a) -> int:
         return 2
     print(json.dumps({k: state[k] for k in ("version", "games_done", "wins_b", "wins_w", "draws", "best")}))
     return 0
+
+
+def add_evaluate_parser(sub) -> None:
+    p = sub.add_parser("evaluate", help="match a checkpoint of a run folder against another; Elo into its metrics",
+                       description="Play checkpoint VERSION of RUN against checkpoint --vs at the run's [eval] "
+                                   "settings and append the result to RUN/metrics.jsonl (drawn by `plot`). "
+                                   "Safe beside a running `run`: it reads checkpoints and only appends.")
+    p.add_argument("run", help="run folder (contains config.toml and weights/)")
+    p.add_argument("--version", type=int, default=None, help="checkpoint to evaluate (default: the latest)")
+    p.add_argument("--vs", type=int, default=0, help="opponent checkpoint (default 0 = the start weights)")
+    p.add_argument("--games", type=int, default=None, help="games (default: the run's eval.games)")
+    p.add_argument("--openings", default=None,
+                   help="opening file (docs/match.md; default: the run's seeded eval openings)")
+    p.add_argument("--concurrency", type=int, default=None, help="games at once (default: eval.concurrency)")
+    p.set_defaults(handler=evaluate_command)
+
+
+def evaluate_command(a) -> int:
+    from .match import MatchError, format_summary, load_openings
+    try:
+        run_dir = Path(a.run)
+        cfg = load_config(run_dir / "config.toml")
+        cfg.dir = str(run_dir)
+        if a.concurrency is not None:
+            cfg.eval.concurrency = a.concurrency
+        run = Run(cfg, run_dir / "config.toml")
+        state = run.load_state()
+        version = state["version"] if a.version is None else a.version
+        for v in (version, a.vs):
+            if not weights_path(run_dir, v).is_file():
+                raise ValueError(f"{weights_path(run_dir, v)}: no such checkpoint")
+        if a.games is not None and a.games < 1:
+            raise ValueError("--games must be >= 1")
+        openings = load_openings("shogi", a.openings, 9, None) if a.openings else None
+        label = "start" if a.vs == 0 else f"v{a.vs}"
+        summary = run.evaluate(version, a.vs, label, checkpoint_games(run_dir, version), a.games, openings)
+    except (ValueError, OSError, RuntimeError, MatchError) as e:
+        print(f"evaluate: error: {e}", file=sys.stderr)
+        return 2
+    print(format_summary(summary))
+    return 0
+
+
+def checkpoint_games(run_dir, version: int) -> int:
+    """Self-play games behind checkpoint `version` (from its weight file's metadata; 0 for the start)."""
+    from eval.weightfile import read_weights
+    return int(read_weights(weights_path(run_dir, version))[1].get("games", 0))

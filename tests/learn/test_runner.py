@@ -45,6 +45,15 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     assert (w0 != w2).sum() > 0                                   # lam < 1: every game moves the weights
     from eval.shogi_features import OFF_PP
     assert np.array_equal(w0[OFF_PP:], w2[OFF_PP:])               # PP is not a trainable group here
+    openings = tmp_path / "openings.txt"
+    openings.write_text("startpos moves 7g7f 3c3d\n")
+    e = learn("evaluate", str(run), "--version", "1", "--vs", "2", "--games", "2", "--openings", str(openings))
+    assert e.returncode == 0, e.stderr
+    row = metrics(run)[-1]
+    assert row["kind"] == "eval" and (row["version"], row["opponent"], row["vs"]) == (1, 2, "v2")
+    assert row["games"] == 2 and row["games_done"] == 2          # the games behind checkpoint 1
+    csas = list((run / "eval" / "v000001-vs-v2-2g").glob("*.csa"))      # both colours from the given opening
+    assert len(csas) == 2 and all("+7776FU\nT0\n-3334FU\n" in c.read_text() for c in csas)
     p = learn("plot", str(run))
     assert p.returncode == 0, p.stderr
     png = run / "learning-curve.png"
@@ -99,6 +108,8 @@ def test_cli_errors(tmp_path):
     assert r.returncode == 2 and "no run to resume" in r.stderr
     r = learn("plot", str(tmp_path))
     assert r.returncode == 2 and "metrics" in r.stderr
+    r = learn("evaluate", str(tmp_path))
+    assert r.returncode == 2 and "config.toml" in r.stderr
     try:
         import ray  # noqa: F401
     except ImportError:
