@@ -405,12 +405,13 @@ class Run:
                 self._write_state(state)
 
     def evaluate(self, version: int, other: int, label: str, games_done: int, games: int | None = None,
-                 openings: list | None = None) -> dict:
+                 openings: list | None = None, tag: str = "") -> dict:
         """Match checkpoint `version` against checkpoint `other` at the configured fixed nodes (`games`
-        default eval.games; `openings` default the run's eval openings), Elo +- 95 % appended to the
-        metrics as an "eval" row; returns the match summary."""
+        default eval.games; `openings` default the run's eval openings; records in
+        eval/vVERSION-vs-LABEL{tag}), Elo +- 95 % appended to the metrics as an "eval" row; returns the
+        match summary."""
         games = games or self.cfg.eval.games
-        summary = self._match(version, other, label, games, openings)
+        summary = self._match(version, other, label, games, openings, tag)
         elo = summary["elo_pentanomial"] or summary["elo_trinomial"]
         self._metric({"kind": "eval", "vs": label, "version": version, "opponent": other,
                       "games_done": games_done, "games": summary["games"],
@@ -419,7 +420,7 @@ class Run:
                       "elo_upper": elo["upper"], "time": time.time()})
         return summary
 
-    def _match(self, version: int, other: int, label: str, games: int, openings: list | None) -> dict:
+    def _match(self, version: int, other: int, label: str, games: int, openings: list | None, tag: str) -> dict:
         from .clock import TimeControl
         from .match import EngineSpec, Match, MatchConfig
         from .shogi_game import ShogiRules
@@ -429,9 +430,7 @@ class Run:
         def spec(name, v):
             return EngineSpec(name, command, {"EvalFile": str(weights_path(self.dir, v).resolve()),
                                               "USI_Hash": str(ev.hash_mb), "Threads": "1"})
-        folder = self.dir / "eval" / f"v{version:06d}-vs-{label}"
-        if games != ev.games or openings is not None:
-            folder = folder.with_name(f"{folder.name}-{games}g")
+        folder = self.dir / "eval" / f"v{version:06d}-vs-{label}{tag}"
         config = MatchConfig(
             game="shogi", engines=(spec(f"v{version}", version), spec(f"v{other}", other)),
             tc=TimeControl.from_args(nodes=ev.nodes), games=games, concurrency=ev.concurrency,
@@ -442,9 +441,10 @@ class Run:
             return Match(config, out=quiet).run()
 
 
-def eval_openings(cfg: RunConfig, count: int) -> list:
+def eval_openings(cfg: RunConfig, count: int, seed: int | None = None) -> list:
     """`count` distinct-ish opening lines drawn with the start weights (softmax at opening_temp), the same
-    for every evaluation of a run (fixed seed), each played with both colours by the match runner."""
+    for every evaluation of a run (fixed seed: `seed`, default the run's), each played with both colours by
+    the match runner."""
     from eval.weightfile import load_weights
     from usi_engine.shogi import Board, move_to_usi
     from usi_engine.shogi.game import make_params
@@ -452,7 +452,7 @@ def eval_openings(cfg: RunConfig, count: int) -> list:
     from .openings import Opening
     w = load_weights(cfg.start_weights)
     params = make_params(qsearch_depth=cfg.selfplay.qdepth)
-    rng = np.random.default_rng([cfg.seed, 7])
+    rng = np.random.default_rng([cfg.seed if seed is None else seed, 7])
     buf = (np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.float64), np.zeros(MAX_MOVES, np.int8))
     openings = []
     for _ in range(count):
@@ -555,6 +555,8 @@ def add_evaluate_parser(sub) -> None:
     p.add_argument("--games", type=int, default=None, help="games (default: the run's eval.games)")
     p.add_argument("--openings", default=None,
                    help="opening file (docs/match.md; default: the run's seeded eval openings)")
+    p.add_argument("--openings-seed", type=int, default=None,
+                   help="draw the eval openings with this seed instead of the run's (an independent set)")
     p.add_argument("--concurrency", type=int, default=None, help="games at once (default: eval.concurrency)")
     p.set_defaults(handler=evaluate_command)
 
@@ -562,6 +564,10 @@ def add_evaluate_parser(sub) -> None:
 def evaluate_command(a) -> int:
     from .match import MatchError, format_summary, load_openings
     try:
+        if a.openings and a.openings_seed is not None:
+            raise ValueError("--openings and --openings-seed exclude each other")
+        if a.games is not None and a.games < 1:
+            raise ValueError("--games must be >= 1")
         run_dir = Path(a.run)
         cfg = load_config(run_dir / "config.toml")
         cfg.dir = str(run_dir)
@@ -573,11 +579,16 @@ def evaluate_command(a) -> int:
         for v in (version, a.vs):
             if not weights_path(run_dir, v).is_file():
                 raise ValueError(f"{weights_path(run_dir, v)}: no such checkpoint")
-        if a.games is not None and a.games < 1:
-            raise ValueError("--games must be >= 1")
-        openings = load_openings("shogi", a.openings, 9, None) if a.openings else None
+        if a.openings:
+            openings = load_openings("shogi", a.openings, 9, None)
+        elif a.openings_seed is not None:
+            openings = eval_openings(cfg, max(1, (a.games or cfg.eval.games) // 2), a.openings_seed)
+        else:
+            openings = None
         label = "start" if a.vs == 0 else f"v{a.vs}"
-        summary = run.evaluate(version, a.vs, label, checkpoint_games(run_dir, version), a.games, openings)
+        tag = f"-{a.games or cfg.eval.games}g"
+        tag += f"-{Path(a.openings).stem}" if a.openings else f"-seed{a.openings_seed}" if openings else ""
+        summary = run.evaluate(version, a.vs, label, checkpoint_games(run_dir, version), a.games, openings, tag)
     except (ValueError, OSError, RuntimeError, MatchError) as e:
         print(f"evaluate: error: {e}", file=sys.stderr)
         return 2

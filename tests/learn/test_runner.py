@@ -52,8 +52,13 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     row = metrics(run)[-1]
     assert row["kind"] == "eval" and (row["version"], row["opponent"], row["vs"]) == (1, 2, "v2")
     assert row["games"] == 2 and row["games_done"] == 2          # the games behind checkpoint 1
-    csas = list((run / "eval" / "v000001-vs-v2-2g").glob("*.csa"))      # both colours from the given opening
+    csas = list((run / "eval" / "v000001-vs-v2-2g-openings").glob("*.csa"))      # both colours from the given opening
     assert len(csas) == 2 and all("+7776FU\nT0\n-3334FU\n" in c.read_text() for c in csas)
+    e = learn("evaluate", str(run), "--games", "2", "--openings-seed", "5")
+    assert e.returncode == 0, e.stderr
+    row = metrics(run)[-1]
+    assert (row["version"], row["opponent"], row["vs"], row["games_done"]) == (2, 0, "start", 4)
+    assert len(list((run / "eval" / "v000002-vs-start-2g-seed5").glob("*.csa"))) == 2
     p = learn("plot", str(run))
     assert p.returncode == 0, p.stderr
     png = run / "learning-curve.png"
@@ -110,6 +115,8 @@ def test_cli_errors(tmp_path):
     assert r.returncode == 2 and "metrics" in r.stderr
     r = learn("evaluate", str(tmp_path))
     assert r.returncode == 2 and "config.toml" in r.stderr
+    r = learn("evaluate", str(tmp_path), "--openings", "x.txt", "--openings-seed", "3")
+    assert r.returncode == 2 and "exclude" in r.stderr
     try:
         import ray  # noqa: F401
     except ImportError:
