@@ -30,7 +30,7 @@ SHAPES = {
 }
 STORE_DTYPE = np.dtype("<f4")
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-DEFAULT_PATH = WEIGHTS_DIR / "default.npz"      # the engine's evaluation (material only until learned weights beat it)
+DEFAULT_PATH = WEIGHTS_DIR / "default.npz"      # the engine's evaluation: learned from material (docs/learning.md)
 MATERIAL_PATH = WEIGHTS_DIR / "material.npz"    # material only: the start of learning runs
 
 

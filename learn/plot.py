@@ -1,7 +1,7 @@
 """`python -m learn plot RUN [--out PNG]`: the learning curve of a run folder as a PNG (matplotlib).
 
 Top: Elo of each evaluated checkpoint vs the start weights and vs the previous best, with the 95 %
-intervals, over self-play games. Bottom: the batch surrogate loss -mean r log pi_a(a_t) and the
+intervals, over self-play games; one series per opponent and opening set (`learn evaluate --openings-seed`). Bottom: the batch surrogate loss -mean r log pi_a(a_t) and the
 AdaGrad step norm over games. Reads RUN/metrics.jsonl (learn/runner.py).
 """
 
@@ -38,14 +38,17 @@ def plot_run(run_dir, out=None) -> Path:
     batches = [r for r in rows if r.get("kind") == "batch"]
     evals = [r for r in rows if r.get("kind") == "eval"]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
-    for label, colour in (("start", "tab:blue"), ("best", "tab:orange")):
-        pts = [r for r in evals if r["vs"] == label and r.get("elo") is not None]
-        if pts:
-            x = [r["games_done"] for r in pts]
-            y = [r["elo"] for r in pts]
-            lo = [r["elo"] - (r["elo_lower"] if r["elo_lower"] is not None else r["elo"]) for r in pts]
-            hi = [(r["elo_upper"] if r["elo_upper"] is not None else r["elo"]) - r["elo"] for r in pts]
-            top.errorbar(x, y, yerr=[lo, hi], fmt="o-", color=colour, capsize=3, label=f"vs {label}")
+    series = sorted({(r["vs"], r.get("openings", "run")) for r in evals if r.get("elo") is not None},
+                    key=lambda s: (s[0] != "start", s[0], s[1] != "run", s[1]))
+    for n, (label, openings) in enumerate(series):
+        pts = sorted((r for r in evals if (r["vs"], r.get("openings", "run")) == (label, openings)
+                      and r.get("elo") is not None), key=lambda r: r["games_done"])
+        x = [r["games_done"] + 4 * n for r in pts]         # a small shift keeps overlapping bars apart
+        y = [r["elo"] for r in pts]
+        lo = [r["elo"] - (r["elo_lower"] if r["elo_lower"] is not None else r["elo"]) for r in pts]
+        hi = [(r["elo_upper"] if r["elo_upper"] is not None else r["elo"]) - r["elo"] for r in pts]
+        name = f"vs {label}" + ("" if openings == "run" else f" ({openings} openings)")
+        top.errorbar(x, y, yerr=[lo, hi], fmt="o-", capsize=3, label=name)
     top.axhline(0.0, color="grey", lw=0.8)
     top.set_ylabel("Elo (95 % interval)")
     top.set_title(f"learning curve: {Path(run_dir).name}")

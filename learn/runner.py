@@ -405,11 +405,11 @@ class Run:
                 self._write_state(state)
 
     def evaluate(self, version: int, other: int, label: str, games_done: int, games: int | None = None,
-                 openings: list | None = None, tag: str = "") -> dict:
+                 openings: list | None = None, tag: str = "", openings_name: str = "run") -> dict:
         """Match checkpoint `version` against checkpoint `other` at the configured fixed nodes (`games`
-        default eval.games; `openings` default the run's eval openings; records in
-        eval/vVERSION-vs-LABEL{tag}), Elo +- 95 % appended to the metrics as an "eval" row; returns the
-        match summary."""
+        default eval.games; `openings` default the run's eval openings, named `openings_name` in the row;
+        records in eval/vVERSION-vs-LABEL{tag}), Elo +- 95 % appended to the metrics as an "eval" row;
+        returns the match summary."""
         games = games or self.cfg.eval.games
         summary = self._match(version, other, label, games, openings, tag)
         elo = summary["elo_pentanomial"] or summary["elo_trinomial"]
@@ -417,7 +417,7 @@ class Run:
                       "games_done": games_done, "games": summary["games"],
                       "wins": summary["wins"], "losses": summary["losses"], "draws": summary["draws"],
                       "score": summary["score"], "elo": elo["elo"], "elo_lower": elo["lower"],
-                      "elo_upper": elo["upper"], "time": time.time()})
+                      "elo_upper": elo["upper"], "openings": openings_name, "time": time.time()})
         return summary
 
     def _match(self, version: int, other: int, label: str, games: int, openings: list | None, tag: str) -> dict:
@@ -586,9 +586,10 @@ def evaluate_command(a) -> int:
         else:
             openings = None
         label = "start" if a.vs == 0 else f"v{a.vs}"
-        tag = f"-{a.games or cfg.eval.games}g"
-        tag += f"-{Path(a.openings).stem}" if a.openings else f"-seed{a.openings_seed}" if openings else ""
-        summary = run.evaluate(version, a.vs, label, checkpoint_games(run_dir, version), a.games, openings, tag)
+        name = Path(a.openings).stem if a.openings else f"seed{a.openings_seed}" if openings else "run"
+        tag = f"-{a.games or cfg.eval.games}g" + ("" if name == "run" else f"-{name}")
+        summary = run.evaluate(version, a.vs, label, checkpoint_games(run_dir, version), a.games, openings, tag,
+                               name)
     except (ValueError, OSError, RuntimeError, MatchError) as e:
         print(f"evaluate: error: {e}", file=sys.stderr)
         return 2

@@ -36,7 +36,7 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     assert [r["kind"] for r in rows] == ["batch", "batch", "eval"]
     assert all(-1 <= r["half_agreement"] <= 1 for r in rows[:2])
     assert all({"signal_games_material", "signal_games_p", "signal_games_rel"} <= set(r) for r in rows[:2])
-    assert rows[-1]["vs"] == "start" and rows[-1]["games"] == 2
+    assert rows[-1]["vs"] == "start" and rows[-1]["games"] == 2 and rows[-1]["openings"] == "run"
     assert "game/s" in r.stderr or "game]" in r.stderr            # the tqdm bar
     assert len(list((run / "records").glob("*.csa"))) == 4 and len(list((run / "records").glob("*.kif"))) == 4
     assert not list((run / "pending").iterdir())
@@ -52,12 +52,14 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     row = metrics(run)[-1]
     assert row["kind"] == "eval" and (row["version"], row["opponent"], row["vs"]) == (1, 2, "v2")
     assert row["games"] == 2 and row["games_done"] == 2          # the games behind checkpoint 1
+    assert row["openings"] == "openings"                          # the file's name, a series of its own in the plot
     csas = list((run / "eval" / "v000001-vs-v2-2g-openings").glob("*.csa"))      # both colours from the given opening
     assert len(csas) == 2 and all("+7776FU\nT0\n-3334FU\n" in c.read_text() for c in csas)
     e = learn("evaluate", str(run), "--games", "2", "--openings-seed", "5")
     assert e.returncode == 0, e.stderr
     row = metrics(run)[-1]
     assert (row["version"], row["opponent"], row["vs"], row["games_done"]) == (2, 0, "start", 4)
+    assert row["openings"] == "seed5"
     assert len(list((run / "eval" / "v000002-vs-start-2g-seed5").glob("*.csa"))) == 2
     p = learn("plot", str(run))
     assert p.returncode == 0, p.stderr
