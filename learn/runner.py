@@ -283,7 +283,7 @@ class Run:
         from eval.weightfile import save_weights
         v = state["version"]
         tmp = weights_path(self.dir, v).with_suffix(".tmp")
-        save_weights(tmp, opt.w, source="learn run", version=v, games=state["games_done"])
+        save_weights(tmp, opt.w, source="learn run", checkpoint=v, games=state["games_done"])
         os.replace(tmp, weights_path(self.dir, v))
         name = f"o{v:06d}.npz"
         atomic_save(self.dir / "opt" / name, lambda f: np.savez(f, **opt.state()))
