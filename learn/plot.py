@@ -1,8 +1,9 @@
 """`python -m learn plot RUN [--out PNG]`: the learning curve of a run folder as a PNG (matplotlib).
 
 Top: Elo of each evaluated checkpoint vs the start weights and vs the previous best, with the 95 %
-intervals, over self-play games; one series per opponent and opening set (`learn evaluate --openings-seed`). Bottom: the batch surrogate loss -mean r log pi_a(a_t) and the
-AdaGrad step norm over games. Reads RUN/metrics.jsonl (learn/runner.py).
+intervals, over self-play games; one series per opponent and opening set (`learn evaluate
+--openings-seed`). Bottom: the batch surrogate loss -mean r log pi_a(a_t) and the AdaGrad step norm over
+games. Reads RUN/metrics.jsonl (learn/runner.py).
 """
 
 from __future__ import annotations

@@ -18,6 +18,8 @@ point loses at most the games in flight: finished games are already in pending/,
 only the missing game indices with their original seeds.
 Evaluation every `eval.every_games`: matches with the match runner at fixed nodes, the checkpoint vs the
 start weights and vs the previous best (promoted when it scores above 50 %); Elo +- 95 % into metrics.
+`python -m learn evaluate RUN` plays the same match for any pair of checkpoints afterwards (own games and
+openings) and appends the same row.
 """
 
 from __future__ import annotations
