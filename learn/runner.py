@@ -407,12 +407,13 @@ class Run:
                 self._write_state(state)
 
     def evaluate(self, version: int, other: int, label: str, games_done: int, games: int | None = None,
-                 openings: list | None = None, tag: str = "", openings_name: str = "run") -> dict:
+                 openings: list | None = None, openings_name: str = "run") -> dict:
         """Match checkpoint `version` against checkpoint `other` at the configured fixed nodes (`games`
         default eval.games; `openings` default the run's eval openings, named `openings_name` in the row;
-        records in eval/vVERSION-vs-LABEL{tag}), Elo +- 95 % appended to the metrics as an "eval" row;
-        returns the match summary."""
+        records in eval/vVERSION-vs-LABEL-GAMESg[-NAME]), Elo +- 95 % appended to the metrics as an "eval"
+        row; returns the match summary."""
         games = games or self.cfg.eval.games
+        tag = f"-{games}g" + ("" if openings_name == "run" else f"-{openings_name}")
         summary = self._match(version, other, label, games, openings, tag)
         elo = summary["elo_pentanomial"] or summary["elo_trinomial"]
         self._metric({"kind": "eval", "vs": label, "version": version, "opponent": other,
@@ -589,9 +590,7 @@ def evaluate_command(a) -> int:
             openings = None
         label = "start" if a.vs == 0 else f"v{a.vs}"
         name = Path(a.openings).stem if a.openings else f"seed{a.openings_seed}" if openings else "run"
-        tag = f"-{a.games or cfg.eval.games}g" + ("" if name == "run" else f"-{name}")
-        summary = run.evaluate(version, a.vs, label, checkpoint_games(run_dir, version), a.games, openings, tag,
-                               name)
+        summary = run.evaluate(version, a.vs, label, checkpoint_games(run_dir, version), a.games, openings, name)
     except (ValueError, OSError, RuntimeError, MatchError) as e:
         print(f"evaluate: error: {e}", file=sys.stderr)
         return 2
