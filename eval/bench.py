@@ -1,59 +1,24 @@
-"""Benchmarks behind ``usi-engine bench eval`` and ``usi-engine bench qsearch``.
+"""Benchmark behind ``usi-engine bench eval``: static evaluations per second, and a child's evaluation made
+in full and incrementally, on the fixed position set (usi_engine/shogi/bench.py).
 
-Both run on the fixed position set usi_engine/shogi/data/bench_positions.txt (100 SFENs from seeded
-uniformly random games, generated once by ``python -m eval.bench make-positions`` and committed),
-time a numba loop (so Python call overhead is excluded), print a human line and, last, one line of
+Timed inside a numba loop (so Python call overhead is excluded); prints a human line and, last, one line of
 ``KEY=VALUE`` pairs. Pass a weight file to measure with learned weights (default: shipped weights).
 """
 
-import random
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from numba import njit
 
 from eval.shogi_features import eval_stack, evaluate, inc_init, inc_record, inc_value
 from eval.weightfile import load_weights
+from usi_engine.shogi.bench import bench_positions
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, undo_move
-from usi_engine.shogi.quiescence import DEFAULT_MAX_DEPTH, QBuffers, qsearch_root
 
-BENCH_FILE = Path(__file__).resolve().parent.parent / "usi_engine" / "shogi" / "data" / "bench_positions.txt"
-BENCH_SEED = 20240601
-BENCH_COUNT = 100
-MIN_PLY, MAX_PLY = 10, 100
 MIN_SECONDS = 1.0
-
-
-def random_game_sfens(count, seed, min_ply=MIN_PLY, max_ply=MAX_PLY):
-    """SFENs reached by uniformly random legal moves (cshogi, a test/dev dependency), game not over."""
-    import cshogi
-    rng = random.Random(seed)
-    out = []
-    while len(out) < count:
-        board = cshogi.Board()
-        for _ in range(rng.randint(min_ply, max_ply)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        if not board.is_game_over():
-            out.append(board.sfen())
-    return out
-
-
-def bench_sfens():
-    """The committed benchmark SFENs."""
-    return [s for s in BENCH_FILE.read_text().splitlines() if s.strip()]
-
-
-def bench_positions():
-    """The benchmark positions as one 2-D int64 array (a row per position)."""
-    from usi_engine.shogi import Board
-    return np.stack([Board(s).pos for s in bench_sfens()])
 
 
 @njit(cache=True, nogil=True)
@@ -89,15 +54,7 @@ def _child_eval_loop(positions, w, reps, moves, eacc, eidx, incremental):
     return children, total
 
 
-@njit(cache=True, nogil=True)
-def _qsearch_loop(positions, w, max_depth, moves, keys, pv, frames, counts, nodes):
-    total = 0.0
-    for i in range(positions.shape[0]):
-        total += qsearch_root(positions[i], w, max_depth, moves, keys, pv, frames, counts, nodes)
-    return total
-
-
-def _timed(run):
+def timed(run):
     """Repeat run() (returning a work count) until MIN_SECONDS pass; (work, wall s, CPU s).
 
     CPU seconds of this process are reported too: on a shared machine they are the robust figure.
@@ -117,12 +74,12 @@ def bench_eval(weights_path=None, out=sys.stdout):
     w = load_weights(weights_path)
     positions = bench_positions()
     reps = 100
-    n, dt, cpu = _timed(lambda: (_eval_loop(positions, w, reps), reps * positions.shape[0])[1])
+    n, dt, cpu = timed(lambda: (_eval_loop(positions, w, reps), reps * positions.shape[0])[1])
     moves = np.zeros(MAX_MOVES, dtype=np.int32)
     eacc, eidx = eval_stack(2)
     child_cpu = {}
     for incremental in (False, True):
-        kids, _, kcpu = _timed(lambda: _child_eval_loop(positions, w, 10, moves, eacc, eidx, incremental)[0])
+        kids, _, kcpu = timed(lambda: _child_eval_loop(positions, w, 10, moves, eacc, eidx, incremental)[0])
         child_cpu[incremental] = kcpu / kids * 1e6
     result = {"positions": positions.shape[0], "evals": n, "seconds": round(dt, 3),
               "cpu_seconds": round(cpu, 3), "evals_per_s": round(n / dt),
@@ -136,42 +93,10 @@ def bench_eval(weights_path=None, out=sys.stdout):
     return result
 
 
-def bench_qsearch(weights_path=None, max_depth=DEFAULT_MAX_DEPTH, out=sys.stdout):
-    """Quiescence nodes per second (one thread); returns the KEY=VALUE dict it printed."""
-    w = load_weights(weights_path)
-    positions = bench_positions()
-    buf = QBuffers(max_depth)
-
-    def run():
-        before = buf.nodes[0]
-        _qsearch_loop(positions, w, max_depth, *buf.args())
-        return int(buf.nodes[0] - before)
-
-    n, dt, cpu = _timed(run)
-    result = {"positions": positions.shape[0], "max_depth": max_depth, "nodes": n,
-              "seconds": round(dt, 3), "cpu_seconds": round(cpu, 3), "nodes_per_s": round(n / dt),
-              "nodes_per_cpu_s": round(n / cpu), "us_per_node": round(cpu / n * 1e6, 3)}
-    print(f"qsearch: {n} nodes in {dt:.2f} s ({cpu:.2f} s CPU) = {n / dt:,.0f} nodes/s, "
-          f"{n / cpu:,.0f} nodes/CPU-s", file=out)
-    print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)
-    return result
-
-
 def main(argv=None):
-    """``python -m eval.bench eval|qsearch [weights.npz]`` or ``make-positions``."""
+    """``python -m eval.bench [weights.npz]``."""
     argv = sys.argv[1:] if argv is None else argv
-    what = argv[0] if argv else "eval"
-    path = argv[1] if len(argv) > 1 else None
-    if what == "eval":
-        bench_eval(path)
-    elif what == "qsearch":
-        bench_qsearch(path)
-    elif what == "make-positions":
-        BENCH_FILE.parent.mkdir(parents=True, exist_ok=True)
-        BENCH_FILE.write_text("\n".join(random_game_sfens(BENCH_COUNT, BENCH_SEED)) + "\n")
-        print(f"wrote {BENCH_FILE}")
-    else:
-        raise SystemExit(f"unknown benchmark {what!r}: use eval, qsearch or make-positions")
+    bench_eval(argv[0] if argv else None)
 
 
 if __name__ == "__main__":

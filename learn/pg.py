@@ -10,7 +10,7 @@ With x_c = -E(c) the value of child c seen from v and the backup policy pi(c|v) 
 so the gradient of any node is a weighted sum of LEAF gradients, sum_l k_l dE_s(l)/dw, where the leaf
 coefficient k_l sums, over the paths to l, the product of pi * factor along the path. A leaf is an
 unexpanded node (its value is the quiescence value of its position, so dE_s/dw is the active-feature
-vector at the quiescence PV leaf, usi_engine.shogi.quiescence.pv_leaf_gradient); terminal and proven
+vector at the quiescence PV leaf, usi_engine.shogi_search.quiescence.pv_leaf_gradient); terminal and proven
 nodes have exact values and contribute nothing.
 
 - exact (eq. 16-23): `tree_leaf_coefs(..., exact=True)` walks every path of the tree (it IS the recursion,
@@ -42,11 +42,12 @@ from numba import njit
 
 from eval.shogi_features import MAX_FEATURES
 from usi_engine.search import core
+from usi_engine.search.policy import child_policy
 from usi_engine.search.rng import next_unit
 from usi_engine.search.values import MATE_THRESHOLD
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.position import do_move, undo_move
-from usi_engine.shogi.quiescence import pv_leaf_gradient, qsearch_root, qsearch_scratch
+from usi_engine.shogi_search.quiescence import pv_leaf_gradient, qsearch_root, qsearch_scratch
 
 MODE_FULL, MODE_PAPER = 0, 1
 MODES = {'full': MODE_FULL, 'paper': MODE_PAPER}
@@ -70,26 +71,6 @@ def is_leaf(tree, v):
     return ((tree[core.T_STATE][v] & core.PHASE_MASK) != core.EXPANDED
             and (tree[core.T_FLAGS][v] & core.FLAG_TERMINAL) == 0
             and abs(tree[core.T_VALUE][v]) < MATE_THRESHOLD)
-
-
-@njit(cache=True, nogil=True)
-def child_policy(tree, v, t, out_p):
-    """pi(c|v) = exp(x_c/T)/Z with x_c = -E(c) (eq. 1-2 / 12-13), max-shifted, into out_p[:n]; returns n."""
-    value = tree[core.T_VALUE]
-    echild = tree[core.T_ECHILD]
-    f = tree[core.T_FIRST][v]
-    n = tree[core.T_COUNT][v]
-    min_e = np.inf
-    for i in range(n):
-        min_e = min(min_e, value[echild[f + i]])
-    z = 0.0
-    for i in range(n):
-        p = np.exp(-(value[echild[f + i]] - min_e) / t)
-        out_p[i] = p
-        z += p
-    for i in range(n):
-        out_p[i] /= z
-    return n
 
 
 @njit(cache=True, nogil=True)
@@ -429,14 +410,6 @@ def root_edge(tree, root, move):
     if hits.size == 0:
         raise ValueError(f"move {move} is not a root edge")
     return f + int(hits[0])
-
-
-def root_policy(tree, root, t):
-    """(edges, pi_a over them at temperature t): the learner's root policy (eq. 12-13)."""
-    f, n = int(tree[core.T_FIRST][root]), int(tree[core.T_COUNT][root])
-    p = np.zeros(max(n, 1), np.float64)
-    child_policy(tree, np.int64(root), float(t), p)
-    return np.arange(f, f + n), p[:n]
 
 
 class TreeGradient:

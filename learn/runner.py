@@ -450,9 +450,9 @@ def eval_openings(cfg: RunConfig, count: int, seed: int | None = None) -> list:
     the match runner."""
     from eval.weightfile import load_weights
     from usi_engine.shogi import Board, move_to_usi
-    from usi_engine.shogi.game import make_params
+    from usi_engine.shogi_search.game import make_params
     from usi_engine.shogi.layout import MAX_MOVES
-    from .openings import Opening
+    from .match.openings import Opening
     w = load_weights(cfg.start_weights)
     params = make_params(qsearch_depth=cfg.selfplay.qdepth)
     rng = np.random.default_rng([cfg.seed if seed is None else seed, 7])
@@ -565,7 +565,7 @@ def add_evaluate_parser(sub) -> None:
 
 
 def evaluate_command(a) -> int:
-    from .match import MatchError, format_summary, load_openings
+    from .match.match import MatchError, format_summary, load_openings
     try:
         if a.openings and a.openings_seed is not None:
             raise ValueError("--openings and --openings-seed exclude each other")

@@ -47,14 +47,15 @@ import numpy as np
 from pathlib import Path
 
 from usi_engine.search import core
+from usi_engine.search.policy import root_policy
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE_THRESHOLD
 from usi_engine.shogi import Board, move_to_usi
-from usi_engine.shogi.game import ShogiAdapter, expand, make_params
+from usi_engine.shogi_search.game import ShogiAdapter, expand, make_params
 from usi_engine.shogi.layout import MAX_MOVES
 
 from . import pg
-from .records import KIF_ENCODING, ShogiRecord, write_csa, write_kif
+from .match.records import KIF_ENCODING, ShogiRecord, write_csa, write_kif
 
 
 @dataclass
@@ -275,7 +276,7 @@ class SelfPlayer:
         tree = self.searcher.pool.tree
         if res.value >= MATE_THRESHOLD:
             return int(res.best_move)
-        edges, p = pg.root_policy(tree, 0, cfg.t_learn)
+        edges, p = root_policy(tree, 0, cfg.t_learn)
         b = float(np.tanh(res.value / (2.0 * cfg.baseline_scale))) if cfg.baseline_scale > 0 else 0.0
         db_de = (1.0 - b * b) / (2.0 * cfg.baseline_scale) if cfg.baseline_scale > 0 else 0.0
         a = int(rng.choice(len(p), p=p / p.sum()))
@@ -296,7 +297,7 @@ class SelfPlayer:
 
 
 def save_record(outcome: GameOutcome, folder, name: str, event: str = "selfplay") -> None:
-    """CSA and KIF files of a self-play game (learn/records.py writers)."""
+    """CSA and KIF files of a self-play game (learn/match/records.py writers)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     loser = None if outcome.winner is None else ("w" if outcome.winner == "b" else "b")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from learn.go_game import parse_score
+from learn.match.go_game import parse_score
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_TIMEOUT = 600.0          # a cold numba cache compiles the Go kernels at the first genmove

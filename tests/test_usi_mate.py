@@ -13,7 +13,7 @@ import pytest
 
 from tests.usi_driver import running_engine
 from usi_engine.shogi import Board
-from usi_engine.shogi.mate import MATE_PROBLEMS, MateSolver, gives_check
+from usi_engine.shogi_search.mate import MATE_PROBLEMS, MateSolver, gives_check
 
 NO_MATE = [
     "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",   # no check at all

@@ -13,10 +13,10 @@ def bench_main(argv):
     perft.add_argument("--bulk", action="store_true", help="count the last ply without making it")
     ev = sub.add_parser("eval", help="static evaluations per second (eval/bench.py)")
     ev.add_argument("--weights", default=None, help="weight file (default: shipped weights)")
-    qs = sub.add_parser("qsearch", help="quiescence nodes per second (eval/bench.py)")
+    qs = sub.add_parser("qsearch", help="quiescence nodes per second (usi_engine/shogi_search/bench.py)")
     qs.add_argument("--weights", default=None, help="weight file (default: shipped weights)")
-    sub.add_parser("search", help="MCSS search benchmark (usi_engine/search/bench.py)")
-    mate = sub.add_parser("mate", help="df-pn mate solver on its tsume problem set (usi_engine/shogi/mate.py)")
+    sub.add_parser("search", help="MCSS search benchmark (usi_engine/search/bench.py, shogi set by default)")
+    mate = sub.add_parser("mate", help="df-pn mate solver on its tsume problem set (usi_engine/shogi_search/mate.py)")
     mate.add_argument("--seconds", type=float, default=20.0, help="time limit per problem")
     args, rest = parser.parse_known_args(argv)
     if args.what == "perft":
@@ -26,14 +26,14 @@ def bench_main(argv):
         from eval.bench import bench_eval
         bench_eval(args.weights)
     elif args.what == "qsearch":
-        from eval.bench import bench_qsearch
+        from .shogi_search.bench import bench_qsearch
         bench_qsearch(args.weights)
     elif args.what == "mate":
-        from .shogi.mate import bench as mate_bench
+        from .shogi_search.mate import bench as mate_bench
         mate_bench(args.seconds)
     elif args.what == "search":
-        from .search.bench import main as search_bench
-        return search_bench(rest)
+        from .shogi_search.bench import search_main
+        return search_main(rest)
     return 0
 
 

@@ -442,7 +442,8 @@ class Engine:
     def _prepare_rules(self) -> None:
         """Compile (or load) the rules kernels and the mate solver; allocate the solver's table once."""
         if self.mate_solver is None:
-            from .shogi import board, mate
+            from .shogi import board
+            from .shogi_search import mate
             board.warm_up()
             solver = mate.MateSolver()
             mate.warm_up(solver)
@@ -458,7 +459,7 @@ class Engine:
         """Weights (EvalFile; a bad file -> error line and the default weights) and game params."""
         from eval.weightfile import load_weights
         from .shogi.board import declaration_rule_code
-        from .shogi.game import ShogiAdapter, make_params
+        from .shogi_search.game import ShogiAdapter, make_params
         path = self.options["EvalFile"] or None
         if self.adapter is None or path != self._weights_path:
             try:
@@ -480,7 +481,7 @@ class Engine:
 
     def _set_draw_value(self, turn: int) -> None:
         """Repetition value from Black's view, given the colour we play (YaneuraOu's DrawValue*)."""
-        from .shogi.game import P_DRAW_FOR_BLACK
+        from .shogi_search.game import P_DRAW_FOR_BLACK
         o = self.options
         self.adapter.params[P_DRAW_FOR_BLACK] = o["DrawValueBlack"] if turn == 0 else -o["DrawValueWhite"]
 

@@ -11,7 +11,7 @@ import pytest
 from numba import njit
 
 from eval import shogi_features as F
-from eval.bench import random_game_sfens
+from usi_engine.shogi.bench import random_game_sfens
 from usi_engine.shogi import Board
 from usi_engine.shogi.layout import DROP_BASE, KING, MAX_MOVES, MOVE_FROM_SHIFT, MOVE_PROMO_BIT, MOVE_TO_MASK, PLY
 from usi_engine.shogi.movegen import gen_legal

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from eval import shogi_features as F
-from eval.bench import random_game_sfens
+from usi_engine.shogi.bench import random_game_sfens
 from eval.make_material_weights import BOARD_VALUES
 from eval.weightfile import load_weights
 from usi_engine.shogi import Board

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from learn.go_game import find_gnugo
+from learn.match.go_game import find_gnugo
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from learn import pg
+from usi_engine.search import policy
 from usi_engine.search import core
 
 T = 70.0
@@ -116,7 +117,7 @@ def test_paper_mode_holds_opponent_policy_fixed(setup):
         if tree[core.T_COUNT][v]:
             f, k = int(tree[core.T_FIRST][v]), int(tree[core.T_COUNT][v])
             p = np.zeros(k)
-            pg.child_policy(tree, np.int64(v), T, p)
+            policy.child_policy(tree, np.int64(v), T, p)
             frozen[v] = p
     played = int(tree[core.T_FIRST][0])
     g = coefs_to_grad(grad, tree, played, 'exact', phi, T, mode='paper')
@@ -179,7 +180,7 @@ def test_update_raises_expected_reward():
         for c in kids:
             f, k = int(tree[core.T_FIRST][c]), int(tree[core.T_COUNT][c])
             q = np.zeros(k)
-            pg.child_policy(tree, np.int64(c), T, q)
+            policy.child_policy(tree, np.int64(c), T, q)
             r.append(q @ (2 * win_p[tree[core.T_ECHILD][f:f + k]] - 1))
         return float(p @ np.array(r))
 
@@ -191,12 +192,12 @@ def test_update_raises_expected_reward():
     for episode in range(300):
         set_weights(tree, n, phi, leaves, w)
         f = int(tree[core.T_FIRST][0])
-        edges, p = pg.root_policy(tree, 0, T)
+        edges, p = policy.root_policy(tree, 0, T)
         a = rng.choice(len(p), p=p)
         c = kids[a]
         fc, k = int(tree[core.T_FIRST][c]), int(tree[core.T_COUNT][c])
         q = np.zeros(k)
-        pg.child_policy(tree, np.int64(c), T, q)
+        policy.child_policy(tree, np.int64(c), T, q)
         leaf = tree[core.T_ECHILD][fc + rng.choice(k, p=q)]
         r = 1.0 if rng.random() < win_p[leaf] else -1.0
         leaves_t, acc = grad.leaf_coefs(tree, 0, f + a, 'sampled', T, T, 'full', 64, 50.0, srng)

@@ -6,13 +6,14 @@ import pytest
 from eval.shogi_features import N_WEIGHTS
 from eval.weightfile import load_weights
 from learn import pg
+from usi_engine.search import policy
 from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer, save_record
 from usi_engine.search import core
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi import Board
-from usi_engine.shogi.game import ShogiAdapter, make_params
+from usi_engine.shogi_search.game import ShogiAdapter, make_params
 from usi_engine.shogi.position import do_move
-from usi_engine.shogi.quiescence import quiesce
+from usi_engine.shogi_search.quiescence import quiesce
 
 T = 92.0
 QDEPTH = 4
@@ -52,7 +53,7 @@ def leaf_values(tree, n, pos, w):
 
 
 def log_pi(tree, played, t_learn):
-    edges, p = pg.root_policy(tree, 0, t_learn)
+    edges, p = policy.root_policy(tree, 0, t_learn)
     return float(np.log(p[list(edges).index(played)]))
 
 
@@ -102,7 +103,7 @@ def test_value_term_matches_finite_differences_of_root_value(searched):
 
 def test_full_width_reference_matches_finite_differences():
     """The paper's reference: the exact recursion (eq. 16-23) over the full-width depth-2 tree."""
-    from usi_engine.shogi import game
+    from usi_engine.shogi_search import game
     w = load_weights()
     w[24:] = np.random.default_rng(4).normal(scale=5.0, size=N_WEIGHTS - 24)
     board = Board("4k4/9/4p4/9/9/9/4P4/4R4/4K4 b Gg 1")

@@ -20,23 +20,16 @@ def _synthetic_set():
     return syn.SyntheticAdapter(max_moves=64), [syn.make_pos(**kw) for kw in SYNTHETIC_SET]
 
 
-SHOGI_POSITIONS = 8  # the first positions of usi_engine/shogi/data/bench_positions.txt (middle games)
+BENCH_SETS = {'synthetic': _synthetic_set}
 
 
-def _shogi_set():
-    from eval.bench import bench_positions
-    from usi_engine.shogi.game import ShogiAdapter
-    return ShogiAdapter(), [p.copy() for p in bench_positions()[:SHOGI_POSITIONS]]
-
-
-BENCH_SETS = {'synthetic': _synthetic_set, 'shogi': _shogi_set}
-
-
-def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print):
-    """Benchmark the search on `game`'s position set; prints one summary line and returns the numbers."""
-    if game not in BENCH_SETS:
-        raise ValueError(f"no search benchmark for {game!r}; available: {', '.join(BENCH_SETS)}")
-    adapter, positions = BENCH_SETS[game]()
+def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print, sets=None):
+    """Benchmark the search on `game`'s position set (from `sets`, default BENCH_SETS: a game's own
+    benchmark passes its set in, so the core names no game); prints one summary line, returns the numbers."""
+    sets = BENCH_SETS if sets is None else sets
+    if game not in sets:
+        raise ValueError(f"no search benchmark for {game!r}; available: {', '.join(sets)}")
+    adapter, positions = sets[game]()
     options = SearchOptions(threads=threads, hash_mb=hash_mb, reuse=False, seed=1)
     searcher = Searcher(adapter, options)
     searcher.search(positions[0], Limits(samples=200))                       # warm-up / compile
@@ -57,16 +50,17 @@ def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print
     return result
 
 
-def main(argv=None):
-    """`usi-engine bench search [--game G] [--threads N] [--seconds S]`."""
+def main(argv=None, extra_sets=None, default='synthetic'):
+    """`usi-engine bench search [--game G] [--threads N] [--seconds S]` over BENCH_SETS plus `extra_sets`."""
     import argparse
+    sets = {**BENCH_SETS, **(extra_sets or {})}
     ap = argparse.ArgumentParser(prog='usi-engine bench search', description=__doc__)
-    ap.add_argument('--game', default='shogi', choices=sorted(BENCH_SETS))
+    ap.add_argument('--game', default=default, choices=sorted(sets))
     ap.add_argument('--threads', type=int, default=1)
     ap.add_argument('--seconds', type=float, default=5.0)
     ap.add_argument('--hash', type=float, default=256.0, help='node pool budget in MB')
     a = ap.parse_args(argv)
-    run_bench(a.game, a.threads, a.seconds, a.hash)
+    run_bench(a.game, a.threads, a.seconds, a.hash, sets=sets)
     return 0
 
 

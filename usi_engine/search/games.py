@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 GAMES = {
     'synthetic': 'usi_engine.search.synthetic',
-    'shogi': 'usi_engine.shogi.game',
+    'shogi': 'usi_engine.shogi_search.game',
     'go': 'usi_engine.go.game',
 }
 

@@ -1,7 +1,7 @@
 """Engine-vs-engine matches (USI shogi or GTP Go) with a strict referee, Elo, LOS, SPRT and records.
 
 Games come in pairs: game 2k and 2k+1 start from the same opening with colours swapped, so the
-pentanomial statistics (learn/elo.py) apply. `concurrency` worker threads each own one process per
+pentanomial statistics (learn/match/elo.py) apply. `concurrency` worker threads each own one process per
 engine (and, for Go, one referee GNU Go) and reuse them from game to game (`isready`/`usinewgame`,
 `clear_board`); a process that crashed, hung or broke the protocol is restarted before its next game.
 The first engine's instance is started before any game so a wrong command fails at once with a clear

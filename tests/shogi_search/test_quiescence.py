@@ -5,11 +5,11 @@ import pytest
 from numba import njit
 
 from eval import shogi_features as F
-from eval.bench import random_game_sfens
+from usi_engine.shogi.bench import random_game_sfens
 from eval.weightfile import load_weights
 from usi_engine.search.values import MATE
 from usi_engine.shogi import Board, move_to_usi
-from usi_engine.shogi import quiescence as Q
+from usi_engine.shogi_search import quiescence as Q
 from usi_engine.shogi.layout import (BISHOP, DROP_BASE, H_CHECK, H_KEY, HIST, MAX_MOVES, MOVE_FROM_SHIFT,
                                      MOVE_PROMO_BIT, MOVE_TO_MASK, PAWN, ROOK)
 from usi_engine.shogi.movegen import gen_legal

@@ -27,20 +27,20 @@ from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record
 from eval.weightfile import load_weights
 from usi_engine.search.values import MATE
 
-from . import position
-from .layout import (HIST, HIST_STRIDE, H_CHECK, H_KEY, H_MOVE, KEY, KING_SQ, MAX_MOVES, MOVE_NUMBER, PLY,
+from usi_engine.shogi import position
+from usi_engine.shogi.layout import (HIST, HIST_STRIDE, H_CHECK, H_KEY, H_MOVE, KEY, KING_SQ, MAX_MOVES, MOVE_NUMBER, PLY,
                      SIDE)
-from .movegen import gen_legal
-from .position import (DECL_DRAW, DECL_WIN, REP_DRAW, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27,
+from usi_engine.shogi.movegen import gen_legal
+from usi_engine.shogi.position import (DECL_DRAW, DECL_WIN, REP_DRAW, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27,
                        RULE_TRY, TRY_SQUARE, declaration, do_move, history_capacity, repetition,
                        undo_move)
 from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch_inc, qsearch_scratch
-from .sfen import move_to_usi
+from usi_engine.shogi.sfen import move_to_usi
 
 # Params layout.
 P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES = 0, 1, 2, 3, 4
 N_PARAMS = 5
-CACHE_DEPENDENCIES = ("eval",)
+CACHE_DEPENDENCIES = ("eval", "usi_engine.shogi")
 
 
 def make_params(qsearch_depth=DEFAULT_MAX_DEPTH, draw_for_black=0.0, repetitions=2,

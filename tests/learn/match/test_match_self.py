@@ -12,7 +12,7 @@ import shogi.CSA
 
 from usi_engine.shogi import Board
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ENGINE = f"{shlex.quote(sys.executable)} -m usi_engine"
 REASONS = {"mate", "resign", "max-moves", "repetition", "perpetual-check", "declaration", "declaration-draw"}
 

@@ -5,7 +5,7 @@ from statistics import NormalDist
 
 import pytest
 
-from learn import elo
+from learn.match import elo
 
 # cutechess-cli prints the interval with its own inverse-erf approximation, whose z for 95% is 1.95716
 # instead of 1.95996; feeding the matching confidence reproduces its published numbers exactly.
@@ -134,7 +134,7 @@ def test_degenerate_samples_give_infinite_bounds_not_errors():
 
 def test_clean_sweep_has_the_exact_clopper_pearson_bound():
     """20-0: the 95 % lower bound of the score is 0.025^(1/20) = 0.8316 (the strength doc's hand figure)."""
-    from learn.match import _fmt_elo
+    from learn.match.match import _fmt_elo
     est = elo.trinomial(20, 0, 0)
     assert elo.elo_to_score(est.lower) == pytest.approx(0.025 ** (1 / 20))
     assert est.lower == pytest.approx(277.4, abs=0.1)

@@ -41,11 +41,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from .layout import (BOARD, DROP_BASE, H_KEY, HIST, HIST_STRIDE, KEY, KING_SQ, KNIGHT, MAX_MOVES,
+from usi_engine.shogi.layout import (BOARD, DROP_BASE, H_KEY, HIST, HIST_STRIDE, KEY, KING_SQ, KNIGHT, MAX_MOVES,
                      MOVE_FROM_SHIFT, MOVE_PROMO_BIT, MOVE_TO_MASK, PLY, PROMOTE, SIDE, WHITE_BIT)
-from .movegen import gen_legal
-from .position import do_move, first_piece, undo_move
-from .tables import ADJACENT_ATTACK, KNIGHT_TARGETS, LINE_DIR, NEIGHBOUR, OPPOSITE, SLIDE
+from usi_engine.shogi.movegen import gen_legal
+from usi_engine.shogi.position import do_move, first_piece, undo_move
+from usi_engine.shogi.tables import ADJACENT_ATTACK, KNIGHT_TARGETS, LINE_DIR, NEIGHBOUR, OPPOSITE, SLIDE
 
 INF = 1 << 40                  # proof / disproof number of a decided node
 MAX_MATE_PLY = 127             # longest line the solver follows (frames of the explicit stack)
@@ -444,7 +444,7 @@ BENCH_SECONDS = 20.0
 
 def bench(seconds=BENCH_SECONDS, out=print):
     """`usi-engine bench mate`: solve MATE_PROBLEMS (each within `seconds`) and print nodes per second."""
-    from .board import Board
+    from usi_engine.shogi.board import Board
     solver = MateSolver()
     warm_up(solver)
     nodes, wall, cpu = 0, 0.0, 0.0
@@ -461,5 +461,5 @@ def bench(seconds=BENCH_SECONDS, out=print):
 
 def warm_up(solver=None):
     """Compile (or load) the solver kernels."""
-    from .board import Board
+    from usi_engine.shogi.board import Board
     (solver or MateSolver(1 << 10)).solve(Board("4k4/9/4P4/9/9/9/9/9/9 b G 1"), 60.0)

@@ -14,13 +14,13 @@ import pytest
 import shogi.CSA
 import shogi.KIF
 
-from learn.clock import Clock, TimeControl
-from learn.match import EngineSpec, Match, MatchConfig, MatchError, SprtSpec, load_openings
-from learn.openings import Opening
-from learn.shogi_game import ShogiRules
+from learn.match.clock import Clock, TimeControl
+from learn.match.match import EngineSpec, Match, MatchConfig, MatchError, SprtSpec, load_openings
+from learn.match.openings import Opening
+from learn.match.shogi_game import ShogiRules
 
 FIXTURES = Path(__file__).parent / "fixtures"
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 BYOYOMI = TimeControl.from_args(byoyomi_ms=200, margin_ms=150)
 
 MATE_SFEN = "4k4/9/4P4/9/9/9/9/9/4K4 b G2r2b3g4s4n4l17p 1"          # G*5b mates

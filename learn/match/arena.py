@@ -1,4 +1,4 @@
-"""In-process arena: shogi games between players of learn/players.py, no pipes, for strength experiments.
+"""In-process arena: shogi games between players of learn/match/players.py, no pipes, for strength experiments.
 
 `python -m learn arena --player1 SPEC --player2 SPEC [--games N] ...` (docs/strength.md). A player SPEC is
 `kind[:key=value,...]`:
@@ -39,8 +39,8 @@ from eval.weightfile import load_weights
 from usi_engine.search.searcher import POLICIES, Limits, SearchOptions
 from usi_engine.shogi import Board
 from usi_engine.shogi.board import DECLARATION_RULES
-from usi_engine.shogi.game import make_params
-from usi_engine.shogi.quiescence import DEFAULT_MAX_DEPTH as DEFAULT_QDEPTH, quiesce
+from usi_engine.shogi_search.game import make_params
+from usi_engine.shogi_search.quiescence import DEFAULT_MAX_DEPTH as DEFAULT_QDEPTH, quiesce
 from usi_engine.shogi.sfen import move_to_usi
 
 from .match import Tally, format_summary, summarize

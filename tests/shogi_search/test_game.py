@@ -6,9 +6,9 @@ import pytest
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE
 from usi_engine.shogi import Board, move_to_usi, usi_to_move
-from usi_engine.shogi.game import ShogiAdapter, expand, make_params, root_status
+from usi_engine.shogi_search.game import ShogiAdapter, expand, make_params, root_status
 from usi_engine.shogi.layout import H_CHECK, H_KEY, HIST, HIST_STRIDE, MAX_MOVES
-from usi_engine.shogi.quiescence import quiesce
+from usi_engine.shogi_search.quiescence import quiesce
 
 MATE_IN_ONE = "7nk/9/7G1/9/9/9/9/9/4K4 b GP 1"     # G*1b mates (P*1b would be pawn-drop mate)
 
@@ -48,7 +48,7 @@ def test_expand_with_learned_style_weights_matches_quiescence_of_each_child():
     """Random KP/PP weights (the shipped ones are material only): expand's incremental evaluation from the
     expanded node must give each child exactly the value of a quiescence search started at the child."""
     from eval import shogi_features as F
-    from eval.bench import random_game_sfens
+    from usi_engine.shogi.bench import random_game_sfens
     w = ShogiAdapter().weights.copy()
     w[F.OFF_KP:] = np.random.default_rng(4).normal(0.0, 20.0, F.N_WEIGHTS - F.OFF_KP)
     adapter = ShogiAdapter(weights=w)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from sgfmill import sgf
 
-from learn.clock import TimeControl
-from learn.go_game import GoRules, find_gnugo, parse_score
-from learn.match import EngineSpec, Match, MatchConfig, MatchError, load_openings
+from learn.match.clock import TimeControl
+from learn.match.go_game import GoRules, find_gnugo, parse_score
+from learn.match.match import EngineSpec, Match, MatchConfig, MatchError, load_openings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GNUGO = f"{find_gnugo()} --mode gtp --level 1 --chinese-rules"

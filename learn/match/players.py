@@ -1,4 +1,4 @@
-"""In-process shogi players for the arena (learn/arena.py): MCSS, a 1-ply material player, a small alpha-beta.
+"""In-process shogi players for the arena (learn/match/arena.py): MCSS, a 1-ply material player, a small alpha-beta.
 
 Every player has `name`, `new_game(seed)` (forget the last game, reseed) and `choose(board) -> int | None`
 (a packed legal move of `board`, or None to resign), and `game_stats()` (a dict about the current game's
@@ -8,18 +8,18 @@ searches, empty when there is nothing to say). Players never change the board th
   limit of samples, nodes or time. With one thread and a samples/nodes limit a move depends only on the
   position and the seed, so arena runs are reproducible and do not depend on machine load. `pick` > 0
   plays like the learner instead of like the engine: the move is drawn from the root policy
-  softmax(E*(a)/pick) (eq. 12-13, learn/pg.root_policy) rather than taken as the best value.
+  softmax(E*(a)/pick) (eq. 12-13, usi_engine/search/policy.root_policy) rather than taken as the best value.
 - `MaterialPlayer`: plays the legal move whose resulting position has the best static *material* balance
   (the shipped material table of eval/make_material_weights, whatever weights the engine uses); ties are
   broken by a seeded RNG. No look-ahead: it takes a hanging piece and leaves its own pieces hanging.
 - `AlphaBetaPlayer`: the fixed reference opponent of the temperature sweep. Full-width alpha-beta of depth
-  1 or 2 plies with the engine's quiescence search (usi_engine/shogi/quiescence.py) at the leaves and the
+  1 or 2 plies with the engine's quiescence search (usi_engine/shogi_search/quiescence.py) at the leaves and the
   same evaluation weights as MCSS. This mirrors seed 001 §4.1 (Table 1), where MCSS at several T played a
   fixed alpha-beta program (Shibaura Shogi Jr.) using the same static evaluation plus quiescence. It is
   chosen over "MCSS at fixed settings" because the opponent must not share the knob being varied: MCSS
   against itself would measure T against T = 92 rather than against a fixed strength. Depth 2 costs tens
   of milliseconds per move in numba, so the sweep's time goes to the MCSS side. Terminals (mate,
-  repetition, declaration, game length) are judged by the game's own terminal rule (shogi.game), root
+  repetition, declaration, game length) are judged by the game's own terminal rule (shogi_search.game), root
   ties are broken by a seeded shuffle of the root moves.
 """
 
@@ -36,12 +36,12 @@ from usi_engine.search import core
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE, MATE_THRESHOLD
 from usi_engine.shogi import position
-from usi_engine.shogi.game import ShogiAdapter, terminal_value
+from usi_engine.shogi_search.game import ShogiAdapter, terminal_value
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_legal
-from usi_engine.shogi.quiescence import DEFAULT_MAX_DEPTH, INF, QBuffers, next_move, order_key, qsearch
+from usi_engine.shogi_search.quiescence import DEFAULT_MAX_DEPTH, INF, QBuffers, next_move, order_key, qsearch
 
-from .pg import root_policy
+from usi_engine.search.policy import root_policy
 
 AB_DEPTHS = (1, 2)
 STAT_KEYS = ("moves", "nodes", "samples", "depth", "seldepth", "time_ms")   # MCSS per-game statistics

@@ -32,11 +32,11 @@ from numba import njit
 from eval.shogi_features import N_EACC, N_EIDX, eval_features, inc_init, inc_record, inc_value
 from usi_engine.search.values import MATE, MATE_THRESHOLD
 
-from .layout import (BISHOP, BOARD, H_CHECK, HIST, HIST_STRIDE, KING, KING_SQ, KNIGHT, MAX_MOVES, MOVE_FROM_SHIFT,
+from usi_engine.shogi.layout import (BISHOP, BOARD, H_CHECK, HIST, HIST_STRIDE, KING, KING_SQ, KNIGHT, MAX_MOVES, MOVE_FROM_SHIFT,
                      MOVE_PROMO_BIT, MOVE_TO_MASK, N_PIECES, PAWN, PLY, ROOK, SIDE)
-from .movegen import add_board_move, gen_legal
-from .position import do_move, first_piece, is_attacked, pin_direction, undo_move
-from .tables import KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
+from usi_engine.shogi.movegen import add_board_move, gen_legal
+from usi_engine.shogi.position import do_move, first_piece, is_attacked, pin_direction, undo_move
+from usi_engine.shogi.tables import KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
 
 DEFAULT_MAX_DEPTH = 8
 INF = 1.0e9
