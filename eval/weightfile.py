@@ -1,4 +1,5 @@
-"""Shogi evaluation weight files (.npz) with validated metadata.
+"""Evaluation weight files (.npz) with validated metadata: the shogi weights, and the generic archive format
+(write_archive / read_archive) that every game's weight files use.
 
 An archive holds one float32 array per weight block and a JSON metadata string:
 
@@ -51,33 +52,26 @@ def _split(w):
     return {"material": mat, "kp": kp, "pp": pp}
 
 
-def _checksum(blocks):
+def _checksum(blocks, names):
+    """sha256 hex digest of the little-endian float32 bytes of blocks[name] for name in names, in order."""
     h = hashlib.sha256()
-    for name in BLOCKS:
+    for name in names:
         h.update(np.ascontiguousarray(blocks[name], dtype=STORE_DTYPE).tobytes())
     return h.hexdigest()
 
 
-def save_weights(path, w, value_scale=1.0, **notes):
-    """Write the flat float weight vector w (centipawn units) to path as a validated .npz.
-
-    Stored values are ``w / value_scale`` in float32. notes (JSON-serialisable) go into the
-    metadata, e.g. ``source="make_material_weights"``.
-    """
-    w = np.asarray(w, dtype=np.float64)
-    if w.shape != (F.N_WEIGHTS,):
-        raise ValueError(f"weight vector has shape {w.shape}, expected ({F.N_WEIGHTS},)")
-    if not value_scale > 0:
-        raise ValueError(f"value_scale must be > 0, got {value_scale}")
-    blocks = {k: v.astype(STORE_DTYPE) for k, v in _split(w / value_scale).items()}
+def write_archive(path, blocks, feature_set, version, value_scale, **notes):
+    """Write float blocks {name: array} (in order) as a checksummed .npz with the metadata of this module's
+    format; the generic half of save_weights, for every game's weight files."""
+    blocks = {k: np.asarray(v).astype(STORE_DTYPE) for k, v in blocks.items()}
     meta = dict(notes)
     meta.update({
-        "feature_set": F.FEATURE_SET,
-        "version": F.FEATURE_VERSION,
+        "feature_set": feature_set,
+        "version": version,
         "value_scale": float(value_scale),
         "dtype": STORE_DTYPE.str,
-        "shapes": {k: list(SHAPES[k]) for k in BLOCKS},
-        "sha256": _checksum(blocks),
+        "shapes": {k: list(v.shape) for k, v in blocks.items()},
+        "sha256": _checksum(blocks, list(blocks)),
     })
     path = Path(path)
     with open(path, "wb") as f:      # a file object keeps numpy from appending ".npz"
@@ -85,8 +79,10 @@ def save_weights(path, w, value_scale=1.0, **notes):
     return path
 
 
-def read_weights(path):
-    """(flat float64 weight vector in centipawns, metadata dict) of a weight file; validates all."""
+def read_archive(path, feature_set, version, shapes):
+    """(float64 blocks {name: array * value_scale}, metadata) of an archive written by write_archive, checked
+    against the expected feature set, version and block shapes {name: shape} (checksum order); every problem
+    raises WeightFileError."""
     path = Path(path)
     if not path.is_file():
         raise WeightFileError(path, "no such file")
@@ -106,28 +102,48 @@ def read_weights(path):
     for key in ("feature_set", "version", "value_scale", "sha256"):
         if key not in meta:
             raise WeightFileError(path, f"metadata lacks '{key}'")
-    if meta["feature_set"] != F.FEATURE_SET:
-        raise WeightFileError(path, f"feature set '{meta['feature_set']}', expected '{F.FEATURE_SET}'")
-    if meta["version"] != F.FEATURE_VERSION:
-        raise WeightFileError(path, f"feature-set version {meta['version']}, expected {F.FEATURE_VERSION}")
+    if meta["feature_set"] != feature_set:
+        raise WeightFileError(path, f"feature set '{meta['feature_set']}', expected '{feature_set}'")
+    if meta["version"] != version:
+        raise WeightFileError(path, f"feature-set version {meta['version']}, expected {version}")
     scale = meta["value_scale"]
     if not isinstance(scale, (int, float)) or not np.isfinite(scale) or scale <= 0:
         raise WeightFileError(path, f"value_scale {scale!r} is not a positive number")
-    for name in BLOCKS:
+    for name, shape in shapes.items():
         if name not in arrays:
             raise WeightFileError(path, f"missing key '{name}'")
         a = arrays[name]
-        if a.shape != SHAPES[name]:
-            raise WeightFileError(path, f"'{name}' has shape {a.shape}, expected {SHAPES[name]}")
+        if a.shape != tuple(shape):
+            raise WeightFileError(path, f"'{name}' has shape {a.shape}, expected {tuple(shape)}")
         if a.dtype.kind != "f":
             raise WeightFileError(path, f"'{name}' has dtype {a.dtype}, expected a float type")
-    digest = _checksum(arrays)
+    digest = _checksum(arrays, list(shapes))
     if digest != meta["sha256"]:
         raise WeightFileError(path, f"checksum mismatch (stored {meta['sha256']}, computed {digest})")
-    w = np.concatenate([arrays[k].astype(np.float64).ravel() for k in BLOCKS]) * float(scale)
-    if not np.all(np.isfinite(w)):
+    out = {name: arrays[name].astype(np.float64) * float(scale) for name in shapes}
+    if not all(np.all(np.isfinite(a)) for a in out.values()):
         raise WeightFileError(path, "weights contain NaN or infinity")
-    return w, meta
+    return out, meta
+
+
+def save_weights(path, w, value_scale=1.0, **notes):
+    """Write the flat float weight vector w (centipawn units) to path as a validated .npz.
+
+    Stored values are ``w / value_scale`` in float32. notes (JSON-serialisable) go into the
+    metadata, e.g. ``source="make_material_weights"``.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    if w.shape != (F.N_WEIGHTS,):
+        raise ValueError(f"weight vector has shape {w.shape}, expected ({F.N_WEIGHTS},)")
+    if not value_scale > 0:
+        raise ValueError(f"value_scale must be > 0, got {value_scale}")
+    return write_archive(path, _split(w / value_scale), F.FEATURE_SET, F.FEATURE_VERSION, value_scale, **notes)
+
+
+def read_weights(path):
+    """(flat float64 weight vector in centipawns, metadata dict) of a weight file; validates all."""
+    blocks, meta = read_archive(path, F.FEATURE_SET, F.FEATURE_VERSION, SHAPES)
+    return np.concatenate([blocks[k].ravel() for k in BLOCKS]), meta
 
 
 def weights_location(spec=None) -> Path:
