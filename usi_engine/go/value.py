@@ -182,6 +182,23 @@ def td_search(pos, tab, value_w, short_w, n_episodes, alpha, eps, greedy_moves, 
 
 
 @njit(cache=True, nogil=True)
+def td_selfplay(pos, tab, theta, n_games, alpha, eps, max_moves, rng):
+    """Offline TD learning (the long-term memory): n_games epsilon-greedy self-play games from pos, all moves
+    greedy-or-random (no playout handover). Returns (Black's score in games, moves, summed squared error of V
+    against the outcome, positions counted in that sum)."""
+    ws = np.empty((WS_ROWS, BOARD_CAP), np.int64)
+    wins = 0.0
+    total = 0
+    err = 0.0
+    for _ in range(n_games):
+        r, moves, e = td_episode(pos, tab, theta, theta, False, alpha, eps, 1 << 30, max_moves, rng, ws)
+        wins += r
+        total += moves
+        err += e
+    return wins, total, err, total
+
+
+@njit(cache=True, nogil=True)
 def evaluate(pos, tab, theta):
     """V(pos) = P(Black wins) from scratch."""
     ids = np.zeros(int(tab[S.T_NREG]), np.int64)
