@@ -23,23 +23,33 @@ Params layout (float64 array, ``default_params()``):
 - ``params[P_RAVE_PLAYOUTS]`` expand_amaf: children given a playout per expansion (default 4, plus every
   capture / atari escape; <= 0: all). Fewer playouts per expansion = a deeper tree for the same time;
   the AMAF statistics still see every playout's moves.
-``weights`` is unused by the playout leaf (reserved for the seed-004 local-shape evaluator).
+- ``params[P_LEAF]``        expand's leaf value: 0 = K playouts (default), 1 = the learned value V of
+  usi_engine/go/value.py (deterministic, no playout): ``VALUE_SCALE * (2 p - 1)`` with p = V or 1 - V from
+  the child's side to move.
+- ``params[P_PRIOR_MIX]``   expand_amaf's prior: ``(1 - b) H + b V_mover`` with H the heuristic prior and
+  V_mover the learned probability that the mover wins after the move (default b = 0: heuristic only).
+
+``weights`` (the learned value, GoAdapter.set_value_weights): ``[n_w, theta (n_w), shape table
+(usi_engine/go/shapes.py) as float64]``; ``[0]`` = none (P_LEAF and P_PRIOR_MIX then have no effect).
 """
 
 import numpy as np
 from numba import njit
 
+from usi_engine.go import shapes as S
 from usi_engine.go.board import area_score, do_move, game_over, gen_moves, pos_key, undo_move
 from usi_engine.go.goboard import vertex_str
-from usi_engine.go.layout import (BLACK, BOARD_CAP, H_KEY, H_MOVE, H_SIDE, HIST, HIST_CAP, HIST_STRIDE, KEY,
+from usi_engine.go.layout import (BLACK, BOARD, BOARD_CAP, H_KEY, H_MOVE, H_SIDE, HIST, HIST_CAP, HIST_STRIDE, KEY,
                                   KO, KO_RULE, KOMI_MILLI, PASS, PASSES, PLY, SIDE, SIZE, SUICIDE_OK)
 from usi_engine.go.playout import (DEFAULT_CAP_FACTOR, PRIOR_ESCAPE, WS_ROWS, move_priors, rand_below,
-                                   run_playout, run_playouts)
+                                   run_playout, run_playouts, seed_rng)
+from usi_engine.go.value import sigmoid, td_search
 from usi_engine.search.core import NO_MOVE
 from usi_engine.search.values import MATE
 
-P_PLAYOUTS, P_VALUE_SCALE, P_CAP_FACTOR, P_RAVE_PLAYOUTS = 0, 1, 2, 3
-N_PARAMS = 4
+P_PLAYOUTS, P_VALUE_SCALE, P_CAP_FACTOR, P_RAVE_PLAYOUTS, P_LEAF, P_PRIOR_MIX = 0, 1, 2, 3, 4, 5
+N_PARAMS = 6
+LEAF_PLAYOUTS, LEAF_LEARNED = 0, 1
 DEFAULT_VALUE_SCALE = 1000.0
 DEFAULT_RAVE_PLAYOUTS = 4
 TERMINAL = 1
@@ -52,11 +62,12 @@ __all__ = ["gen_moves", "do_move", "undo_move", "pos_key", "expand", "expand_ama
 
 def default_params(playouts: int = 1, value_scale: float = DEFAULT_VALUE_SCALE,
                    cap_factor: float = DEFAULT_CAP_FACTOR,
-                   rave_playouts: int = DEFAULT_RAVE_PLAYOUTS) -> np.ndarray:
+                   rave_playouts: int = DEFAULT_RAVE_PLAYOUTS, leaf: int = LEAF_PLAYOUTS,
+                   prior_mix: float = 0.0) -> np.ndarray:
     """The params array for expand/root_status."""
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_PLAYOUTS], params[P_VALUE_SCALE], params[P_CAP_FACTOR] = playouts, value_scale, cap_factor
-    params[P_RAVE_PLAYOUTS] = rave_playouts
+    params[P_RAVE_PLAYOUTS], params[P_LEAF], params[P_PRIOR_MIX] = rave_playouts, leaf, prior_mix
     return params
 
 
@@ -106,7 +117,28 @@ def root_status(pos, params):
 
 
 @njit(cache=True, nogil=True)
-def _expand(pos, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, amaf):
+def _learned_child_values(pos, weights, moves, n):
+    """out[i] = learned probability that the side to move of pos wins after moves[i] (shapes updated
+    incrementally per child)."""
+    nw = int(weights[0])
+    theta = weights[1:1 + nw]
+    tab = weights[1 + nw:]
+    ids = np.zeros(int(tab[S.T_NREG]), np.int64)
+    S.region_ids(tab, pos[BOARD:BOARD + BOARD_CAP], ids)
+    x = S.linear_sum(tab, theta, ids)
+    black = pos[SIDE] == BLACK
+    out = np.empty(n, np.float64)
+    for i in range(n):
+        do_move(pos, moves[i])
+        vb = sigmoid(x + S.apply_move(pos, tab, theta, ids))
+        S.revert_move(pos, tab, theta, ids)
+        undo_move(pos)
+        out[i] = vb if black else 1.0 - vb
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, amaf):
     """expand (amaf False: K playouts per child) or expand_amaf (amaf True: priors, one traced playout
     per child)."""
     n = gen_moves(pos, out_moves)
@@ -115,8 +147,19 @@ def _expand(pos, params, rng, out_moves, out_values, out_flags, out_prior, trace
     cap = max(1, int(params[P_CAP_FACTOR] * pos[SIZE] * pos[SIZE]))
     ws = np.empty((WS_ROWS, BOARD_CAP), np.int64)
     simulate = np.ones(n, np.bool_)
+    learned = np.zeros(0, np.float64)
+    mix = params[P_PRIOR_MIX] if amaf else 0.0
+    learned_leaf = not amaf and params[P_LEAF] == LEAF_LEARNED
+    has_value = weights.shape[0] > 1 and (learned_leaf or mix > 0.0)
+    if has_value:
+        learned = _learned_child_values(pos, weights, out_moves, n)
+        if learned_leaf:
+            simulate[:n] = False
     if amaf:
         move_priors(pos, ws, out_moves, n, out_prior)
+        if has_value:
+            for i in range(n):
+                out_prior[i] = (1.0 - mix) * out_prior[i] + mix * learned[i]
         _choose_simulated(n, int(params[P_RAVE_PLAYOUTS]), out_prior, rng, simulate)
     none = np.empty(0, np.float64)
     work = 0
@@ -125,8 +168,12 @@ def _expand(pos, params, rng, out_moves, out_values, out_flags, out_prior, trace
         if amaf:
             tstart[i] = top
         if not simulate[i] and not _ends_game(pos, out_moves[i]):
-            out_values[i] = scale * (1.0 - 2.0 * out_prior[i])     # the prior, from the child's side
-            out_flags[i] = NO_SIM
+            if learned_leaf:
+                out_values[i] = scale * (1.0 - 2.0 * learned[i])   # V from the child's side, a real evaluation
+                out_flags[i] = 0
+            else:
+                out_values[i] = scale * (1.0 - 2.0 * out_prior[i])     # the prior, from the child's side
+                out_flags[i] = NO_SIM
             continue
         do_move(pos, out_moves[i])
         if game_over(pos):
@@ -162,7 +209,7 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     Returns (n_children, playout moves played)."""
     none_f = np.empty(0, np.float64)
     none_i = np.empty(0, np.int32)
-    return _expand(pos, params, rng, out_moves, out_values, out_flags, none_f, none_i,
+    return _expand(pos, weights, params, rng, out_moves, out_values, out_flags, none_f, none_i,
                    np.empty(0, np.int64), False)
 
 
@@ -172,7 +219,7 @@ def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out
     (playout.move_priors); ONE playout from each of P_RAVE_PLAYOUTS random children plus every tactical
     one (all children when P_RAVE_PLAYOUTS <= 0), its moves in trace[tstart[i]:tstart[i+1]] (passes as
     NO_MOVE; cut when trace is full); the other children get their prior as value, flagged NO_SIM."""
-    return _expand(pos, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, True)
+    return _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, True)
 
 
 class GoAdapter:
@@ -186,6 +233,37 @@ class GoAdapter:
         self.size = size
         self.weights = np.zeros(1, dtype=np.float64)
         self.params = default_params() if params is None else params
+        self.long_term = None           # the learned value's weights (set_value_weights)
+        self.short_term = None          # Dyna-2's short-term memory (td_think)
+        self._td_rng = seed_rng(0x7D5EA)
+
+    def set_value_weights(self, theta, ks=S.DEFAULT_KS) -> None:
+        """Use the learned value with weight vector theta (for this board size) in expand / expand_amaf; clears
+        the short-term memory."""
+        tab = S.shape_tables(self.size, tuple(ks))
+        theta = np.asarray(theta, dtype=np.float64)
+        if theta.shape != (S.n_weights(tab),):
+            raise ValueError(f"value weights have shape {theta.shape}, expected ({S.n_weights(tab)},)")
+        self.long_term = theta.copy()
+        self.short_term = np.zeros_like(theta)
+        self.weights = np.concatenate([[float(len(theta))], theta, tab.astype(np.float64)])
+        self._tab = self.weights[1 + len(theta):]
+
+    def reset_short_term(self) -> None:
+        """Forget the short-term memory (a new game): the value is the long-term one again."""
+        if self.long_term is not None:
+            self.short_term[:] = 0.0
+            self.weights[1:1 + len(self.long_term)] = self.long_term
+
+    def td_think(self, pos, episodes: int, alpha: float = 0.1, epsilon: float = 0.1, greedy_moves: int = 6) -> int:
+        """TD search / Dyna-2 (seed 004 §4-5) before a tree search: `episodes` simulations from pos update the
+        short-term memory, which the value (long + short) then uses. Returns the moves simulated."""
+        if self.long_term is None or episodes <= 0:
+            return 0
+        value_w = self.weights[1:1 + len(self.long_term)]
+        cap = max(1, int(self.params[P_CAP_FACTOR] * self.size * self.size))
+        return int(td_search(pos, self._tab, value_w, self.short_term, episodes, alpha, epsilon, greedy_moves,
+                             cap, self._td_rng))
 
     @property
     def value_scale(self) -> float:
