@@ -41,6 +41,7 @@ RESIGN_MIN_PLAYOUTS = 2000
 ANALYZE_MULTIPV = 10
 STARS = {2: "G7 C3", 3: "G7 C3 C7", 4: "C7 G7 C3 G3", 5: "C7 G7 C3 G3 E5", 6: "C7 G7 C5 G5 C3 G3",
          7: "C7 G7 C5 G5 C3 G3 E5", 8: "C7 E7 G7 C5 G5 C3 E3 G3", 9: "C7 E7 G7 C5 G5 C3 E3 G3 E5"}
+LEAF_CODES = {"playouts": 0, "learned": 1}     # usi_engine/go/game.py LEAF_PLAYOUTS, LEAF_LEARNED
 POLICY_NAMES = {"mcss": "softmax", "softmax": "softmax", "uct": "uct", "rave": "rave"}
 
 
@@ -140,13 +141,27 @@ class GtpEngine:
             from usi_engine.go.game import GoAdapter, default_params
             from usi_engine.search.searcher import SearchOptions, Searcher
             a = self.args
-            adapter = GoAdapter(self.size, default_params(playouts=a.leaf_playouts,
-                                                          rave_playouts=a.rave_playouts))
+            adapter = GoAdapter(self.size, default_params(playouts=a.leaf_playouts, rave_playouts=a.rave_playouts,
+                                                          leaf=LEAF_CODES[a.leaf], prior_mix=a.prior_mix))
             self.searcher = Searcher(adapter, SearchOptions(
                 threads=a.threads, hash_mb=a.hash, t_sel=a.t_sel, t_back=a.t_back, policy=a.policy,
                 c_uct=a.c_uct, c_rave=a.c_rave, rave_bias=a.rave_bias, graph=not a.tree, seed=a.seed))
-        self.searcher.adapter.size = self.size
+        adapter = self.searcher.adapter
+        if adapter.size != self.size or (self._uses_value() and adapter.long_term is None):
+            adapter.size = self.size
+            adapter.weights = np.zeros(1)
+            adapter.long_term = None
+            if self._uses_value():
+                from usi_engine.go.value import read_value_weights, shipped_weights
+                path = self.args.value_weights or shipped_weights(self.size)
+                try:
+                    adapter.set_value_weights(read_value_weights(path, self.size)[0])
+                except ValueError as e:      # no weights for this size: the playout leaves and priors stay
+                    print(f"learned value off: {e}", file=sys.stderr)
         return self.searcher
+
+    def _uses_value(self):
+        return self.args.leaf == "learned" or self.args.prior_mix > 0 or self.args.td_share > 0
 
     def _limits(self, colour):
         """Search limits for this move: the clock's share (or --seconds)."""
@@ -164,6 +179,10 @@ class GtpEngine:
             return s.search(pos, Limits(infinite=True), on_info=on_info, multipv=multipv,
                             info_interval=self.analyze_interval)
         limits = self._limits(colour)
+        if self.args.td_share > 0 and limits.time_ms is not None:      # Dyna-2: TD search first
+            think = self.args.td_share * limits.time_ms / 1000.0
+            s.adapter.td_think(pos, think)
+            limits.time_ms -= 1000.0 * think
         if self.args.playouts is None:
             return s.search(pos, limits, on_info=on_info, multipv=multipv)
         return self._search_playouts(s, pos, limits, self.args.playouts, multipv)
@@ -246,6 +265,7 @@ class GtpEngine:
         self.board = GoBoard(self.size, self.komi, self.args.ko)
         if self.searcher is not None:
             self.searcher.clear()
+            self.searcher.adapter.reset_short_term()
 
     def cmd_boardsize(self, a):
         if len(a) != 1 or not a[0].isdigit():
@@ -416,6 +436,7 @@ class GtpEngine:
         self.board, self.size, self.komi = board, board.size, board.komi
         if self.searcher is not None:
             self.searcher.clear()
+            self.searcher.adapter.reset_short_term()
         return "black" if to_move == L.BLACK else "white"
 
     def cmd_analyze_commands(self, a):
@@ -509,6 +530,11 @@ def _warm_up(args, ready):
         board.final_score(playouts=4)
         Searcher(GoAdapter(5), SearchOptions(policy=args.policy, hash_mb=1, graph=not args.tree)).search(
             board.pos, Limits(samples=2))
+        if args.td_share > 0:           # the TD-search kernels too
+            from usi_engine.go.shapes import n_weights, shape_tables
+            adapter = GoAdapter(5)
+            adapter.set_value_weights(np.zeros(n_weights(shape_tables(5))))
+            adapter.td_think(board.pos, 0.001)
     except Exception:
         traceback.print_exc(file=sys.stderr)
     finally:
@@ -531,6 +557,14 @@ def build_parser():
     p.add_argument("--rave-bias", type=float, default=0.016, help="RAVE bias b of seed 000 eq. 47")
     p.add_argument("--rave-playouts", type=int, default=4,
                    help="RAVE: children given a playout per expansion (+ tactical ones; 0 = all)")
+    p.add_argument("--leaf", choices=sorted(LEAF_CODES), default="playouts",
+                   help="mcss/uct leaf value: playouts, or learned (local-shape value, no playout)")
+    p.add_argument("--prior-mix", type=float, default=0.0,
+                   help="RAVE prior: weight of the learned value against the heuristic prior (0..1)")
+    p.add_argument("--td-share", type=float, default=0.0,
+                   help="Dyna-2: share of each move's time spent on TD search of the short-term memory")
+    p.add_argument("--value-weights", default=None,
+                   help="Go value weight file (default: the shipped usi_engine/go/weights/go<size>.npz)")
     p.add_argument("--resign", type=float, default=0.05, help="resign below this winrate (0 = never)")
     p.add_argument("--size", type=int, default=19)
     p.add_argument("--komi", type=float, default=7.5)

@@ -33,6 +33,8 @@ Params layout (float64 array, ``default_params()``):
 (usi_engine/go/shapes.py) as float64]``; ``[0]`` = none (P_LEAF and P_PRIOR_MIX then have no effect).
 """
 
+import time
+
 import numpy as np
 from numba import njit
 
@@ -255,15 +257,21 @@ class GoAdapter:
             self.short_term[:] = 0.0
             self.weights[1:1 + len(self.long_term)] = self.long_term
 
-    def td_think(self, pos, episodes: int, alpha: float = 0.1, epsilon: float = 0.1, greedy_moves: int = 6) -> int:
-        """TD search / Dyna-2 (seed 004 §4-5) before a tree search: `episodes` simulations from pos update the
-        short-term memory, which the value (long + short) then uses. Returns the moves simulated."""
-        if self.long_term is None or episodes <= 0:
+    def td_think(self, pos, seconds: float, alpha: float = 0.1, epsilon: float = 0.1, greedy_moves: int = 6,
+                 chunk: int = 8) -> int:
+        """TD search / Dyna-2 (seed 004 §4-5) before a tree search: simulations from pos for about `seconds`
+        update the short-term memory, which the value (long + short) then uses. Returns the episodes run."""
+        if self.long_term is None or seconds <= 0:
             return 0
         value_w = self.weights[1:1 + len(self.long_term)]
         cap = max(1, int(self.params[P_CAP_FACTOR] * self.size * self.size))
-        return int(td_search(pos, self._tab, value_w, self.short_term, episodes, alpha, epsilon, greedy_moves,
-                             cap, self._td_rng))
+        end = time.monotonic() + seconds
+        episodes = 0
+        while time.monotonic() < end:
+            td_search(pos, self._tab, value_w, self.short_term, chunk, alpha, epsilon, greedy_moves, cap,
+                      self._td_rng)
+            episodes += chunk
+        return episodes
 
     @property
     def value_scale(self) -> float:
