@@ -14,6 +14,7 @@ Running the same command again resumes from weights/latest.npz. Ctrl-C stops aft
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -118,8 +119,9 @@ def run_go_td(args) -> int:
                 start = time.time()
                 wins, moves, err, positions = V.td_selfplay(pos, tab, theta, n, args.alpha, args.epsilon, cap, rng)
                 done += n
-                V.save_value_weights(latest, theta, args.size, ks, games=done, komi=args.komi,
-                                     alpha=args.alpha, epsilon=args.epsilon)
+                V.save_value_weights(run / "weights" / "latest.tmp", theta, args.size, ks, games=done,
+                                     komi=args.komi, alpha=args.alpha, epsilon=args.epsilon)
+                os.replace(run / "weights" / "latest.tmp", latest)      # a kill never leaves half a file
                 if done % args.checkpoint_every < n:
                     V.save_value_weights(run / "weights" / f"g{done:08d}.npz", theta, args.size, ks, games=done,
                                          komi=args.komi, alpha=args.alpha, epsilon=args.epsilon)

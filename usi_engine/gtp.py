@@ -113,6 +113,7 @@ class GtpEngine:
         self.size, self.komi = args.size, args.komi
         self.clock = Clock()
         self.searcher = None
+        self._value_size = None             # board size the adapter's learned value was loaded for
         self.quit = False
         self.ready = threading.Event()      # set by the warm-up thread
         self.commands = {
@@ -147,8 +148,8 @@ class GtpEngine:
                 threads=a.threads, hash_mb=a.hash, t_sel=a.t_sel, t_back=a.t_back, policy=a.policy,
                 c_uct=a.c_uct, c_rave=a.c_rave, rave_bias=a.rave_bias, graph=not a.tree, seed=a.seed))
         adapter = self.searcher.adapter
-        if adapter.size != self.size or (self._uses_value() and adapter.long_term is None):
-            adapter.size = self.size
+        if self._value_size != self.size:
+            self._value_size = adapter.size = self.size
             adapter.weights = np.zeros(1)
             adapter.long_term = None
             if self._uses_value():
