@@ -78,11 +78,9 @@ def _shape_images(k):
     return img, inv
 
 
-def _classes(codes_plain, codes_inverted):
-    """Signed dense class indices from the images of each element under the symmetries (rows) without and
-    with colour inversion: canonical = smallest image; neutral (0) when the class holds its inversion."""
-    lo_plain = codes_plain.min(axis=0)
-    lo_inv = codes_inverted.min(axis=0)
+def _classes(lo_plain, lo_inv):
+    """Signed dense class indices from each element's smallest image under the symmetries without and with
+    colour inversion: canonical = the smaller; neutral (0) when the class holds its inversion."""
     neutral = lo_plain == lo_inv
     canon = np.minimum(lo_plain, lo_inv)
     sign = np.where(lo_plain < lo_inv, 1, -1)
@@ -106,7 +104,7 @@ def shape_tables(size: int, ks: tuple = DEFAULT_KS) -> np.ndarray:
     li_start = {}
     for k in ks:
         img, inv = _shape_images(k)
-        li, n = _classes(img, img[:, inv])
+        li, n = _classes(img.min(axis=0), img[:, inv].min(axis=0))
         li_start[k] = sum(len(p) for p in li_parts)
         li_parts.append(np.where(li > 0, li + n_li, np.where(li < 0, li - n_li, 0)))
         n_li += n
@@ -122,9 +120,13 @@ def shape_tables(size: int, ks: tuple = DEFAULT_KS) -> np.ndarray:
                 # the square's cells map to a square whose lower-left corner is the image's minimum corner
                 xs, ys = zip(*(_transform(g, x + dx, y + dy, size) for dx in (0, k - 1) for dy in (0, k - 1)))
                 amap[g, a] = min(ys) * m + min(xs)
-        plain = amap[:, :, None] * n_shapes + img[:, None, :]
-        inverted = amap[:, :, None] * n_shapes + img[:, inv][:, None, :]
-        ld, n = _classes(plain.reshape(8, -1), inverted.reshape(8, -1))
+        lo_plain = lo_inv = None            # running minima over the symmetries (8 at once would be 8x the memory)
+        for g in range(8):
+            plain = (amap[g][:, None] * n_shapes + img[g][None, :]).ravel()
+            inverted = (amap[g][:, None] * n_shapes + img[g][inv][None, :]).ravel()
+            lo_plain = plain if lo_plain is None else np.minimum(lo_plain, plain)
+            lo_inv = inverted if lo_inv is None else np.minimum(lo_inv, inverted)
+        ld, n = _classes(lo_plain, lo_inv)
         ld_parts.append(np.where(ld > 0, ld + n_ld, np.where(ld < 0, ld - n_ld, 0)))
         n_ld += n
         for a, (x, y) in enumerate(anchors):
