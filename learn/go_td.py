@@ -60,14 +60,21 @@ def read_curve(run: Path) -> list:
 
 
 def plot_curve(run: Path) -> Path:
-    """RUN/curve.png: mean squared error of V against the outcome over games (and Black's score)."""
+    """RUN/curve.png: mean squared error of V against the outcome over games (and Black's score), smoothed."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     rows = read_curve(run)
+    games = np.array([r["games_done"] for r in rows])
+    window = max(1, len(rows) // 100)        # a running mean over 1 % of the blocks smooths the noise
+
+    def smooth(key):
+        values = np.array([r[key] for r in rows], dtype=float)
+        return np.convolve(values, np.ones(window) / window, mode="valid")
+    games = games[window - 1:]              # each mean is drawn at the last block it covers
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot([r["games_done"] for r in rows], [r["mse"] for r in rows], label="MSE of V vs outcome")
-    ax.plot([r["games_done"] for r in rows], [r["black_score"] for r in rows], label="Black's score", alpha=0.6)
+    ax.plot(games, smooth("mse"), label=f"MSE of V vs outcome (mean of {window} blocks)")
+    ax.plot(games, smooth("black_score"), label="Black's score", alpha=0.6)
     ax.set_xlabel("self-play games")
     ax.set_title(f"go-td: {run.name}")
     ax.legend()
