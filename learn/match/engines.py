@@ -41,13 +41,17 @@ def split_command(command) -> list[str]:
 
 
 class EngineProcess:
-    """A child process spoken to line by line; optional transcript to `log_path`."""
+    """A child process spoken to line by line; optional transcript (with the engine's stderr) to `log_path`
+    and environment `env` (default: this process's). The one pipe driver of the project: the referee's
+    USI/GTP clients below and the protocol tests (tests/usi_driver.py, tests/test_gtp.py) build on it."""
 
-    def __init__(self, command, name: str, cwd: str | None = None, log_path: str | None = None):
+    def __init__(self, command, name: str, cwd: str | None = None, log_path: str | None = None,
+                 env: dict | None = None):
         self.argv = split_command(command)
         self.name = name
         self.cwd = cwd
         self.log_path = log_path
+        self.env = env
         self.proc: subprocess.Popen | None = None
         self.lines: queue.Queue = queue.Queue()
         self._log = None
@@ -57,7 +61,7 @@ class EngineProcess:
         try:
             self.proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=self._log if self._log else subprocess.DEVNULL, cwd=self.cwd,
+                stderr=self._log if self._log else subprocess.DEVNULL, cwd=self.cwd, env=self.env,
                 text=True, encoding="utf-8", errors="replace", bufsize=1)
         except OSError as e:
             raise EngineError("crash", f"{self.name}: cannot start {self.argv!r}: {e}") from e
@@ -83,13 +87,15 @@ class EngineProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def send(self, line: str) -> None:
+    def send(self, line: str) -> float:
+        """Write one line; returns the time.monotonic() it was written at."""
         self._note(">", line)
         try:
             self.proc.stdin.write(line + "\n")
             self.proc.stdin.flush()
         except (OSError, ValueError, AttributeError) as e:
             raise EngineError("crash", f"{self.name}: cannot write to engine ({e})") from e
+        return time.monotonic()
 
     def readline(self, deadline: float) -> tuple[float, str]:
         """Next line and its arrival time; EngineError on EOF or when `deadline` (monotonic) passes."""
