@@ -51,7 +51,8 @@ def main(argv=None):
     if not argv or argv[0] == "usi":
         from .usi import main as usi_main
         return usi_main()
-    print("usage: usi-engine [usi] | usi-engine gtp [options] | usi-engine bench perft|eval|qsearch|search|signature|mate ...", file=sys.stderr)
+    print("usage: usi-engine [usi] | usi-engine gtp [options] | "
+          "usi-engine bench perft|eval|qsearch|search|signature|mate ...", file=sys.stderr)
     return 2
 
 

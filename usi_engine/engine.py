@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from . import timeman
 from .options import OptionValues
-from .search.values import MATE, MATE_THRESHOLD
+from .search.values import MATE, is_proven
 
 if TYPE_CHECKING:
     from .search.searcher import SearchResult
@@ -601,7 +601,7 @@ class InfoPrinter:
 
 def score_text(value: float) -> str:
     """`score cp X` or `score mate N` (N plies, negative when we are mated)."""
-    if abs(value) >= MATE_THRESHOLD:
+    if is_proven(value):
         plies = max(0, int(round(MATE - abs(value))))
         return f"score mate {plies if value > 0 else -plies}"
     return f"score cp {int(round(value))}"

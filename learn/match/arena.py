@@ -41,13 +41,14 @@ from usi_engine.search.searcher import POLICIES, Limits, SearchOptions
 from usi_engine.shogi import Board, adjudicate
 from usi_engine.shogi.adjudicate import DEFAULT_MAX_MOVES, GameRules
 from usi_engine.shogi.board import DECLARATION_RULES, declaration_rule_code
-from usi_engine.shogi_search.game import make_params
-from usi_engine.shogi_search.quiescence import DEFAULT_MAX_DEPTH as DEFAULT_QDEPTH, quiesce
 from usi_engine.shogi.sfen import move_to_usi
+from usi_engine.shogi_search.game import make_params
+from usi_engine.shogi_search.quiescence import DEFAULT_MAX_DEPTH as DEFAULT_QDEPTH
+from usi_engine.shogi_search.quiescence import quiesce
 
 from .match import Tally, format_summary, summarize
 from .outcome import GameResult
-from .players import AlphaBetaPlayer, MaterialPlayer, MCSSPlayer, Player
+from .players import AlphaBetaPlayer, MCSSPlayer, MaterialPlayer, Player
 
 DEFAULT_OPENING_PLIES = 6
 DEFAULT_OPENING_BALANCE = 150.0     # centipawns
@@ -109,8 +110,8 @@ def make_player(spec: str, weights, params) -> Player:
     if v.get("policy", "softmax") not in POLICIES:
         raise ValueError(f"unknown policy {v['policy']!r}; use one of {', '.join(POLICIES)}")
     t = v.get("t", SearchOptions.t_sel)
-    options = SearchOptions(threads=v.get("threads", 1), hash_mb=v.get("hash", DEFAULT_HASH_MB), t_sel=v.get("t_sel", t),
-                            t_back=v.get("t_back", t), t_sel_spread=v.get("spread", 1.0),
+    options = SearchOptions(threads=v.get("threads", 1), hash_mb=v.get("hash", DEFAULT_HASH_MB),
+                            t_sel=v.get("t_sel", t), t_back=v.get("t_back", t), t_sel_spread=v.get("spread", 1.0),
                             policy=v.get("policy", "softmax"), c_uct=v.get("c_uct", SearchOptions.c_uct),
                             graph=bool(v.get("graph", 1)))
     limit_keys = [k for k in ("samples", "nodes", "time") if k in v]

@@ -169,7 +169,6 @@ class UsiEngine:
         self.name = name
         self.options = dict(options or {})
         self.proc: EngineProcess | None = None
-        self.id_name = name
         self.restarts = -1  # the first start is not a restart
 
     def start(self) -> None:
@@ -182,9 +181,7 @@ class UsiEngine:
         deadline = time.monotonic() + USI_HANDSHAKE_TIMEOUT
         while True:
             _, line = self.proc.readline(deadline)
-            if line.startswith("id name "):
-                self.id_name = line[8:].strip()
-            elif line.strip() == "usiok":
+            if line.strip() == "usiok":
                 break
         for key, value in self.options.items():
             self.proc.send(f"setoption name {key} value {value}")
@@ -261,17 +258,13 @@ class GtpEngine:
         self.proc: EngineProcess | None = None
         self.next_id = 1
         self.restarts = -1
-        self.id_name = name
 
     def start(self) -> None:
         self.stop_process()
         self.restarts += 1
         self.proc = EngineProcess(self.cmdline, self.name, self.cwd, self.log_path)
         self.proc.start()
-        try:
-            self.id_name = self.command_ok("name", GTP_TIMEOUT) or self.name
-        except GtpError:
-            self.id_name = self.name
+        self.command("name", GTP_TIMEOUT)  # the first answer: the engine is up and speaks GTP
 
     def ensure_started(self) -> None:
         if self.proc is None or not self.proc.alive():

@@ -7,11 +7,43 @@ owns its ``pos`` (kernels may modify it temporarily and restore it before return
 import numpy as np
 from numba import njit
 
-from .layout import (KING_SQ, BOARD, DROP_BASE, DEMOTE, H_CAPTURED, H_CHECK, H_KEY, H_MOVE, HAND, HIST,
-                     HIST_STRIDE, KEY, KING, KNIGHT, MOVE_FROM_SHIFT, MOVE_NUMBER, MOVE_PROMO_BIT, MOVE_TO_MASK,
-                     PLY, PROMOTE, SIDE, WHITE_BIT)
-from .tables import (ADJACENT_ATTACK, DECLARATION_POINTS, KNIGHT_TARGETS, LINE_DIR, NEIGHBOUR, OPPOSITE,
-                     RELATIVE_RANK, SLIDE, Z_HAND, Z_PIECE, Z_SIDE)
+from .layout import (
+    BOARD,
+    DEMOTE,
+    DROP_BASE,
+    HAND,
+    HIST,
+    HIST_STRIDE,
+    H_CAPTURED,
+    H_CHECK,
+    H_KEY,
+    H_MOVE,
+    KEY,
+    KING,
+    KING_SQ,
+    KNIGHT,
+    MOVE_FROM_SHIFT,
+    MOVE_NUMBER,
+    MOVE_PROMO_BIT,
+    MOVE_TO_MASK,
+    PLY,
+    PROMOTE,
+    SIDE,
+    WHITE_BIT,
+)
+from .tables import (
+    ADJACENT_ATTACK,
+    DECLARATION_POINTS,
+    KNIGHT_TARGETS,
+    LINE_DIR,
+    NEIGHBOUR,
+    OPPOSITE,
+    RELATIVE_RANK,
+    SLIDE,
+    Z_HAND,
+    Z_PIECE,
+    Z_SIDE,
+)
 
 # Repetition results, from the side to move's point of view.
 REP_NONE, REP_DRAW, REP_WIN, REP_LOSS = 0, 1, 2, 3
