@@ -155,7 +155,7 @@ def play_game(players: dict, board: Board, rules: ArenaRules, seed: int, on_move
     for k, side in enumerate(("b", "w")):
         players[side].new_game(seed * 2 + k)
     game_rules = rules.game_rules()
-    moves = []
+    moves: list[str] = []
     while True:
         side = "b" if board.turn == 0 else "w"
         ended = adjudicate.before_move(board, game_rules)

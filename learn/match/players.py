@@ -213,6 +213,7 @@ class MCSSPlayer(Player):
         return result.best_move
 
     def draw_from_root_policy(self) -> int:
+        assert self.searcher.pool is not None    # after a search
         tree = self.searcher.pool.tree
         edges, p = root_policy(tree, 0, self.pick)
         i = self.rng.choices(range(len(edges)), weights=p)[0]
