@@ -10,9 +10,10 @@ One game, in-process (no USI pipes: the trees are needed):
    The move is drawn from the learner's root policy pi_a(a) = exp(E*(a)/T_learn)/Z (eq. 12-13) and the
    eligibility e(t) (eq. 15) of the drawn move is accumulated into the mover's dense gradient sum.
    A proven win plays the best move; a proven loss resigns (proven values do not depend on w).
-3. The game ends by the rules core's adjudicator (usi_engine/shogi/adjudicate.py) under the search's own
-   entering-king rule: mate (no legal move), a winning declaration (taken for the side that has it), a try
-   under the try rule, sennichite (fourth occurrence: draw, or a loss for the perpetual checker); resignation
+3. The game ends by the rules core's adjudicator (usi_engine/shogi/adjudicate.py) under the entering-king rule
+   `declaration_rule` (the searches use it too): mate (no legal move), a winning declaration (taken for the side
+   that has it), a try under the try rule, sennichite (fourth occurrence: draw, or a loss for the perpetual
+   checker); resignation
    (optional value threshold held for some moves), or the length cap (a draw, or adjudicated by the searched
    value when `adjudicate_cp` > 0).
 
@@ -53,7 +54,8 @@ from usi_engine.search.policy import root_policy
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE_THRESHOLD
 from usi_engine.shogi import Board, adjudicate, move_to_usi
-from usi_engine.shogi_search.game import P_ENTERING_RULE, ShogiAdapter, expand, make_params
+from usi_engine.shogi.board import declaration_rule_code
+from usi_engine.shogi_search.game import ShogiAdapter, expand, make_params
 from usi_engine.shogi.layout import MAX_MOVES
 
 from . import pg
@@ -76,6 +78,7 @@ class SelfPlayConfig:
     opening_max: int = 8
     opening_temp: float = 300.0
     max_moves: int = 256          # game length cap (plies)
+    declaration_rule: str = "CSARule27"  # entering-king rule of the games and their searches (incl. TryRule)
     adjudicate_cp: float = 0.0    # > 0: at the cap, |E(root)| >= this decides the game; else a draw
     resign_cp: float = 0.0        # > 0: resign after resign_moves own moves with E(root) <= -resign_cp
     resign_moves: int = 3
@@ -91,6 +94,7 @@ class SelfPlayConfig:
         if unknown:
             raise ValueError(f"unknown self-play setting(s): {', '.join(sorted(unknown))}")
         cfg = cls(**d)
+        declaration_rule_code(cfg.declaration_rule)  # ValueError naming the rules
         if cfg.method not in pg.METHODS:
             raise ValueError(f"method {cfg.method!r}: expected one of {', '.join(pg.METHODS)}")
         if cfg.mode not in pg.MODES:
@@ -194,11 +198,11 @@ class SelfPlayer:
     def __init__(self, weights, cfg: SelfPlayConfig, seed: int = 0):
         self.cfg = cfg
         self.weights = weights
-        self.params = make_params(qsearch_depth=cfg.qdepth)
+        self.params = make_params(qsearch_depth=cfg.qdepth,
+                                  entering_rule=declaration_rule_code(cfg.declaration_rule))
         self.adapter = ShogiAdapter(weights, self.params)
         # the length cap is handled in play() (a draw or adjudicated by the searched value)
-        self.rules = adjudicate.GameRules(adjudicate.rule_name(self.params[P_ENTERING_RULE]), max_moves=0,
-                                          auto_declare=True)
+        self.rules = adjudicate.GameRules(cfg.declaration_rule, max_moves=0, auto_declare=True)
         self.searcher = Searcher(self.adapter, SearchOptions(
             threads=1, hash_mb=cfg.hash_mb, t_sel=cfg.t_sel, t_back=cfg.t_back, graph=False, reuse=True,
             seed=seed))

@@ -21,7 +21,7 @@ from tests.usi_driver import FIRST_ISREADY_TIMEOUT, UsiProcess
 
 pytestmark = pytest.mark.process
 
-FUZZ = settings(max_examples=25, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 ANSWER_TIMEOUT = 30.0          # seconds for the answers of one example (a stalled engine fails the test)
 

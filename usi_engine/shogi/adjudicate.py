@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import position
-from .board import DECLARATION_RULES, GAME_REPETITIONS, Board, declaration_rule_code
+from .board import GAME_REPETITIONS, Board, declaration_rule_code
 
 DEFAULT_MAX_MOVES = 320  # game length in plies before a draw (0 = no limit)
 
@@ -52,14 +52,6 @@ class Verdict:
     winner: str | None
     reason: str
     detail: str = ""
-
-
-def rule_name(code: int) -> str:
-    """The DECLARATION_RULES name of a kernel rule code (e.g. a search params' entering rule)."""
-    for name, value in DECLARATION_RULES.items():
-        if value == int(code):
-            return name
-    raise ValueError(f"unknown entering-king rule code {code}")
 
 
 def _side(colour: int) -> str:
