@@ -190,6 +190,9 @@ def gtp():
     engine = GtpProcess("--size", "9", "--seconds", "0.1", "--resign", "0")
     try:
         assert engine.ask("1 name", timeout=FIRST_ISREADY_TIMEOUT)[0] == "=1 MCSS"
+        # the first genmove compiles the Go kernels (minutes on a cold cache): not inside an example's timeout
+        assert engine.ask("2 genmove b", timeout=FIRST_ISREADY_TIMEOUT)[0].startswith("=2 ")
+        assert engine.ask("3 clear_board") == ["=3"]
         yield engine
     finally:
         engine.close()
