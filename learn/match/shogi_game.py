@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from usi_engine.shogi import Board
 
-from .clock import Clock, TimeControl
+from .clock import RefereeClock, TimeControl
 from .engines import EngineError
 from .openings import Opening
 from .outcome import GameResult
@@ -97,7 +97,7 @@ class ShogiGame:
             except EngineError as e:
                 engine.kill()
                 return _other(side), e.kind if e.kind != "timeout" else "hang", str(e)
-        clock = Clock(self.tc)
+        clock = RefereeClock(self.tc)
         while True:
             side = "b" if self.board.turn == 0 else "w"
             legal = self.board.legal_moves()
@@ -109,7 +109,7 @@ class ShogiGame:
             if verdict is not None:
                 return verdict
 
-    def _turn(self, side: str, clock: Clock, legal: list):
+    def _turn(self, side: str, clock: RefereeClock, legal: list):
         """Ask `side` for a move and play it; a (winner, reason, detail) verdict when the game ends."""
         engine = self.engines[side]
         allowance_s = clock.allowance_ms(side) / 1000.0
