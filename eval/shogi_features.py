@@ -26,7 +26,7 @@ antisymmetric), which lets the weights learn a tempo bonus.
 Sizes: FE_END = 76 + 18 * 81 = 1534; KP = 2 * 81 * 1534 = 248,508; PP = 1534 * 1533 / 2 = 1,175,811
 (triangular: index ``a * (a - 1) / 2 + b`` with a > b); N_WEIGHTS = 1,424,343 (11.4 MB float64).
 PP was chosen over KPP (194 M entries) because it fits in memory, can be learned by sparse SGD in
-numpy-sized buffers and costs 703 table reads for 38 pieces (learning.md section 4).
+numpy-sized buffers and costs 703 table reads for 38 pieces (KPP as int16[2]: 740 MiB).
 
 The kernel that computes the value can also write the active features (index, coefficient): that
 list IS the exact gradient dValue/dw of the linear evaluation, which learn/ needs at quiescence

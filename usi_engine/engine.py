@@ -11,7 +11,7 @@ on `stop`, re-issuing `Searcher.stop()` until the go thread ends (a stop that ar
 has started is not lost), and answers with the latest 0.1 s snapshot of the search when the search does
 not return in time (one expansion can take ~100 ms of CPU; docs/usi.md).
 
-One best move per `go` (reference/usi.md §5): every `go` owns a `GoState`; `_answer()` is the only way to
+One best move per `go` (a GUI reads a second as a move): every `go` owns a `GoState`; `_answer()` is the only way to
 report a best move; it reports once under a lock and ignores later calls (info after it is dropped). In
 ponder and infinite mode the answer is held until `stop`, `ponderhit` or `gameover` (even for mates,
 declarations and resignations, which are found before searching).
@@ -441,7 +441,7 @@ class Engine:
         return Answer(state.legal[0] if state.legal else "resign")
 
     def _answer(self, state: GoState, answer: Answer, final: SearchResult | None = None) -> None:
-        """Report the best move once per go (the gate of reference/usi.md §9), after the info of `final`
+        """Report the best move once per go (the one-bestmove gate, docs/usi.md), after the info of `final`
         if given."""
         with state.lock:
             if state.done.is_set():

@@ -8,7 +8,7 @@ Two clocks, as the protocols announce them:
   periods of `stones` moves in `period` seconds (Japanese byoyomi counted as one-stone periods), in
   seconds; see `CanadianClock.seconds_for_move`.
 
-The USI plan (after YaneuraOu's timeman, reference/usi.md §8), all times in ms:
+The USI plan (after YaneuraOu's source/timeman.cpp, docs/references.md), all times in ms:
 
 1. Hard ceiling ``remain = time + byoyomi - NetworkDelay2`` (at least HARD_FLOOR_MS). The increment is not
    counted: it is credited only after the move.
