@@ -55,7 +55,7 @@ class Option:
                 value = int(text)
             except ValueError:
                 raise ValueError(f"option {self.name} takes an integer, got {text!r}") from None
-            if not self.min <= value <= self.max:
+            if (self.min is not None and value < self.min) or (self.max is not None and value > self.max):
                 raise ValueError(f"option {self.name} must be in [{self.min}, {self.max}], got {value}")
             return value
         if self.type == "combo":
