@@ -76,8 +76,7 @@ def test_cold_start_first_timed_move_is_searched_in_time(tmp_path):
     """A first start (empty numba cache, as on a user's machine): isready compiles everything, including the
     search kernel, so the first timed move is a real search answered within its byoyomi. (The warm-up used
     to end on its 2 s deadline before its first kernel call, leaving a ~30 s compile for move 1.)"""
-    import os
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "numba")}       # added to this process's environment
     with running_engine((("NetworkDelay2", 500),), env=env) as e:
         position = "position startpos moves 7g7f"
         t0 = time.perf_counter()

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import elo
-from .clock import Clock, TimeControl
+from .clock import RefereeClock, TimeControl
 from .engines import EngineError, GtpEngine, UsiEngine
 from .go_game import GoGame, GoRules
 from .openings import Opening, load_go_openings, load_shogi_openings
@@ -74,7 +74,7 @@ class MatchConfig:
             raise MatchError("--games and --concurrency must be at least 1")
         if self.game == "go":
             try:  # GTP clocks: byoyomi, sudden death and movetime only
-                Clock(self.tc).gtp_time_settings()
+                RefereeClock(self.tc).gtp_time_settings()
             except ValueError as e:
                 raise MatchError(str(e)) from None
         if self.game == "shogi":

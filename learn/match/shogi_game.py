@@ -22,7 +22,7 @@ from usi_engine.shogi import Board, adjudicate
 from usi_engine.shogi.adjudicate import DEFAULT_MAX_MOVES, GameRules
 from usi_engine.shogi.board import DECLARATION_RULES
 
-from .clock import Clock, TimeControl
+from .clock import RefereeClock, TimeControl
 from .engines import EngineError
 from .openings import Opening
 from .outcome import GameResult
@@ -100,7 +100,7 @@ class ShogiGame:
             except EngineError as e:
                 engine.kill()
                 return _other(side), e.kind if e.kind != "timeout" else "hang", str(e)
-        clock = Clock(self.tc)
+        clock = RefereeClock(self.tc)
         while True:
             side = "b" if self.board.turn == 0 else "w"
             ended = adjudicate.before_move(self.board, self.game_rules)
@@ -110,7 +110,7 @@ class ShogiGame:
             if verdict is not None:
                 return verdict
 
-    def _turn(self, side: str, clock: Clock, legal: list):
+    def _turn(self, side: str, clock: RefereeClock, legal: list):
         """Ask `side` for a move and play it; a (winner, reason, detail) verdict when the game ends."""
         engine = self.engines[side]
         allowance_s = clock.allowance_ms(side) / 1000.0
