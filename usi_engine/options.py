@@ -134,7 +134,7 @@ BY_NAME = {o.name.lower(): o for o in OPTIONS}
 
 
 def _entering_rule_code(rule: str) -> int:
-    from .shogi.board import declaration_rule_code     # the rules core: imported at the first isready only
+    from .shogi.board import declaration_rule_code  # the rules core: imported at the first isready only
     return declaration_rule_code(rule)
 
 
