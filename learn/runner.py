@@ -137,7 +137,7 @@ def pending_path(run_dir: Path, index: int) -> Path:
 
 # --- worker side ------------------------------------------------------------------------------------
 
-_WORKER = {}
+_WORKER: dict = {}
 
 
 def play_task(task: dict) -> dict:
@@ -424,9 +424,9 @@ class Run:
         return summary
 
     def _match(self, version: int, other: int, label: str, games: int, openings: list | None, tag: str) -> dict:
-        from .clock import TimeControl
-        from .match import EngineSpec, Match, MatchConfig
-        from .shogi_game import ShogiRules
+        from .match.clock import TimeControl
+        from .match.match import EngineSpec, Match, MatchConfig
+        from .match.shogi_game import ShogiRules
         ev = self.cfg.eval
         command = ev.engine or f"{sys.executable} -m usi_engine"
 
@@ -515,7 +515,7 @@ def pooled_signal_games(parts) -> dict:
 
 
 def _count(items) -> dict:
-    out = {}
+    out: dict = {}
     for x in items:
         out[x] = out.get(x, 0) + 1
     return out
