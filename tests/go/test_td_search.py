@@ -89,6 +89,7 @@ def test_td_think_moves_the_short_term_memory_and_reset_restores_the_long_term()
         adapter.set_value_weights(theta[:-1])
 
 
+@pytest.mark.process
 def test_gtp_plays_with_learned_leaves_and_dyna2_and_falls_back_without_weights(tmp_path):
     size = 7
     theta = np.random.default_rng(3).normal(scale=0.1, size=S.n_weights(S.shape_tables(size)))
