@@ -1,6 +1,8 @@
 """The learned value in the search (usi_engine/go/game.py): MCSS's learned leaf equals the value formula, the
 RAVE prior mix, Dyna-2's short-term memory (td_think / reset), and the GTP options driving a real engine."""
 
+import io
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,7 @@ from usi_engine.go.board import do_move, undo_move
 from usi_engine.go.game import (LEAF_LEARNED, MAX_MOVES, NO_SIM, GoAdapter, default_params, expand,
                                 expand_amaf)
 from usi_engine.go.playout import seed_rng
+from usi_engine.gtp import POLICY_NAMES, GtpEngine, build_parser
 
 
 def _position(size=7):
@@ -104,8 +107,19 @@ def test_gtp_plays_with_learned_leaves_and_dyna2_and_falls_back_without_weights(
             assert p.ok(f"genmove {colour}").lower() != "resign"
         p.ok("boardsize 9")            # the file holds 7x7 weights: 9x9 plays on with playout leaves
         assert p.ok("genmove b", timeout=FIRST_TIMEOUT).lower() != "resign"
-        p.send("quit")
-        p.proc.wait(timeout=30)
-        assert "learned value off" in p.proc.stderr.read()
     finally:
         p.close()
+
+
+def test_gtp_engine_loads_weights_per_board_size_and_says_when_there_are_none(tmp_path, capsys):
+    size = 7
+    theta = np.random.default_rng(3).normal(scale=0.1, size=S.n_weights(S.shape_tables(size)))
+    path = V.save_value_weights(tmp_path / "w7.npz", theta, size)
+    args = build_parser().parse_args(["--size", "7", "--policy", "mcss", "--leaf", "learned",
+                                      "--value-weights", str(path)])
+    args.policy = POLICY_NAMES[args.policy]
+    engine = GtpEngine(args, io.StringIO())
+    assert np.array_equal(engine._searcher().adapter.long_term, theta.astype(np.float32))   # stored as float32
+    engine.size = 9
+    assert engine._searcher().adapter.long_term is None
+    assert "learned value off" in capsys.readouterr().err
