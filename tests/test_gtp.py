@@ -16,7 +16,7 @@ import pytest
 from learn.match.go_game import parse_score
 
 ROOT = Path(__file__).resolve().parent.parent
-FIRST_TIMEOUT = 600.0          # a cold numba cache compiles the Go kernels at the first genmove
+FIRST_TIMEOUT = 600.0          # a cold numba cache compiles the Go kernels before the first answer
 REQUIRED = ("protocol_version name version known_command list_commands quit boardsize clear_board komi "
             "play genmove undo showboard final_score final_status_list time_settings time_left "
             "kgs-time_settings kgs-genmove_cleanup loadsgf fixed_handicap place_free_handicap "
@@ -26,8 +26,8 @@ REQUIRED = ("protocol_version name version known_command list_commands quit boar
 class GtpProcess:
     """The engine over pipes; `ask` sends one line and returns the full response lines (blank excluded)."""
 
-    def __init__(self, *args):
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
+    def __init__(self, *args, env=None):
+        env = dict(os.environ, **(env or {}), PYTHONPATH=str(ROOT))
         self.proc = subprocess.Popen([sys.executable, "-m", "usi_engine", "gtp", *args], cwd=ROOT, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, bufsize=1)
@@ -71,8 +71,8 @@ class GtpProcess:
 @pytest.fixture(scope="module")
 def gtp():
     p = GtpProcess("--size", "9", "--komi", "7", "--seconds", "0.2", "--resign", "0")
-    p.ok("boardsize 9")
-    p.ok("genmove b", timeout=FIRST_TIMEOUT)       # loads or compiles the kernels once
+    p.ok("boardsize 9", timeout=FIRST_TIMEOUT)     # the first answer waits for the kernels (loaded or compiled)
+    p.ok("genmove b")
     p.ok("clear_board")
     yield p
     p.close()
@@ -284,3 +284,24 @@ def test_play_accepts_a_superko_repetition_that_genmove_never_makes(gtp):
     assert stones(gtp, "X") == 3 and stones(gtp, "O") == 4
     move = gtp.ok("genmove b")
     assert move.upper() != "E5"             # retaking would repeat the position after `play b E5`
+
+
+def test_cold_start_answers_first_timed_genmove_in_time(tmp_path):
+    """A first start (empty numba cache, as on a user's machine) compiles the Go kernels before the first
+    answer, saying so on stderr, so the first genmove under a 2 s byoyomi is searched within its clock
+    (it used to wait ~28 s for the compile)."""
+    p = GtpProcess("--size", "9", "--komi", "7", env={"NUMBA_CACHE_DIR": str(tmp_path / "numba")})
+    try:
+        t0 = time.perf_counter()
+        p.ok("time_settings 0 2 1", timeout=FIRST_TIMEOUT)
+        compile_seconds = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        move = p.ok("genmove b")
+        seconds = time.perf_counter() - t1
+        assert seconds < 2.0, (seconds, compile_seconds)
+        assert move.upper() not in ("PASS", "RESIGN") and len(move) in (2, 3)
+        assert p.ok("quit") == ""
+        assert p.proc.wait(timeout=30) == 0
+        assert "loading the search kernels" in p.proc.stderr.read()
+    finally:
+        p.close()

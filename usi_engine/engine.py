@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Callable
 
 from . import timeman
 from .options import OptionValues, game_params, search_options
-from .search.values import MATE, MATE_THRESHOLD
+from .search.values import MATE, is_proven
 
 if TYPE_CHECKING:
     from .search.searcher import SearchResult
@@ -83,7 +83,7 @@ class Score:
 
     @classmethod
     def from_value(cls, value: float) -> Score:
-        if abs(value) >= MATE_THRESHOLD:
+        if is_proven(value):
             plies = max(0, int(round(MATE - abs(value))))
             return cls(mate=plies if value > 0 else -plies)
         return cls(cp=int(round(value)))

@@ -20,6 +20,7 @@ USI_HANDSHAKE_TIMEOUT = 10.0
 READY_TIMEOUT = 30.0       # isready -> readyok; any line (blank keep-alive included) restarts it
 READY_CAP = 300.0          # hard cap on one isready, keep-alives or not
 GTP_TIMEOUT = 30.0         # any GTP command but genmove
+GTP_START_TIMEOUT = 600.0  # the first answer: an engine may load or compile its kernels first (GTP has no isready)
 
 
 class EngineError(Exception):
@@ -263,7 +264,7 @@ class GtpEngine:
         self.proc = EngineProcess(self.cmdline, self.name, self.cwd, self.log_path)
         self.proc.start()
         try:
-            self.id_name = self.command_ok("name", GTP_TIMEOUT) or self.name
+            self.id_name = self.command_ok("name", GTP_START_TIMEOUT) or self.name
         except GtpError:
             self.id_name = self.name
 
