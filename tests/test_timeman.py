@@ -3,8 +3,18 @@ GTP main time and Canadian byoyomi."""
 
 import pytest
 
-from usi_engine.timeman import (MIN_MOVES_LEFT, MIN_SECONDS, PERIOD_USE, SAFETY_FRACTION, SAFETY_S, CanadianClock,
-                                SideClock, TimeSettings, plan, round_up_to_second)
+from usi_engine.timeman import (
+    MIN_MOVES_LEFT,
+    MIN_SECONDS,
+    PERIOD_USE,
+    SAFETY_FRACTION,
+    SAFETY_S,
+    CanadianClock,
+    SideClock,
+    TimeSettings,
+    plan,
+    round_up_to_second,
+)
 
 S = TimeSettings()          # YaneuraOu defaults: NetworkDelay 120, NetworkDelay2 1120, minimum 2000
 

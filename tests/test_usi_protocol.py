@@ -297,8 +297,8 @@ def test_quit_mid_search_exits_promptly():
         e.drain(1.0)
         t0 = e.send("quit")
         e.proc.wait(5)
-        print(f"quit mid-search: exit after {1000 * (time.perf_counter() - t0):.0f} ms")
-        assert time.perf_counter() - t0 < 2.0
+        print(f"quit mid-search: exit after {1000 * (time.monotonic() - t0):.0f} ms")
+        assert time.monotonic() - t0 < 2.0
     finally:
         e.close()
 

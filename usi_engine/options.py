@@ -55,7 +55,7 @@ class Option:
                 value = int(text)
             except ValueError:
                 raise ValueError(f"option {self.name} takes an integer, got {text!r}") from None
-            if not self.min <= value <= self.max:
+            if (self.min is not None and value < self.min) or (self.max is not None and value > self.max):
                 raise ValueError(f"option {self.name} must be in [{self.min}, {self.max}], got {value}")
             return value
         if self.type == "combo":
@@ -134,7 +134,7 @@ BY_NAME = {o.name.lower(): o for o in OPTIONS}
 
 
 def _entering_rule_code(rule: str) -> int:
-    from .shogi.board import declaration_rule_code     # the rules core: imported at the first isready only
+    from .shogi.board import declaration_rule_code  # the rules core: imported at the first isready only
     return declaration_rule_code(rule)
 
 

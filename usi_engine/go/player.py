@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from . import layout as L
 from .goboard import GoBoard
+
+if TYPE_CHECKING:
+    from usi_engine.search.searcher import Searcher
 
 RESIGN_MIN_PLAYOUTS = 2000
 WARMUP_SIZE = 5
@@ -52,13 +55,14 @@ class GoPlayer:
 
     def __init__(self, settings: PlayerSettings):
         self.settings = settings
-        self.searcher = None
+        self.searcher: Searcher | None = None
         self.ready = threading.Event()      # set once warm_up has run
 
     # --- search setup ------------------------------------------------------------------------------
-    def _searcher(self, size: int):
+    def _searcher(self, size: int) -> Searcher:
         if self.searcher is None:
             from usi_engine.search.searcher import SearchOptions, Searcher
+
             from .game import GoAdapter, default_params
             s = self.settings
             adapter = GoAdapter(size, default_params(playouts=s.leaf_playouts, rave_playouts=s.rave_playouts))
@@ -109,7 +113,8 @@ class GoPlayer:
         if result.best_move is None:        # the game is over (two passes): nothing to search
             return L.PASS
         s = self.settings
-        if s.resign > 0 and result.children >= RESIGN_MIN_PLAYOUTS and self.winrate(result) < s.resign:
+        scale = self._searcher(board.size).adapter.value_scale
+        if s.resign > 0 and result.children >= RESIGN_MIN_PLAYOUTS and self.winrate(result, scale) < s.resign:
             return None
         move = result.best_move
         if move == L.PASS and result.root and len(result.root) > 1:
@@ -126,14 +131,15 @@ class GoPlayer:
             return searcher.search(pos, limits, multipv=multipv)
         return _search_playouts(searcher, pos, limits, self.settings.playouts, multipv)
 
-    def winrate(self, result) -> float:
-        """The root's winning probability for the side to move of a search result."""
+    @staticmethod
+    def winrate(result, value_scale: float) -> float:
+        """The root's winning probability for the side to move of a search result (values on `value_scale`)."""
         from usi_engine.search.values import is_proven
         if is_proven(result.value):
             return 1.0 if result.value > 0 else 0.0
         if result.root:
             return result.root[0].winrate
-        return 0.5 + 0.5 * result.value / self.searcher.adapter.value_scale
+        return 0.5 + 0.5 * result.value / value_scale
 
     @staticmethod
     def _estimate_wins(board: GoBoard, colour: int) -> bool:
@@ -162,7 +168,7 @@ class GoPlayer:
 @dataclass
 class Analysis:
     """A running analysis search."""
-    searcher: object
+    searcher: Searcher
     worker: threading.Thread
 
     def stop(self) -> None:
