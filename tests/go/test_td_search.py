@@ -1,8 +1,6 @@
 """The learned value in the search (usi_engine/go/game.py): MCSS's learned leaf equals the value formula, the
 RAVE prior mix, Dyna-2's short-term memory (td_think / reset), and the GTP options driving a real engine."""
 
-import io
-
 import numpy as np
 import pytest
 
@@ -14,7 +12,7 @@ from usi_engine.go.board import do_move, undo_move
 from usi_engine.go.game import (LEAF_LEARNED, MAX_MOVES, NO_SIM, GoAdapter, default_params, expand,
                                 expand_amaf)
 from usi_engine.go.playout import seed_rng
-from usi_engine.gtp import POLICY_NAMES, GtpEngine, build_parser
+from usi_engine.go.player import GoPlayer, PlayerSettings
 
 
 def _position(size=7):
@@ -111,15 +109,13 @@ def test_gtp_plays_with_learned_leaves_and_dyna2_and_falls_back_without_weights(
         p.close()
 
 
-def test_gtp_engine_loads_weights_per_board_size_and_says_when_there_are_none(tmp_path, capsys):
+def test_player_loads_weights_per_board_size_and_says_when_there_are_none(tmp_path, capsys):
     size = 7
     theta = np.random.default_rng(3).normal(scale=0.1, size=S.n_weights(S.shape_tables(size)))
     path = V.save_value_weights(tmp_path / "w7.npz", theta, size)
-    args = build_parser().parse_args(["--size", "7", "--policy", "mcss", "--leaf", "learned",
-                                      "--value-weights", str(path)])
-    args.policy = POLICY_NAMES[args.policy]
-    engine = GtpEngine(args, io.StringIO())
-    assert np.array_equal(engine._searcher().adapter.long_term, theta.astype(np.float32))   # stored as float32
-    engine.size = 9
-    assert engine._searcher().adapter.long_term is None
+    player = GoPlayer(PlayerSettings(policy="softmax", leaf="learned", value_weights=str(path)))
+    assert np.array_equal(player._searcher(7).adapter.long_term, theta.astype(np.float32))   # stored as float32
+    assert player._searcher(9).adapter.long_term is None
     assert "learned value off" in capsys.readouterr().err
+    plain = GoPlayer(PlayerSettings(policy="softmax"))
+    assert plain._searcher(9).adapter.long_term is None and plain._searcher(9).adapter.weights.shape == (1,)
