@@ -11,7 +11,7 @@ from usi_engine.go import layout as L
 from usi_engine.go import shapes as S
 from usi_engine.go import value as V
 from usi_engine.go.board import do_move, gen_moves, undo_move
-from usi_engine.go.playout import seed_rng, rand_below
+from usi_engine.go.playout import rand_below, seed_rng
 
 
 def test_class_counts_match_seed_004_table_1():
@@ -58,7 +58,7 @@ def test_incremental_ids_equal_recount_after_play_captures_and_undo():
         ids = S.board_ids(pos, tab)
         captures = []
 
-        def check(p, i, x):
+        def check(p, i, x, tab=tab, theta=theta, captures=captures):
             assert np.array_equal(i, S.board_ids(p, tab))
             assert x == pytest.approx(S.linear_sum(tab, theta, S.board_ids(p, tab)), abs=1e-9)
             captures.append(int(p[L.CAP_TOP] - p[L.CAPS]))

@@ -9,8 +9,7 @@ from usi_engine.go import layout as L
 from usi_engine.go import shapes as S
 from usi_engine.go import value as V
 from usi_engine.go.board import do_move, undo_move
-from usi_engine.go.game import (LEAF_LEARNED, MAX_MOVES, NO_SIM, GoAdapter, default_params, expand,
-                                expand_amaf)
+from usi_engine.go.game import LEAF_LEARNED, MAX_MOVES, NO_SIM, GoAdapter, default_params, expand, expand_amaf
 from usi_engine.go.player import GoPlayer, PlayerSettings
 from usi_engine.go.playout import seed_rng
 

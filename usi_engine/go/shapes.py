@@ -30,8 +30,23 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from usi_engine.go.layout import (BOARD, BOARD_CAP, CAP_TOP, CAPTURE_COLOUR_SHIFT, CAPTURE_POINT_MASK, H_CAPTOP,
-                                  H_MOVE, H_SIDE, HIST, HIST_STRIDE, MAX_SIZE, MIN_SIZE, PASS, PLY, point)
+from usi_engine.go.layout import (
+    BOARD,
+    BOARD_CAP,
+    CAPTURE_COLOUR_SHIFT,
+    CAPTURE_POINT_MASK,
+    CAP_TOP,
+    HIST,
+    HIST_STRIDE,
+    H_CAPTOP,
+    H_MOVE,
+    H_SIDE,
+    MAX_SIZE,
+    MIN_SIZE,
+    PASS,
+    PLY,
+    point,
+)
 
 DEFAULT_KS = (1, 2, 3)
 MAX_COVER = 14          # regions covering one point: 1 + 4 + 9
