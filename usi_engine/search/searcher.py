@@ -238,8 +238,9 @@ class Searcher:
             now = time.perf_counter()
             if self._stop.is_set() or (deadline is not None and now >= deadline):
                 ctl[core.C_STOP] = 1
-            if ctl[core.C_EXPANSIONS] != last_expansions:
-                last_expansions, stall_base = ctl[core.C_EXPANSIONS], ctl[core.C_SAMPLES]
+            progress = ctl[core.C_EXPANSIONS] + ctl[core.C_REFINED]
+            if progress != last_expansions:
+                last_expansions, stall_base = progress, ctl[core.C_SAMPLES]
             elif not infinite and (ctl[core.C_MEMFULL] or ctl[core.C_SAMPLES] - stall_base >= STALL_SAMPLES):
                 ctl[core.C_STOP] = 1    # nothing left to expand (pool full, or only terminals reachable)
             if not infinite and now >= next_depth:
@@ -287,7 +288,7 @@ class Searcher:
             self.pool.reset(self.kernels.game.pos_key(pos))
         ctl = self.pool.ctl
         for i in (core.C_SAMPLES, core.C_WORK, core.C_SELDEPTH, core.C_COLLISIONS, core.C_CYCLES,
-                  core.C_EXPANSIONS, core.C_CHILDREN):
+                  core.C_EXPANSIONS, core.C_CHILDREN, core.C_REFINED):
             ctl[i] = 0
         self._last_pos = self.adapter.copy(pos)
         self._last_params = self.adapter.params.copy()
@@ -358,7 +359,7 @@ class Searcher:
             f, n = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
             children = t[core.T_ECHILD][f:f + n]
             ev = t[core.T_VALUE][children]
-            rank = -ev
+            rank = np.where(t[core.T_FLAGS][children] & core.FLAG_LAZY, -ev - core.LAZY_RANK_OFFSET, -ev)
             if self.pool.rave:
                 rank = np.where(ev <= -MATE_THRESHOLD, np.inf,
                                 np.where(ev >= MATE_THRESHOLD, -ev, t[core.T_RN][f:f + n]))

@@ -2,7 +2,12 @@
 
 `expand` generates every legal move and gives each child its value from the child's side to move:
 an exact value for terminals, else the quiescence search over the static evaluation (seed 001 §3,
-step 3, eq. 3 leaf case). Terminal rules, checked in this order after the move:
+step 3, eq. 3 leaf case) — the *exact* expansion. With `P_LAZY` set (the *lazy* expansion) a child whose
+side to move is not in check gets its static value instead, flagged FLAG_LAZY, and the core calls
+`leaf_value` (the same quiescence search) when a sample first reaches it; children that give check keep
+the exact quiescence value at once. Not in check, the quiescence value is at least the static value (stand
+pat, fail-soft), so for the parent a lazy estimate is never worse than the exact value: an optimistic
+prior that the softmax samples and so corrects. Terminal rules, checked in this order after the move:
 
 - repetition against the game history plus the current path (the position's `P_REPETITIONS`-th
   occurrence, 2 by default: the first repeat is final in the search): perpetual check loses for the
@@ -23,8 +28,9 @@ Params layout (float64): see the P_* constants below.
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record
+from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record, inc_value
 from eval.weightfile import load_weights
+from usi_engine.search.core import FLAG_LAZY, FLAG_TERMINAL
 from usi_engine.search.values import MATE
 
 from usi_engine.shogi import position
@@ -34,24 +40,25 @@ from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import (DECL_DRAW, DECL_WIN, REP_DRAW, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27,
                        RULE_TRY, TRY_SQUARE, declaration, do_move, history_capacity, repetition,
                        undo_move)
-from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch_inc, qsearch_scratch
+from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch, qsearch_inc, qsearch_scratch, side_in_check
 from usi_engine.shogi.sfen import move_to_usi
 
 # Params layout.
-P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES = 0, 1, 2, 3, 4
-N_PARAMS = 5
+P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES, P_LAZY = 0, 1, 2, 3, 4, 5
+N_PARAMS = 6
 CACHE_DEPENDENCIES = ("eval", "usi_engine.shogi")
 
 
 def make_params(qsearch_depth=DEFAULT_MAX_DEPTH, draw_for_black=0.0, repetitions=2,
-                entering_rule=RULE_CSA27, max_moves=0):
-    """The params array `expand` reads."""
+                entering_rule=RULE_CSA27, max_moves=0, lazy=False):
+    """The params array `expand` reads (lazy: the lazy expansion, module docstring)."""
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_QDEPTH] = qsearch_depth
     params[P_DRAW_FOR_BLACK] = draw_for_black
     params[P_REPETITIONS] = repetitions
     params[P_ENTERING_RULE] = entering_rule
     params[P_MAX_MOVES] = max_moves
+    params[P_LAZY] = 1.0 if lazy else 0.0
     return params
 
 
@@ -108,6 +115,7 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     """
     n = gen_legal(pos, out_moves)
     qdepth = np.int64(params[P_QDEPTH])
+    lazy = params[P_LAZY] != 0.0
     rows = qdepth + 1
     moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
     eacc = np.empty((rows + 1, N_EACC), dtype=np.float64)
@@ -119,7 +127,11 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
         terminal, value = terminal_value(pos, params, moves[0])
         if terminal:
             out_values[i] = value
-            out_flags[i] = 1
+            out_flags[i] = FLAG_TERMINAL
+            nodes[0] += 1
+        elif lazy and not side_in_check(pos):
+            out_values[i] = inc_value(pos, weights, eacc, eidx, 1)
+            out_flags[i] = FLAG_LAZY
             nodes[0] += 1
         else:
             out_values[i] = qsearch_inc(pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes,
@@ -127,6 +139,15 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
             out_flags[i] = 0
         undo_move(pos)
     return n, nodes[0]
+
+
+@njit(cache=True, nogil=True)
+def leaf_value(pos, weights, params):
+    """(value, work): the exact leaf value of a child `expand` left lazy, the quiescence search of pos."""
+    qdepth = np.int64(params[P_QDEPTH])
+    moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
+    value = qsearch(pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes)
+    return value, nodes[0]
 
 
 @njit(cache=True, nogil=True)
