@@ -129,6 +129,7 @@ OPTIONS = (
     _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
     _combo("Expansion", "exact", EXPANSION_MODES,
            "children valued by quiescence at expansion (exact) or statically, refined when first reached (lazy)"),
+    _check("MateProbe", False, "at each expansion, test every checking move for a mate in three"),
     _check("GraphSearch", True, "share transpositions between paths"),
     _combo("SelectionPolicy", "softmax", SELECTION_POLICIES),
     _spin("Seed", 0, 0, 2**31 - 1, "random seed of the search threads"),

@@ -7,7 +7,9 @@ side to move is not in check gets its static value instead, flagged FLAG_LAZY, a
 `leaf_value` (the same quiescence search) when a sample first reaches it; children that give check keep
 the exact quiescence value at once. Not in check, the quiescence value is at least the static value (stand
 pat, fail-soft), so for the parent a lazy estimate is never worse than the exact value: an optimistic
-prior that the softmax samples and so corrects. Terminal rules, checked in this order after the move:
+prior that the softmax samples and so corrects. With `P_MATE_PROBE` a child in check is first asked
+`mated_in_two` (mate_probe.py): a check that mates in three is then a terminal valued -MATE + 2.
+Terminal rules, checked in this order after the move:
 
 - repetition against the game history plus the current path (the position's `P_REPETITIONS`-th
   occurrence, 2 by default: the first repeat is final in the search): perpetual check loses for the
@@ -40,18 +42,19 @@ from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import (DECL_DRAW, DECL_WIN, REP_DRAW, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27,
                        RULE_TRY, TRY_SQUARE, declaration, do_move, history_capacity, repetition,
                        undo_move)
+from .mate_probe import mated_in_two, probe_scratch
 from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch, qsearch_inc, qsearch_scratch, side_in_check
 from usi_engine.shogi.sfen import move_to_usi
 
 # Params layout.
-P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES, P_LAZY = 0, 1, 2, 3, 4, 5
-N_PARAMS = 6
+P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES, P_LAZY, P_MATE_PROBE = 0, 1, 2, 3, 4, 5, 6
+N_PARAMS = 7
 CACHE_DEPENDENCIES = ("eval", "usi_engine.shogi")
 
 
 def make_params(qsearch_depth=DEFAULT_MAX_DEPTH, draw_for_black=0.0, repetitions=2,
-                entering_rule=RULE_CSA27, max_moves=0, lazy=False):
-    """The params array `expand` reads (lazy: the lazy expansion, module docstring)."""
+                entering_rule=RULE_CSA27, max_moves=0, lazy=False, mate_probe=False):
+    """The params array `expand` reads (lazy: the lazy expansion; mate_probe: mated_in_two on checks)."""
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_QDEPTH] = qsearch_depth
     params[P_DRAW_FOR_BLACK] = draw_for_black
@@ -59,6 +62,7 @@ def make_params(qsearch_depth=DEFAULT_MAX_DEPTH, draw_for_black=0.0, repetitions
     params[P_ENTERING_RULE] = entering_rule
     params[P_MAX_MOVES] = max_moves
     params[P_LAZY] = 1.0 if lazy else 0.0
+    params[P_MATE_PROBE] = 1.0 if mate_probe else 0.0
     return params
 
 
@@ -116,6 +120,8 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     n = gen_legal(pos, out_moves)
     qdepth = np.int64(params[P_QDEPTH])
     lazy = params[P_LAZY] != 0.0
+    probe = params[P_MATE_PROBE] != 0.0
+    evasions, attacks, replies = probe_scratch()
     rows = qdepth + 1
     moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
     eacc = np.empty((rows + 1, N_EACC), dtype=np.float64)
@@ -132,6 +138,10 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
         elif lazy and not side_in_check(pos):
             out_values[i] = inc_value(pos, weights, eacc, eidx, 1)
             out_flags[i] = FLAG_LAZY
+            nodes[0] += 1
+        elif probe and side_in_check(pos) and mated_in_two(pos, evasions, attacks, replies):
+            out_values[i] = -MATE + 2.0           # every evasion allows a mate in one: exact, final
+            out_flags[i] = FLAG_TERMINAL
             nodes[0] += 1
         else:
             out_values[i] = qsearch_inc(pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes,
