@@ -791,29 +791,46 @@ def child_of(tree, v, move):
 
 
 @njit(cache=True, nogil=True)
-def collect_subtree(tree, ctl, new_root, nmap, order, eorder):
-    """Breadth-first numbering of the nodes reachable from new_root: order[j] = old index of new node j,
-    nmap[old] = j, eorder = old edge indices in the new edge order (children of order[0], order[1], ...).
-    Returns (nodes kept, edges kept)."""
+def collect_probable(tree, new_root, t_sel, eps, nmap, order, eorder, reach, keep):
+    """Breadth-first numbering of the nodes reachable from new_root, keeping the children of an expanded node
+    only while its *reach* is at least eps: order[j] = old index of new node j, nmap[old] = j, eorder = old
+    edge indices in the new edge order (kept children of order[0], order[1], ...), keep[j] = 1 when node j
+    keeps its children. reach(root) = 1, reach(c) = reach(v) * pi(c|v) (eq. 1-2 at temperature t_sel) for
+    the first v through which the walk meets c (graph: an approximation of the most probable path).
+    eps = 0 keeps everything (tree reuse). Returns (nodes kept, edges kept)."""
+    value = tree[T_VALUE]
+    echild = tree[T_ECHILD]
     nmap[:] = -1
     order[0] = new_root
     nmap[new_root] = 0
+    reach[0] = 1.0
     head = 0
     tail = 1
     n_edges = 0
     while head < tail:
+        j = head
         v = order[head]
         head += 1
-        if (tree[T_STATE][v] & PHASE_MASK) != EXPANDED:
+        keep[j] = 0
+        if (tree[T_STATE][v] & PHASE_MASK) != EXPANDED or reach[j] < eps:
             continue
+        keep[j] = 1
         f = tree[T_FIRST][v]
-        for i in range(tree[T_COUNT][v]):
+        n = tree[T_COUNT][v]
+        min_e = _INF
+        for i in range(n):
+            min_e = min(min_e, value[echild[f + i]])
+        z = 0.0
+        for i in range(n):
+            z += np.exp(-(value[echild[f + i]] - min_e) / t_sel)
+        for i in range(n):
             eorder[n_edges] = f + i
             n_edges += 1
-            c = tree[T_ECHILD][f + i]
+            c = echild[f + i]
             if nmap[c] < 0:
                 nmap[c] = tail
                 order[tail] = c
+                reach[tail] = reach[j] * np.exp(-(value[c] - min_e) / t_sel) / z
                 tail += 1
     return tail, n_edges
 
