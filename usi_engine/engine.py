@@ -476,8 +476,8 @@ class Engine:
         o = self.options
         rule = o["EnteringKingRule"]
         params = make_params(qsearch_depth=o["QSearchDepth"], entering_rule=declaration_rule_code(rule),
-                             max_moves=o["MaxMovesToDraw"], lazy=o["Expansion"] == "lazy",
-                             mate_probe=o["MateProbe"])
+                             max_moves=o["MaxMovesToDraw"], expansion=o["Expansion"],
+                             mate_probe=o["MateProbe"], window=o["ExpansionWindow"])
         self.adapter.params[:] = params
 
     def _set_draw_value(self, turn: int) -> None:

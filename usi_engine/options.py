@@ -21,7 +21,7 @@ CONFIG_ENV = "MCSS_ENGINE_CONFIG"
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "engine.toml"
 ENTERING_KING_RULES = ("NoEnteringKing", "CSARule24", "CSARule27", "TryRule")
 SELECTION_POLICIES = ("softmax", "uct")
-EXPANSION_MODES = ("exact", "lazy")          # docs/search.md, "Expansion modes"
+EXPANSION_MODES = ("exact", "lazy", "window")          # docs/search.md, "Expansion modes"
 EMPTY_STRING = "<empty>"          # USI's spelling of an empty string value
 
 
@@ -128,7 +128,8 @@ OPTIONS = (
     _spin("TemperatureSpread", 100, 100, 1000, "percent: threads use T_sel/spread .. T_sel*spread"),
     _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
     _combo("Expansion", "exact", EXPANSION_MODES,
-           "children valued by quiescence at expansion (exact) or statically, refined when first reached (lazy)"),
+           "children by quiescence (exact), statically then refined when reached (lazy), or within a window"),
+    _spin("ExpansionWindow", 400, 0, 100000, "cp: window expansion, siblings this far below the best stay lazy"),
     _check("MateProbe", False, "at each expansion, test every checking move for a mate in three"),
     _check("GraphSearch", True, "share transpositions between paths"),
     _combo("SelectionPolicy", "softmax", SELECTION_POLICIES),

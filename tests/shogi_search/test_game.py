@@ -135,7 +135,7 @@ def test_lazy_expand_values_quiet_children_statically_and_checks_exactly(adapter
     from usi_engine.shogi_search.game import leaf_value
     board = Board("ln1g3nl/1r1sk1g2/p1ppppspp/6p2/1p5P1/2P6/PPSPPPP1P/2G2S1R1/LN2KG1NL b Bb 21")
     exact, _ = run_expand(board, adapter)
-    lazy, _ = run_expand(board, adapter, make_params(lazy=True))
+    lazy, _ = run_expand(board, adapter, make_params(expansion="lazy"))
     assert set(lazy) == set(exact)
     kinds = set()
     for move, (value, flag) in lazy.items():
@@ -159,7 +159,7 @@ def test_lazy_search_refines_a_child_before_expanding_it(adapter, graph):
     lazy), every refined leaf holds exactly its quiescence value, and the best move is a refined child."""
     from usi_engine.search import core
     board = Board("ln1g3nl/1r1sk1g2/p1ppppspp/6p2/1p5P1/2P6/PPSPPPP1P/2G2S1R1/LN2KG1NL b Bb 21")
-    lazy_adapter = ShogiAdapter(adapter.weights, make_params(lazy=True))
+    lazy_adapter = ShogiAdapter(adapter.weights, make_params(expansion="lazy"))
     searcher = Searcher(lazy_adapter, SearchOptions(threads=1, hash_mb=8, graph=graph, seed=3))
     result = searcher.search(board.pos.copy(), Limits(samples=300))
     t, ctl = searcher.pool.tree, searcher.pool.ctl
@@ -188,3 +188,28 @@ def test_lazy_search_refines_a_child_before_expanding_it(adapter, graph):
         assert refined_leaves > 0
     best = core.child_of(t, np.int64(0), np.int32(result.best_move))
     assert not t[core.T_FLAGS][best] & core.FLAG_LAZY
+
+
+@pytest.mark.parametrize("window", [0.0, 150.0, 400.0])
+def test_window_expand_is_exact_inside_its_window(adapter, window):
+    """Window expansion: every child whose exact value (parent's view) is within `window` of the best child
+    has exactly its quiescence value; every other child is flagged lazy and truly is more than `window`
+    below the best; a lazy child's stored value never makes it look worse than it is."""
+    from usi_engine.search.core import FLAG_LAZY
+    from usi_engine.shogi.bench import random_game_sfens
+    lazy_seen = 0
+    for sfen in random_game_sfens(8, seed=31, min_ply=20, max_ply=90):
+        board = Board(sfen)
+        exact, _ = run_expand(board, adapter)
+        windowed, _ = run_expand(board, adapter, make_params(expansion="window", window=window))
+        best = max(-v for v, _ in exact.values())
+        for move, (value, flag) in windowed.items():
+            truth = exact[move][0]
+            if -truth >= best - window:
+                assert not flag & FLAG_LAZY and value == pytest.approx(truth), (sfen, move)
+            if flag & FLAG_LAZY:
+                lazy_seen += 1
+                assert -truth < best - window and -value >= -truth - 1e-9, (sfen, move)
+            elif not flag:
+                assert value == pytest.approx(truth), (sfen, move)
+    assert lazy_seen > 0

@@ -2,14 +2,16 @@
 
 `expand` generates every legal move and gives each child its value from the child's side to move:
 an exact value for terminals, else the quiescence search over the static evaluation (seed 001 §3,
-step 3, eq. 3 leaf case) — the *exact* expansion. With `P_LAZY` set (the *lazy* expansion) a child whose
+step 3, eq. 3 leaf case) — the *exact* expansion. In the *lazy* expansion (`P_EXPANSION`) a child whose
 side to move is not in check gets its static value instead, flagged FLAG_LAZY, and the core calls
 `leaf_value` (the same quiescence search) when a sample first reaches it; children that give check keep
 the exact quiescence value at once. Not in check, the quiescence value is at least the static value (stand
 pat, fail-soft), so for the parent a lazy estimate is never worse than the exact value: an optimistic
-prior that the softmax samples and so corrects. With `P_MATE_PROBE` a child in check is first asked
-`mated_in_two` (mate_probe.py): a check that mates in three is then a terminal valued -MATE + 2.
-Terminal rules, checked in this order after the move:
+prior that the softmax samples and so corrects. The *window* expansion then gives the lazy children whose
+upper bound is within `P_WINDOW` cp of the best exact sibling the quiescence search bounded by that window
+(window_pass): values are exact where the softmax weight is above e^(-window/T). With `P_MATE_PROBE` a
+child in check is first asked `mated_in_two` (mate_probe.py): a check that mates in three is then a
+terminal valued -MATE + 2. Terminal rules, checked in this order after the move:
 
 - repetition against the game history plus the current path (the position's `P_REPETITIONS`-th
   occurrence, 2 by default: the first repeat is final in the search): perpetual check loses for the
@@ -47,21 +49,30 @@ from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch, qsearch_inc, qsearch_sc
 from usi_engine.shogi.sfen import move_to_usi
 
 # Params layout.
-P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES, P_LAZY, P_MATE_PROBE = 0, 1, 2, 3, 4, 5, 6
-N_PARAMS = 7
+P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES, P_EXPANSION, P_MATE_PROBE = 0, 1, 2, 3, 4, 5, 6
+P_WINDOW = 7
+N_PARAMS = 8
+EXPANSIONS = {"exact": 0, "lazy": 1, "window": 2}     # P_EXPANSION codes (module docstring)
+EXPANSION_LAZY, EXPANSION_WINDOW = 1, 2
+DEFAULT_WINDOW = 400.0
 CACHE_DEPENDENCIES = ("eval", "usi_engine.shogi")
 
 
 def make_params(qsearch_depth=DEFAULT_MAX_DEPTH, draw_for_black=0.0, repetitions=2,
-                entering_rule=RULE_CSA27, max_moves=0, lazy=False, mate_probe=False):
-    """The params array `expand` reads (lazy: the lazy expansion; mate_probe: mated_in_two on checks)."""
+                entering_rule=RULE_CSA27, max_moves=0, expansion="exact", mate_probe=False,
+                window=DEFAULT_WINDOW):
+    """The params array `expand` reads: expansion mode exact / lazy / window (module docstring), window in cp,
+    mate_probe: mated_in_two on every checking child."""
+    if expansion not in EXPANSIONS:
+        raise ValueError(f"unknown expansion {expansion!r}; use one of {', '.join(EXPANSIONS)}")
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_QDEPTH] = qsearch_depth
     params[P_DRAW_FOR_BLACK] = draw_for_black
     params[P_REPETITIONS] = repetitions
     params[P_ENTERING_RULE] = entering_rule
     params[P_MAX_MOVES] = max_moves
-    params[P_LAZY] = 1.0 if lazy else 0.0
+    params[P_EXPANSION] = EXPANSIONS[expansion]
+    params[P_WINDOW] = window
     params[P_MATE_PROBE] = 1.0 if mate_probe else 0.0
     return params
 
@@ -119,7 +130,7 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     """
     n = gen_legal(pos, out_moves)
     qdepth = np.int64(params[P_QDEPTH])
-    lazy = params[P_LAZY] != 0.0
+    mode = np.int64(params[P_EXPANSION])
     probe = params[P_MATE_PROBE] != 0.0
     evasions, attacks, replies = probe_scratch()
     rows = qdepth + 1
@@ -135,7 +146,7 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
             out_values[i] = value
             out_flags[i] = FLAG_TERMINAL
             nodes[0] += 1
-        elif lazy and not side_in_check(pos):
+        elif mode != 0 and not side_in_check(pos):
             out_values[i] = inc_value(pos, weights, eacc, eidx, 1)
             out_flags[i] = FLAG_LAZY
             nodes[0] += 1
@@ -148,7 +159,42 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
                                         eacc, eidx, 1)
             out_flags[i] = 0
         undo_move(pos)
+    if mode == EXPANSION_WINDOW:
+        window_pass(pos, weights, params, out_moves, out_values, out_flags, n, moves, keys, pv, frames, counts,
+                    nodes, eacc, eidx)
     return n, nodes[0]
+
+
+@njit(cache=True, nogil=True)
+def window_pass(pos, weights, params, out_moves, out_values, out_flags, n, moves, keys, pv, frames, counts, nodes,
+                eacc, eidx):
+    """The window expansion's second pass over the children the first pass left lazy (static values):
+    best = the best exact value so far (parent's view); in order of their upper bound -static (best first)
+    each child within `window` of best gets the quiescence search bounded by beta = window - best (child's
+    view): exact below beta, flag cleared; a fail-high keeps FLAG_LAZY with its bound (the child is at least
+    `window` worse than best for the parent). A child whose upper bound is already below best - window keeps
+    its static value and FLAG_LAZY. Lazy children are refined (leaf_value) if a sample ever reaches them."""
+    window = params[P_WINDOW]
+    qdepth = np.int64(params[P_QDEPTH])
+    best = -INF
+    for i in range(n):
+        if out_flags[i] != FLAG_LAZY and -out_values[i] > best:
+            best = -out_values[i]
+    order = np.argsort(out_values[:n])
+    for k in range(n):
+        i = order[k]
+        if out_flags[i] != FLAG_LAZY or -out_values[i] < best - window:
+            continue
+        beta = INF if best <= -INF else window - best
+        inc_record(pos, out_moves[i], weights, eacc, eidx, 0)
+        do_move(pos, out_moves[i])
+        v = qsearch_inc(pos, weights, -INF, beta, qdepth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 1)
+        undo_move(pos)
+        out_values[i] = v
+        if v < beta:
+            out_flags[i] = 0
+            if -v > best:
+                best = -v
 
 
 @njit(cache=True, nogil=True)
