@@ -424,9 +424,9 @@ class Run:
         return summary
 
     def _match(self, version: int, other: int, label: str, games: int, openings: list | None, tag: str) -> dict:
-        from .clock import TimeControl
-        from .match import EngineSpec, Match, MatchConfig
-        from .shogi_game import ShogiRules
+        from .match.clock import TimeControl
+        from .match.match import EngineSpec, Match, MatchConfig
+        from .match.shogi_game import ShogiRules
         ev = self.cfg.eval
         command = ev.engine or f"{sys.executable} -m usi_engine"
 

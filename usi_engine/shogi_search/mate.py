@@ -45,7 +45,6 @@ from usi_engine.shogi.layout import (BOARD, DROP_BASE, H_KEY, HIST, HIST_STRIDE,
                      MOVE_FROM_SHIFT, MOVE_PROMO_BIT, MOVE_TO_MASK, PLY, PROMOTE, SIDE, WHITE_BIT)
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, first_piece, undo_move
-from usi_engine.shogi.sfen import move_to_usi
 from usi_engine.shogi.tables import ADJACENT_ATTACK, KNIGHT_TARGETS, LINE_DIR, NEIGHBOUR, OPPOSITE, SLIDE
 
 INF = 1 << 40                  # proof / disproof number of a decided node
@@ -378,6 +377,7 @@ class MateSolver:
         """The mating line read from the table after a proof (attacker: quickest proven check; defender:
         longest defence); a position whose proof was overwritten is proved again. None if that fails
         (stopped) or the line does not end in mate."""
+        from usi_engine.shogi.sfen import move_to_usi
         work = board.copy()
         line = []
         pn, dn, dist = self._buf
