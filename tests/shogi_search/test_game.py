@@ -127,12 +127,13 @@ def test_reuse_never_makes_a_repetition_terminal_the_root(adapter):
 
 
 def test_lazy_expand_values_quiet_children_statically_and_checks_exactly(adapter):
-    """Lazy expansion: a child whose side is not in check has its static value, flagged lazy, and that
-    value is at most its quiescence value (stand pat); a child in check has its exact quiescence value;
+    """Lazy expansion: a child whose side is not in check has its static value plus the capture estimate,
+    flagged lazy, the static value being at most its quiescence value (stand pat); a child in check has its
+    exact quiescence value;
     leaf_value (the refinement) returns exactly the exact mode's value."""
     from eval.shogi_features import evaluate
     from usi_engine.search.core import FLAG_LAZY
-    from usi_engine.shogi_search.game import leaf_value
+    from usi_engine.shogi_search.game import capture_estimate, leaf_value
     board = Board("ln1g3nl/1r1sk1g2/p1ppppspp/6p2/1p5P1/2P6/PPSPPPP1P/2G2S1R1/LN2KG1NL b Bb 21")
     exact, _ = run_expand(board, adapter)
     lazy, _ = run_expand(board, adapter, make_params(expansion="lazy"))
@@ -143,12 +144,13 @@ def test_lazy_expand_values_quiet_children_statically_and_checks_exactly(adapter
         in_check = bool(board.pos[HIST + HIST_STRIDE * board.ply + H_CHECK])
         refined, work = leaf_value(board.pos, adapter.weights, adapter.params)
         static = evaluate(board.pos, adapter.weights)
+        guess = capture_estimate(board.pos, adapter.weights, usi_to_move(move))
         board.pop()
         assert refined == pytest.approx(exact[move][0]) and work >= 1, move
         if in_check:
             assert flag == 0 and value == pytest.approx(exact[move][0]), move
         else:
-            assert flag == FLAG_LAZY and value == pytest.approx(static) and value <= refined + 1e-9, move
+            assert flag == FLAG_LAZY and value == pytest.approx(static + guess) and static <= refined + 1e-9, move
         kinds.add(in_check)
     assert kinds == {False, True}           # the position has checks and quiet moves
 

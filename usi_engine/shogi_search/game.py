@@ -3,11 +3,13 @@
 `expand` generates every legal move and gives each child its value from the child's side to move:
 an exact value for terminals, else the quiescence search over the static evaluation (seed 001 §3,
 step 3, eq. 3 leaf case) — the *exact* expansion. In the *lazy* expansion (`P_EXPANSION`) a child whose
-side to move is not in check gets its static value instead, flagged FLAG_LAZY, and the core calls
+side to move is not in check gets its static value plus `capture_estimate` (a one-exchange guess of what
+capturing the piece just moved wins) instead, flagged FLAG_LAZY, and the core calls
 `leaf_value` (the same quiescence search) when a sample first reaches it; children that give check keep
 the exact quiescence value at once. Not in check, the quiescence value is at least the static value (stand
-pat, fail-soft), so for the parent a lazy estimate is never worse than the exact value: an optimistic
-prior that the softmax samples and so corrects. The *window* expansion then gives the lazy children whose
+pat, fail-soft), so for the parent the static value alone is never worse than the exact value (an
+optimistic prior); the capture estimate takes the commonest error (a hanging moved piece) out of it. The
+*window* expansion uses the static value alone (an upper bound) and then gives the lazy children whose
 upper bound is within `P_WINDOW` cp of the best exact sibling the quiescence search bounded by that window
 (window_pass): values are exact where the softmax weight is above e^(-window/T). With `P_MATE_PROBE` a
 child in check is first asked `mated_in_two` (mate_probe.py): a check that mates in three is then a
@@ -32,18 +34,18 @@ Params layout (float64): see the P_* constants below.
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record, inc_value
+from eval.shogi_features import MAT_HAND, N_EACC, N_EIDX, OFF_MATERIAL, inc_init, inc_record, inc_value
 from eval.weightfile import load_weights
 from usi_engine.search.core import FLAG_LAZY, FLAG_TERMINAL
 from usi_engine.search.values import MATE
 
 from usi_engine.shogi import position
-from usi_engine.shogi.layout import (HIST, HIST_STRIDE, H_CHECK, H_KEY, H_MOVE, KEY, KING_SQ, MAX_MOVES, MOVE_NUMBER, PLY,
-                     SIDE)
+from usi_engine.shogi.layout import (BOARD, DEMOTE, HIST, HIST_STRIDE, H_CHECK, H_KEY, H_MOVE, KEY, KING_SQ, MAX_MOVES,
+                                     MOVE_NUMBER, MOVE_TO_MASK, PLY, SIDE)
 from usi_engine.shogi.movegen import gen_legal
-from usi_engine.shogi.position import (DECL_DRAW, DECL_WIN, REP_DRAW, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27,
-                       RULE_TRY, TRY_SQUARE, declaration, do_move, history_capacity, repetition,
-                       undo_move)
+from usi_engine.shogi.position import (DECL_DRAW, DECL_WIN, REP_DRAW, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27, RULE_TRY,
+                                       TRY_SQUARE, attackers, declaration, do_move, history_capacity, repetition,
+                                       undo_move)
 from .mate_probe import mated_in_two, probe_scratch
 from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch, qsearch_inc, qsearch_scratch, side_in_check
 from usi_engine.shogi.sfen import move_to_usi
@@ -148,6 +150,8 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
             nodes[0] += 1
         elif mode != 0 and not side_in_check(pos):
             out_values[i] = inc_value(pos, weights, eacc, eidx, 1)
+            if mode == EXPANSION_LAZY:
+                out_values[i] += capture_estimate(pos, weights, out_moves[i])
             out_flags[i] = FLAG_LAZY
             nodes[0] += 1
         elif probe and side_in_check(pos) and mated_in_two(pos, evasions, attacks, replies):
@@ -163,6 +167,30 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
         window_pass(pos, weights, params, out_moves, out_values, out_flags, n, moves, keys, pv, frames, counts,
                     nodes, eacc, eidx)
     return n, nodes[0]
+
+
+@njit(cache=True, nogil=True)
+def capture_swing(weights, ptype):
+    """What capturing a piece of `ptype` is worth to the capturer in the material terms of the weights: the
+    piece leaves the board and its unpromoted type enters the capturer's hand."""
+    return weights[OFF_MATERIAL + ptype] + weights[OFF_MATERIAL + MAT_HAND + DEMOTE[ptype]]
+
+
+@njit(cache=True, nogil=True)
+def capture_estimate(pos, weights, move):
+    """A cheap guess (>= 0) of what the side to move wins by capturing the piece that `move` just put on its
+    square: its full swing when the square is attacked and undefended, else the swing less the capturing
+    piece's (one attacker, one defender: a one-exchange SEE). Added to a lazy child's static value, so a
+    move that hangs its piece is not taken for a good one before the child is refined."""
+    to = move & MOVE_TO_MASK
+    them = pos[SIDE]
+    count, sq = attackers(pos, to, them, 1)
+    if count == 0:
+        return 0.0
+    gain = capture_swing(weights, pos[BOARD + to] & 15)
+    if attackers(pos, to, 1 - them, 1)[0] > 0:
+        gain -= capture_swing(weights, pos[BOARD + sq] & 15)
+    return max(gain, 0.0)
 
 
 @njit(cache=True, nogil=True)
