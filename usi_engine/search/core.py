@@ -63,6 +63,18 @@ NO_LIMIT = np.iinfo(np.int64).max
 _INF = np.inf
 
 
+def new_tree(n_nodes, n_edges, table_slots=1, uct=False, rave=False):
+    """The one constructor of the pool's tree tuple (indices T_*): every pool has the same array types, so
+    numba compiles each tree kernel once. Per-edge visit counts only for UCT and RAVE statistics only for
+    RAVE (length 1 otherwise); table_slots a power of two (graph mode) or 1."""
+    er = n_edges if rave else 1
+    return (np.zeros(n_nodes, np.float64), np.full(n_nodes, -1, np.int64), np.zeros(n_nodes, np.int32),
+            np.zeros(n_nodes, np.int64), np.zeros(n_nodes, np.int64), np.zeros(n_nodes, np.int8),
+            np.zeros(n_nodes, np.int16), np.zeros(n_edges, np.int32), np.full(n_edges, -1, np.int32),
+            np.zeros(n_edges if uct else 1, np.int64), np.zeros(table_slots, np.int64),
+            np.full(table_slots, TABLE_EMPTY, np.int64), np.zeros(er), np.zeros(er), np.zeros(er), np.zeros(er))
+
+
 @njit(cache=True, nogil=True)
 def proven_value(tree, v):
     """(proven, E(v), min child E) from v's children's proven results alone: a child that is a proven loss

@@ -123,12 +123,7 @@ class NodePool:
                 break
             n = max(min_nodes, int(n * 0.95))
         self.hash_mb, self.graph, self.uct, self.rave, self.bytes = hash_mb, graph, uct, rave, total
-        er = e if rave else 1
-        self.tree = (np.zeros(n, np.float64), np.full(n, -1, np.int64), np.zeros(n, np.int32),
-                     np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int8), np.zeros(n, np.int16),
-                     np.zeros(e, np.int32), np.full(e, -1, np.int32), np.zeros(e if uct else 1, np.int64),
-                     np.zeros(slots, np.int64), np.full(slots, core.TABLE_EMPTY, np.int64),
-                     np.zeros(er), np.zeros(er), np.zeros(er), np.zeros(er))
+        self.tree = core.new_tree(n, e, slots, uct, rave)
         self.ctl = np.zeros(core.CTL_SIZE, np.int64)
         self.ctl[core.C_NODE_LIMIT] = core.NO_LIMIT
         self.ctl[core.C_SAMPLE_LIMIT] = core.NO_LIMIT
