@@ -39,11 +39,10 @@ from eval.weightfile import load_weights
 from usi_engine.search.core import FLAG_LAZY, FLAG_TERMINAL
 from usi_engine.search.values import MATE
 
-from usi_engine.shogi import position
 from usi_engine.shogi.layout import (BOARD, DEMOTE, HIST, HIST_STRIDE, H_CHECK, H_KEY, H_MOVE, KEY, KING_SQ, MAX_MOVES,
                                      MOVE_NUMBER, MOVE_TO_MASK, PLY, SIDE)
 from usi_engine.shogi.movegen import gen_legal
-from usi_engine.shogi.position import (DECL_DRAW, DECL_WIN, REP_DRAW, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27, RULE_TRY,
+from usi_engine.shogi.position import (DECL_DRAW, DECL_WIN, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27, RULE_TRY,
                                        TRY_SQUARE, attackers, declaration, do_move, history_capacity, repetition,
                                        undo_move)
 from .mate_probe import mated_in_two, probe_scratch
