@@ -6,7 +6,7 @@ import pytest
 
 from usi_engine.shogi import Board
 from usi_engine.shogi.bench import random_game_sfens
-from usi_engine.shogi.layout import H_CHECK, H_KEY, HIST, HIST_STRIDE
+from usi_engine.shogi.layout import HIST, HIST_STRIDE, H_CHECK, H_KEY
 from usi_engine.shogi_search.mate_probe import mated_in_two, probe_scratch
 
 # White to move, in check, mated in two plies whatever it plays (found by the brute-force oracle below)

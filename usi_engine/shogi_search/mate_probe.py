@@ -14,6 +14,7 @@ from numba import njit
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, undo_move
+
 from .mate import gives_check
 
 
