@@ -44,7 +44,6 @@ import time
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
-from pathlib import Path
 
 from usi_engine.search import core
 from usi_engine.search.policy import root_policy
@@ -296,14 +295,12 @@ class SelfPlayer:
         return int(tree[core.T_EMOVE][edges[a]])
 
 
-def save_record(outcome: GameOutcome, folder, name: str, event: str = "selfplay") -> None:
-    """CSA and KIF files of a self-play game (learn/match/records.py writers)."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+def record_bytes(outcome: GameOutcome, event: str = "selfplay") -> tuple:
+    """(CSA, KIF) file contents of a self-play game (learn/match/records.py writers), as bytes."""
     loser = None if outcome.winner is None else ("w" if outcome.winner == "b" else "b")
     reason = {"adjudication": "resign"}.get(outcome.reason, outcome.reason)
     rec = ShogiRecord("selfplay", "selfplay", None, outcome.moves, [0.0] * len(outcome.moves), outcome.winner,
                       reason, loser, time.strftime("%Y/%m/%d %H:%M:%S"), event=event,
                       comment=f"reason {outcome.reason}")
-    (folder / f"{name}.csa").write_bytes(write_csa(rec).encode())
-    (folder / f"{name}.kif").write_bytes(write_kif(rec).encode(KIF_ENCODING, errors="replace"))
+    return write_csa(rec).encode(), write_kif(rec).encode(KIF_ENCODING, errors="replace")
+

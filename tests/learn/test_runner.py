@@ -35,7 +35,8 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     rows = metrics(run)
     assert [r["kind"] for r in rows] == ["batch", "batch", "eval"]
     assert all(-1 <= r["half_agreement"] <= 1 for r in rows[:2])
-    assert all({"signal_games_material", "signal_games_p", "signal_games_rel"} <= set(r) for r in rows[:2])
+    assert all({"signal_games_material", "signal_games_p", "signal_games_rel", "signal_games_ks"} <= set(r)
+               for r in rows[:2])
     assert rows[-1]["vs"] == "start" and rows[-1]["games"] == 2 and rows[-1]["openings"] == "run"
     assert "game/s" in r.stderr or "game]" in r.stderr            # the tqdm bar
     assert len(list((run / "records").glob("*.csa"))) == 4 and len(list((run / "records").glob("*.kif"))) == 4
@@ -43,8 +44,9 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     from eval.weightfile import load_weights
     w0, w2 = load_weights(run / "weights" / "v000000.npz"), load_weights(run / "weights" / "v000002.npz")
     assert (w0 != w2).sum() > 0                                   # lam < 1: every game moves the weights
-    from eval.shogi_features import OFF_PP
-    assert np.array_equal(w0[OFF_PP:], w2[OFF_PP:])               # PP is not a trainable group here
+    from eval.shogi_features import OFF_KS, OFF_PP
+    assert np.array_equal(w0[OFF_PP:OFF_KS], w2[OFF_PP:OFF_KS])   # PP is not a trainable group here
+    assert (w0[OFF_KS:] != w2[OFF_KS:]).sum() > 0                 # the king-safety block is
     openings = tmp_path / "openings.txt"
     openings.write_text("startpos moves 7g7f 3c3d\n")
     e = learn("evaluate", str(run), "--version", "1", "--vs", "2", "--games", "2", "--openings", str(openings))
@@ -165,7 +167,8 @@ def test_pooled_signal_games_measures_agreement_between_games():
     from learn.runner import pooled_signal_games
     idx = np.array([1, 5, OFF_KP + 100, OFF_KP + 2000])
     same = [(idx, np.array([1.0, -2.0, 0.5, 0.25]))] * 4
-    assert pooled_signal_games(same) == {"signal_games_material": 0.0, "signal_games_p": 0.0, "signal_games_rel": 0.0}
+    assert pooled_signal_games(same) == {"signal_games_material": 0.0, "signal_games_p": 0.0, "signal_games_rel": 0.0,
+                                         "signal_games_ks": None}            # no KS feature in these rows
     opposite = same[:2] + [(idx, -v) for i, v in same[:2]]          # mean zero: nothing to learn
     assert set(pooled_signal_games(opposite).values()) == {None}
     rng = np.random.default_rng(0)

@@ -7,7 +7,7 @@ from eval.shogi_features import N_WEIGHTS
 from eval.weightfile import load_weights
 from learn import pg
 from usi_engine.search import policy
-from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer, save_record
+from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer, record_bytes
 from usi_engine.search import core
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi import Board
@@ -180,9 +180,8 @@ def test_selfplay_game_is_deterministic_and_learns(tmp_path):
     board = Board()
     for m in a.moves:
         board.push_usi(m)            # every move legal
-    save_record(a, tmp_path, "g0")
-    assert (tmp_path / "g0.csa").read_text().startswith("V2")
-    assert (tmp_path / "g0.kif").stat().st_size > 100
+    csa, kif = record_bytes(a)
+    assert csa.startswith(b"V2") and len(kif) > 100
 
 
 def test_bad_config_is_rejected():
