@@ -176,3 +176,15 @@ def test_pooled_signal_games_measures_agreement_between_games():
     n_star = pooled_signal_games(noisy)["signal_games_material"]
     assert 2 < n_star < 6                                            # variance 2 * 9 / |mean|^2 5 = 3.6
     assert pooled_signal_games(same[:1]) == {}
+
+
+def test_ablation_arms_differ_only_in_the_terms_they_switch():
+    from dataclasses import asdict
+    from learn.runner import load_config
+    arms = {name: asdict(load_config(ROOT / "configs" / f"ablation-{name}.toml")) for name in ("both", "pg", "strap")}
+    terms = {name: (a["selfplay"].pop("pg_weight"), a["selfplay"].pop("strap_weight")) for name, a in arms.items()}
+    assert terms == {"both": (1.0, 20.0), "pg": (1.0, 0.0), "strap": (0.0, 20.0)}
+    dirs = {a.pop("dir") for a in arms.values()}
+    assert len(dirs) == 3
+    assert arms["both"] == arms["pg"] == arms["strap"]
+    assert "ks" in arms["both"]["groups"] and arms["both"]["games"] >= 512
