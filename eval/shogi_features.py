@@ -42,7 +42,8 @@ leaves. Indices in one list are unique.
 The search evaluates differentially (inc_init / inc_record / inc_value, section "incremental" below):
 a child's value is its parent's plus the change of the one or two piece objects the move touched,
 about 4x cheaper than the full evaluation, which stays the reference (evaluate, eval_features). The KS term
-is read from the position itself (18 zone squares, 8 lines and 2 knight squares each), not differenced.
+is read from the position itself (18 zone squares, 8 lines and 2 knight squares each), not differenced,
+and skipped when the weights' KS block is all zero (flag set by inc_init, so a stack assumes fixed weights).
 """
 
 import numpy as np
@@ -307,7 +308,8 @@ EI_VALID = EI_KSQ + 2          # bit f set: frame f of this row is computed
 EI_NCH = EI_VALID + 1          # changed objects of the move into this row (0, 1 or 2); BASE_ROW: none
 BASE_ROW = -1
 EI_CH = EI_NCH + 1             # + 3 * j: (list slot, old index, new index) of changed object j
-N_EIDX = EI_CH + 6
+EI_KS = EI_CH + 6              # 1 when the weights' KS block is not all zero (else inc_value skips the KS term)
+N_EIDX = EI_KS + 1
 
 
 def _mirror_table():
@@ -370,6 +372,12 @@ def inc_init(pos, w, eacc, eidx, row):
     eacc[row, EA_MAT] = m
     eidx[row, EI_NCH] = BASE_ROW
     eidx[row, EI_VALID] = 0
+    ks = 0
+    for k in range(OFF_KS, OFF_KS + N_KS):
+        if w[k] != 0.0:
+            ks = 1
+            break
+    eidx[row, EI_KS] = ks
 
 
 @njit(cache=True, nogil=True)
@@ -416,6 +424,7 @@ def inc_record(pos, move, w, eacc, eidx, row):
     eidx[nxt, EI_N] = n
     eidx[nxt, EI_KSQ] = eidx[row, EI_KSQ]
     eidx[nxt, EI_KSQ + 1] = eidx[row, EI_KSQ + 1]
+    eidx[nxt, EI_KS] = eidx[row, EI_KS]
     us = pos[SIDE]
     sign = 1.0 - 2.0 * us
     to = move & MOVE_TO_MASK
@@ -524,5 +533,6 @@ def inc_value(pos, w, eacc, eidx, row):
     f = pos[SIDE]
     inc_frame(w, eacc, eidx, row, f)
     v = eacc[row, EA_PP + f] + eacc[row, EA_KP + 2 * f] + eacc[row, EA_KP + 2 * f + 1]
-    v += ks_features(pos, w, pos[:0], w[:0], 0, False)[0]
+    if eidx[row, EI_KS]:
+        v += ks_features(pos, w, pos[:0], w[:0], 0, False)[0]
     return v + eacc[row, EA_MAT] if f == 0 else v - eacc[row, EA_MAT]
