@@ -13,11 +13,12 @@ A run lives in one folder (config `run.dir`):
   metrics.jsonl        one JSON object per batch ("kind": "batch") and per evaluation ("kind": "eval")
 Loop: the games of a batch are played with the weights of the current version (local worker processes,
 or Ray tasks that get the weights from Ray's object store); each game comes back as a result (gradient,
-outcome, records) and only this process writes the run folder; when all have finished, Delta w = mean over the batch's games, applied by optim.ShogiUpdate;
-version + 1; checkpoint (weights, optimiser state; the RNG state is the run seed plus the game counter,
-since game i's seed is a function of both); pending files of the batch are removed. A kill -9 at any
-point loses at most the games in flight: finished games are already in pending/, and `--resume` replays
-only the missing game indices with their original seeds.
+outcome, records) and only this process writes the run folder; when all have finished, Delta w = mean over
+the batch's games, applied by optim.ShogiUpdate; version + 1; checkpoint (weights, optimiser state; the RNG
+state is the run seed plus the game counter, since game i's seed is a function of both); pending files of the
+batch are removed. A kill -9 at any point loses at most the games in flight: a finished game is written to
+pending/ as soon as its result arrives, and `--resume` replays only the missing game indices with their
+original seeds.
 Evaluation every `eval.every_games`: matches with the match runner at fixed nodes, the checkpoint vs the
 start weights and vs the previous best (promoted when it scores above 50 %); Elo +- 95 % into metrics.
 `python -m learn evaluate RUN` plays the same match for any pair of checkpoints afterwards (own games and
@@ -286,7 +287,8 @@ class Run:
         shutil.copyfile(self.config_path, self.dir / "config.toml")
         w = load_weights(self.cfg.start_weights)
         save_weights(weights_path(self.dir, 0), w, source="learn run start")
-        state = {"run_id": os.urandom(8).hex(), "version": 0, "games_done": 0, "best": 0, "seed": self.cfg.seed, "seconds": 0.0,
+        state = {"run_id": os.urandom(8).hex(), "version": 0, "games_done": 0, "best": 0, "seed": self.cfg.seed,
+                 "seconds": 0.0,
                  "positions": 0, "wins_b": 0, "wins_w": 0, "draws": 0, "opt": None}
         self._write_state(state)
         return state

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.learn.test_runner import ROOT, SMOKE, learn, metrics
+from tests.learn.test_runner import ROOT, SMOKE, checkpoint, kill_when, metrics
 
 RAY = shutil.which("ray") or str(Path(sys.executable).with_name("ray"))
 
@@ -50,7 +50,8 @@ def cluster():
         deadline = time.time() + 120
         while time.time() < deadline:
             assert proc.poll() is None, "ray start --head exited"
-            if subprocess.run([RAY, "status", "--address", address], env=env, capture_output=True).returncode == 0:
+            status = subprocess.run([RAY, "status", "--address", address], env=env, capture_output=True, check=False)
+            if status.returncode == 0:
                 break
             time.sleep(1.0)
         else:
@@ -78,23 +79,10 @@ def test_smoke_run_on_a_ray_cluster_with_kill_and_resume(cluster, tmp_path):
     run = tmp_path / "run"
     env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
     cmd = [sys.executable, "-m", "learn", "run", str(conf), "--dir", str(run), "--ray-address", cluster]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    deadline = time.time() + 300
-    try:
-        while time.time() < deadline:      # stop the driver hard once the first checkpoint exists
-            st = run / "state.json"
-            if st.is_file() and json.loads(st.read_text())["version"] >= 1:
-                break
-            assert proc.poll() is None, f"run ended before it could be killed: {proc.stderr.read()}"
-            time.sleep(0.05)
-        else:
-            pytest.fail("no checkpoint within the time limit")
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        proc.stderr.close()
-    r = subprocess.run(cmd + ["--resume"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    kill_when(proc, lambda: checkpoint(run) >= 1, 300)        # stop the driver hard after the first checkpoint
+    r = subprocess.run(cmd + ["--resume"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert r.returncode == 0, r.stderr
     assert "Connected to Ray cluster" in r.stderr or "Connecting to existing Ray cluster" in r.stderr
     final = json.loads((run / "state.json").read_text())

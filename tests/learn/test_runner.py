@@ -25,6 +25,28 @@ def metrics(run):
     return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip()]
 
 
+def checkpoint(run) -> int:
+    """The run's version (-1 before its state.json exists)."""
+    st = run / "state.json"
+    return json.loads(st.read_text())["version"] if st.is_file() else -1
+
+
+def kill_when(proc, ready, limit_s: float) -> None:
+    """SIGKILL the process group of a running `learn run` as soon as ready() holds (fail if it ends first or
+    ready() does not hold within limit_s)."""
+    deadline = time.time() + limit_s
+    try:
+        while time.time() < deadline:
+            if ready():
+                return
+            assert proc.poll() is None, "run ended before it could be killed"
+            time.sleep(0.05)
+        pytest.fail("the run did not reach the kill point within the time limit")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     run = tmp_path / "smoke"
     r = learn("run", str(SMOKE), "--dir", str(run))
@@ -78,19 +100,8 @@ def test_kill_dash_nine_and_resume(tmp_path):
     run = tmp_path / "kill"
     proc = subprocess.Popen([sys.executable, "-m", "learn", "run", str(conf), "--dir", str(run)], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 400
-    try:
-        while time.time() < deadline:     # kill once a checkpoint exists AND a game of the next batch is done
-            st = run / "state.json"
-            if st.is_file() and json.loads(st.read_text())["version"] >= 1 and list((run / "pending").glob("*.npz")):
-                break
-            assert proc.poll() is None, "run ended before it could be killed"
-            time.sleep(0.05)
-        else:
-            pytest.fail("no checkpoint + pending game within the time limit")
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    # kill once a checkpoint exists AND a game of the next batch is done
+    kill_when(proc, lambda: checkpoint(run) >= 1 and list((run / "pending").glob("*.npz")), 400)
     state = json.loads((run / "state.json").read_text())
     kept = {p.name: p.stat().st_mtime for p in (run / "pending").glob("*.npz")}
     done_before = state["games_done"]
@@ -180,6 +191,7 @@ def test_pooled_signal_games_measures_agreement_between_games():
 
 def test_ablation_arms_differ_only_in_the_terms_they_switch():
     from dataclasses import asdict
+
     from learn.runner import load_config
     arms = {name: asdict(load_config(ROOT / "configs" / f"ablation-{name}.toml")) for name in ("both", "pg", "strap")}
     terms = {name: (a["selfplay"].pop("pg_weight"), a["selfplay"].pop("strap_weight")) for name, a in arms.items()}
