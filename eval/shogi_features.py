@@ -33,7 +33,7 @@ Sizes: FE_END = 76 + 18 * 81 = 1534; KP = 2 * 81 * 1534 = 248,508; PP = 1534 * 1
 (triangular: index ``a * (a - 1) / 2 + b`` with a > b); KS = 2 * 9 * 3 * 3 = 162; N_WEIGHTS = 1,424,505
 (11.4 MB float64).
 PP was chosen over KPP (194 M entries) because it fits in memory, can be learned by sparse SGD in
-numpy-sized buffers and costs 703 table reads for 38 pieces (learning.md section 4).
+numpy-sized buffers and costs 703 table reads for 38 pieces (KPP as int16[2]: 740 MiB).
 
 The kernel that computes the value can also write the active features (index, coefficient): that
 list IS the exact gradient dValue/dw of the linear evaluation, which learn/ needs at quiescence

@@ -1,6 +1,6 @@
 """PG-expectation learning over MCSS trees (seed 001 §5): eligibilities, leaf gradients, the update.
 
-Notation (negamax, design.md "Learning"). A search tree node v holds E(v), its value for the side to move.
+Notation (negamax, as in docs/learning.md). A search tree node v holds E(v), its value for the side to move.
 With x_c = -E(c) the value of child c seen from v and the backup policy pi(c|v) = exp(x_c/T)/Z,
 
     E(v) = sum_c pi(c|v) x_c                                   (seed 001 eq. 3, eq. 16)

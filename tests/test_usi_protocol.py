@@ -1,4 +1,4 @@
-"""USI protocol tests against the real engine process (reference/usi.md §10 transcript, §9 failure table).
+"""USI protocol tests against the real engine process (GUI-like sessions; docs/usi.md's audit table).
 
 One engine process serves the module (the first isready compiles numba; later ones are fast); tests that
 must start or end a process (registration-only run, quit mid-search) start their own.

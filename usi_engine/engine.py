@@ -7,7 +7,7 @@ on `stop`, re-issuing `Searcher.stop()` until the go thread ends (a stop that ar
 has started is not lost), and answers with the latest 0.1 s snapshot of the search when the search does
 not return in time (one expansion can take ~100 ms of CPU; docs/usi.md).
 
-One `bestmove` per `go` (reference/usi.md §5): every `go` owns a `GoState`; `_answer()` is the only way to
+One `bestmove` per `go` (a GUI reads a second as a move): every `go` owns a `GoState`; `_answer()` is the only way to
 print `bestmove`; it prints once under a lock and ignores later calls. In ponder and infinite
 mode the answer is held until `stop`, `ponderhit` or `gameover` (even for mates, declarations and
 resignations, which are found before searching).
@@ -406,7 +406,7 @@ class Engine:
         return state.legal[0] if state.legal else "resign"
 
     def _answer(self, state: GoState, answer: str, final: SearchResult | None = None) -> None:
-        """Print `bestmove` once per go (the gate of reference/usi.md §9), after the info lines of
+        """Print `bestmove` once per go (the one-bestmove gate, docs/usi.md), after the info lines of
         `final` if given."""
         with state.lock:
             if state.done.is_set():

@@ -3,7 +3,7 @@
 A thin layer: rules live in usi_engine/go/ (GoBoard), search in usi_engine/search/ (Searcher + GoAdapter).
 One reader thread turns stdin into a queue of cleaned lines (control characters dropped, tabs to spaces,
 `#` comments cut, empty lines skipped); the main thread answers them in order, `=id result` or
-`?id message`, each followed by an empty line (reference/gtp.md §1). A failing command never ends the
+`?id message`, each followed by an empty line (GTP version 2, docs/references.md). A failing command never ends the
 loop: expected failures carry the spec's texts, anything unexpected becomes `? internal error: ...`
 (details on stderr). `lz-analyze` streams `info ...` lines until the next input line (even an empty one).
 
@@ -55,7 +55,7 @@ def clean_line(raw: str) -> str:
 
 
 def handicap_points(size: int, n: int) -> list:
-    """GNU Go's fixed handicap vertices for n stones (reference/gtp.md §5), mapped from the 9x9 table."""
+    """GNU Go 3.8's fixed handicap vertices for n stones, mapped from the 9x9 table."""
     if n < 2 or n > 9:
         raise GtpError("invalid number of stones")
     if size < 7 or (size % 2 == 0 or size == 7) and n > 4:
@@ -431,7 +431,7 @@ class GtpEngine:
     analyze_interval = 1.0
 
     def info_line(self, result):
-        """lz-analyze record line: one `info move ...` record per root move (reference/gtp.md §4)."""
+        """lz-analyze record line: one `info move ...` record per root move (KataGo's docs/GTP_Extensions.md format)."""
         records = []
         for order, r in enumerate(result.root):
             wr = int(round(10000 * r.winrate))

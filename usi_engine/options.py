@@ -1,6 +1,6 @@
 """The engine's option table: one source for the USI `usi` listing, `setoption` and configs/engine.toml.
 
-Names follow YaneuraOu where the meaning matches (reference/usi.md §7) and never contain spaces
+Names follow YaneuraOu where the meaning matches (docs/references.md) and never contain spaces
 (ShogiHome splits `option` lines on spaces). Values are validated here; a bad value raises ValueError
 with a message the protocol layer prints as `info string error: ...`.
 

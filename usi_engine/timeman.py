@@ -1,6 +1,6 @@
 """Time allocation for one move: how long to think, and the hard ceiling never to pass.
 
-The plan (after YaneuraOu's timeman, reference/usi.md §8), all times in ms:
+The plan (after YaneuraOu's source/timeman.cpp, docs/references.md), all times in ms:
 
 1. Hard ceiling ``remain = time + byoyomi - NetworkDelay2`` (at least HARD_FLOOR_MS). The increment is not
    counted: it is credited only after the move.

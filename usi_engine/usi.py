@@ -4,7 +4,7 @@ The main thread is the single stdin reader: it reads lines while a search runs i
 thread, so `stop`, `ponderhit`, `gameover`, `isready` and `quit` are handled at once. All output goes
 through one `Writer` (a lock around write+flush), which also logs both directions to LogFile.
 Every command runs inside a try/except: bad input prints `info string error: ...` and the loop goes on;
-unknown commands are ignored (reference/usi.md §1). Only pure-Python modules are imported before
+unknown commands are ignored (USI wire rule, docs/usi.md). Only pure-Python modules are imported before
 `usiok`.
 """
 

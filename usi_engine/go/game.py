@@ -1,4 +1,4 @@
-"""Go's side of the game-kernel contract (common brief): the kernels the shared search core calls.
+"""Go's side of the game-kernel contract (docs/search.md): the kernels the shared search core calls.
 
 ``gen_moves``, ``do_move``, ``undo_move``, ``pos_key`` come from usi_engine/go/board.py; this module
 adds ``expand``, ``root_status``, the optional RAVE kernel ``expand_amaf`` and ``GoAdapter``.

@@ -20,7 +20,7 @@ Move choice for the side to move, after the opponent's last move L:
    two or more stones (keeps sekis alive in playouts; single-stone throw-ins stay allowed).
 No move ever fills an own eye: a point whose four neighbours are own stones or border and whose
 diagonals hold at most one opponent stone (none on the edge). With no candidate left the side passes.
-Playouts use simple ko only (superko is the tree's job, reference/gtp.md §5).
+Playouts use simple ko only (positional superko is the tree's job: board.gen_moves checks it).
 
 RNG: xorshift64* on ``rng[0]`` (uint64, must be non-zero; ``seed_rng`` makes one by splitmix64).
 """
@@ -34,7 +34,7 @@ from usi_engine.go.layout import (
     PLY, SIDE, SIZE, STRIDE, WHITE,
 )
 
-DEFAULT_CAP_FACTOR = 3      # playout move cap = factor * N * N (reference/gtp.md §5)
+DEFAULT_CAP_FACTOR = 3      # playout move cap = factor * N * N (the usual cut at ~3 N^2 moves)
 R_BOARD, R_HEAD, R_NEXT, R_LIBS, R_LSUM, R_LSUM2, R_GSIZE, R_EMPTY, R_EIDX, R_STACK, R_OWNER = range(11)
 R_META = 11                 # [0] = number of empty points
 WS_ROWS = 12

@@ -1,7 +1,7 @@
 """CPU atomics for numba kernels (numba ships atomics only for CUDA).
 
 Each intrinsic emits one LLVM atomic instruction on element ``idx`` of a 1-D C-contiguous ``int64`` array
-(no bounds check). They are cache-safe (reference/numba.md §2).
+(no bounds check). They are cache-safe (kernels calling them load from numba's disk cache).
 
 - ``atomic_add(arr, idx, val)``: fetch-add, returns the OLD value (seq_cst, a full barrier).
 - ``atomic_cas(arr, idx, expected, desired)``: compare-and-swap, returns the OLD value; success iff it

@@ -377,7 +377,7 @@ class MateSolver:
         """The mating line read from the table after a proof (attacker: quickest proven check; defender:
         longest defence); a position whose proof was overwritten is proved again. None if that fails
         (stopped) or the line does not end in mate."""
-        from .sfen import move_to_usi
+        from usi_engine.shogi.sfen import move_to_usi
         work = board.copy()
         line = []
         pn, dn, dist = self._buf

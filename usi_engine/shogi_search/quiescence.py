@@ -7,7 +7,7 @@ Alpha-beta (fail-soft negamax) from the side to move over the static evaluation 
   (never better), every other legal capture is searched. Non-capturing moves and drops are not.
 - in check: every legal evasion (king moves, captures of the checker, interpositions including
   drops); no evasion = mated, value ``-MATE + ply`` (exactly -MATE at the node that is mated, so
-  shorter mates score higher, as in design.md).
+  shorter mates score higher; MATE from usi_engine/search/values.py).
 - ordering MVV-LVA: most valuable victim first, then least valuable attacker; evasions keep that
   order with non-captures last.
 - depth cap ``max_depth`` plies (default 8, the 芝浦将棋Softmax QSearch_depth): at the cap the static
