@@ -39,17 +39,18 @@ def cluster():
     temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))       # short: Ray's socket paths have a length limit
     gcs, agent, metrics_port, env_agent = free_ports(4)
     env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
+    log = open(temp / "head.log", "w")
     proc = subprocess.Popen(
         [RAY, "start", "--head", "--block", "--num-cpus", "2", "--temp-dir", str(temp), "--port", str(gcs),
          "--dashboard-agent-listen-port", str(agent),
          "--metrics-export-port", str(metrics_port), "--runtime-env-agent-port", str(env_agent),
          "--include-dashboard", "false", "--disable-usage-stats"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     address = f"127.0.0.1:{gcs}"
     try:
         deadline = time.time() + 120
         while time.time() < deadline:
-            assert proc.poll() is None, "ray start --head exited"
+            assert proc.poll() is None, "ray start --head exited: " + (temp / "head.log").read_text()[-2000:]
             status = subprocess.run([RAY, "status", "--address", address], env=env, capture_output=True, check=False)
             if status.returncode == 0:
                 break
@@ -58,17 +59,18 @@ def cluster():
             pytest.fail("the Ray head did not come up within 120 s")
         yield address
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)          # `ray start --block` stops the node's processes on SIGTERM
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
-        time.sleep(2.0)
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)      # whatever of that group is left
-        except ProcessLookupError:
-            pass
+        for sig in (signal.SIGTERM, signal.SIGKILL):  # `ray start --block` stops the node's processes on SIGTERM;
+            try:                                     # SIGKILL then ends whatever of the group is left
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+            time.sleep(2.0)
         proc.wait()
+        log.close()
         shutil.rmtree(temp, ignore_errors=True)
 
 
