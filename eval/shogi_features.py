@@ -10,9 +10,9 @@ Value (centipawns, negamax: from the side to move) = w . phi(pos), where phi cou
 - KS (king safety, feature-set version 2): for each king (ours, theirs) and each square of its 3x3 zone
   (the king's square and its on-board neighbours, placed relative to the king in the frame of the side to
   move), the state (our attackers, their attackers) of that square, each count capped at 2: one active
-  entry per zone square, coefficient 1. Attackers are the pieces that could move to the square now
-  (first piece along each line, knights; pins ignored), the "kiki" of YaneuraOu's hand-made evaluation,
-  here with learned values per (king, zone square, counts).
+  entry per zone square, coefficient 1. Attackers are the pieces other than kings that could move to the
+  square now (first piece along each line, knights; pins ignored), the "kiki" of YaneuraOu's hand-made
+  evaluation, here with learned values per (king, zone square, counts).
 
 A "piece" p here is a BonaPiece-style index (YaneuraOu numbering idea, our own layout) in
 0 .. FE_END-1:
@@ -149,15 +149,16 @@ def collect(pos, stm, bps, mat):
 
 @njit(cache=True, nogil=True)
 def attack_counts(pos, sq, cap):
-    """(Black's, White's) attackers of board square sq, each counted up to cap (first piece on each of the 8
-    lines that moves onto sq, and knights)."""
+    """(Black's, White's) attackers of board square sq other than kings, each counted up to cap (first piece on
+    each of the 8 lines that moves onto sq, and knights). Kings are left out: a king always covers its own zone,
+    so counting it would only shift the counts there."""
     n0 = 0
     n1 = 0
     for d in range(8):
         s = first_piece(pos, sq, d)
         if s >= 0:
             p = pos[BOARD + s]
-            if attacks_along(p, s, sq, d):
+            if (p & (WHITE_BIT - 1)) != KING and attacks_along(p, s, sq, d):
                 if p >> 4:
                     n1 += 1
                 else:
