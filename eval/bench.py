@@ -79,7 +79,7 @@ def bench_eval(weights_path=None, out=sys.stdout):
     eacc, eidx = eval_stack(2)
     child_cpu = {}
     for incremental in (False, True):
-        kids, _, kcpu = timed(lambda: _child_eval_loop(positions, w, 10, moves, eacc, eidx, incremental)[0])
+        kids, _, kcpu = timed(lambda inc=incremental: _child_eval_loop(positions, w, 10, moves, eacc, eidx, inc)[0])
         child_cpu[incremental] = kcpu / kids * 1e6
     result = {"positions": positions.shape[0], "evals": n, "seconds": round(dt, 3),
               "cpu_seconds": round(cpu, 3), "evals_per_s": round(n / dt),

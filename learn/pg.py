@@ -44,7 +44,7 @@ from eval.shogi_features import MAX_FEATURES
 from usi_engine.search import core
 from usi_engine.search.policy import child_policy
 from usi_engine.search.rng import next_unit
-from usi_engine.search.values import MATE_THRESHOLD
+from usi_engine.search.values import is_proven
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.position import do_move, undo_move
 from usi_engine.shogi_search.quiescence import pv_leaf_gradient, qsearch_root, qsearch_scratch
@@ -62,7 +62,7 @@ MAX_PATH = 1024              # longest root -> leaf path followed
 def is_inner(tree, v):
     """v is expanded, has children and a heuristic (not proven) value: its value depends on children."""
     return ((tree[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED and tree[core.T_COUNT][v] > 0
-            and abs(tree[core.T_VALUE][v]) < MATE_THRESHOLD)
+            and not is_proven(tree[core.T_VALUE][v]))
 
 
 @njit(cache=True, nogil=True)
@@ -70,7 +70,7 @@ def is_leaf(tree, v):
     """v is an unexpanded non-terminal node: its value is a static (quiescence) value."""
     return ((tree[core.T_STATE][v] & core.PHASE_MASK) != core.EXPANDED
             and (tree[core.T_FLAGS][v] & core.FLAG_TERMINAL) == 0
-            and abs(tree[core.T_VALUE][v]) < MATE_THRESHOLD)
+            and not is_proven(tree[core.T_VALUE][v]))
 
 
 @njit(cache=True, nogil=True)
@@ -281,7 +281,7 @@ def node_quiescence_gradient(pos, w, qdepth, scratch, tree, parent_node, parent_
         do_move(pos, path[i])
     value = qsearch_root(pos, w, qdepth, moves, keys, pv, frames, counts, nodes)
     nf = pv_leaf_gradient(pos, w, value, pv, counts, idx, coef)
-    for i in range(d):
+    for _ in range(d):
         undo_move(pos)
     return value, nf
 
@@ -401,15 +401,6 @@ def full_width_tree(game, pos, weights, params, depth, t):
     order = np.arange(len(nodes), dtype=np.int64)      # children always after their parent
     backup_all(tree, order, np.int64(len(nodes)), float(t))
     return tree, len(nodes)
-
-
-def root_edge(tree, root, move):
-    """Index of root's edge playing `move`; ValueError when there is none."""
-    f, n = int(tree[core.T_FIRST][root]), int(tree[core.T_COUNT][root])
-    hits = np.nonzero(tree[core.T_EMOVE][f:f + n] == move)[0]
-    if hits.size == 0:
-        raise ValueError(f"move {move} is not a root edge")
-    return f + int(hits[0])
 
 
 class TreeGradient:

@@ -140,7 +140,7 @@ def pending_path(run_dir: Path, index: int) -> Path:
 
 # --- worker side ------------------------------------------------------------------------------------
 
-_WORKER = {}
+_WORKER: dict = {}
 
 
 def play_game(task: dict, weights) -> dict:
@@ -557,7 +557,7 @@ def pooled_signal_games(parts) -> dict:
 
 
 def _count(items) -> dict:
-    out = {}
+    out: dict = {}
     for x in items:
         out[x] = out.get(x, 0) + 1
     return out

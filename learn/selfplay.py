@@ -10,9 +10,12 @@ One game, in-process (no USI pipes: the trees are needed):
    The move is drawn from the learner's root policy pi_a(a) = exp(E*(a)/T_learn)/Z (eq. 12-13) and the
    eligibility e(t) (eq. 15) of the drawn move is accumulated into the mover's dense gradient sum.
    A proven win plays the best move; a proven loss resigns (proven values do not depend on w).
-3. The game ends by mate (no legal move), a winning declaration (CSA 27-point rule), sennichite (fourth
-   occurrence: draw, or a loss for the perpetual checker), resignation (optional value threshold held for
-   some moves), or the length cap (a draw, or adjudicated by the searched value when `adjudicate_cp` > 0).
+3. The game ends by the rules core's adjudicator (usi_engine/shogi/adjudicate.py) under the entering-king rule
+   `declaration_rule` (the searches use it too): mate (no legal move), a winning declaration (taken for the side
+   that has it), a try under the try rule, sennichite (fourth occurrence: draw, or a loss for the perpetual
+   checker); resignation
+   (optional value threshold held for some moves), or the length cap (a draw, or adjudicated by the searched
+   value when `adjudicate_cp` > 0).
 
 The caller gets the result and, per side, an AdvantageSum: the update is sum_t A_t e(t) with the advantage
 
@@ -49,7 +52,8 @@ from usi_engine.search import core
 from usi_engine.search.policy import root_policy
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE_THRESHOLD
-from usi_engine.shogi import Board, move_to_usi
+from usi_engine.shogi import Board, adjudicate, move_to_usi
+from usi_engine.shogi.board import declaration_rule_code
 from usi_engine.shogi_search.game import ShogiAdapter, expand, make_params
 from usi_engine.shogi.layout import MAX_MOVES
 
@@ -73,6 +77,7 @@ class SelfPlayConfig:
     opening_max: int = 8
     opening_temp: float = 300.0
     max_moves: int = 256          # game length cap (plies)
+    declaration_rule: str = "CSARule27"  # entering-king rule of the games and their searches (incl. TryRule)
     adjudicate_cp: float = 0.0    # > 0: at the cap, |E(root)| >= this decides the game; else a draw
     resign_cp: float = 0.0        # > 0: resign after resign_moves own moves with E(root) <= -resign_cp
     resign_moves: int = 3
@@ -89,6 +94,7 @@ class SelfPlayConfig:
         if unknown:
             raise ValueError(f"unknown self-play setting(s): {', '.join(sorted(unknown))}")
         cfg = cls(**d)
+        declaration_rule_code(cfg.declaration_rule)  # ValueError naming the rules
         if cfg.method not in pg.METHODS:
             raise ValueError(f"method {cfg.method!r}: expected one of {', '.join(pg.METHODS)}")
         if cfg.mode not in pg.MODES:
@@ -162,17 +168,6 @@ def opening_move(pos, weights, params, rng, temp, moves, values, flags):
     return int(moves[rng.choice(n, p=p / p.sum())])
 
 
-def _game_over(board: Board):
-    """(winner, reason) when the side to move cannot continue, else None."""
-    side = "b" if board.turn == 0 else "w"
-    other = "w" if side == "b" else "b"
-    if board.legal_move_codes().size == 0:
-        return other, "mate"
-    if board.declaration("CSARule27"):
-        return side, "declaration"
-    return None
-
-
 class AdvantageSum:
     """sum_t A_t e(t) for one side (module docstring) without storing the e(t): a trace Z = sum_t lam^(n-1-t) e(t)
     (row 0) and the result-free part P (row 1), so that the sum is r * Z + P once the result r is known.
@@ -205,8 +200,11 @@ class SelfPlayer:
     def __init__(self, weights, cfg: SelfPlayConfig, seed: int = 0):
         self.cfg = cfg
         self.weights = weights
-        self.params = make_params(qsearch_depth=cfg.qdepth)
+        self.params = make_params(qsearch_depth=cfg.qdepth,
+                                  entering_rule=declaration_rule_code(cfg.declaration_rule))
         self.adapter = ShogiAdapter(weights, self.params)
+        # the length cap is handled in play() (a draw or adjudicated by the searched value)
+        self.rules = adjudicate.GameRules(cfg.declaration_rule, max_moves=0, auto_declare=True)
         self.searcher = Searcher(self.adapter, SearchOptions(
             threads=1, hash_mb=cfg.hash_mb, t_sel=cfg.t_sel, t_back=cfg.t_back, graph=False, reuse=True,
             seed=seed))
@@ -237,9 +235,9 @@ class SelfPlayer:
             out.moves.append(move_to_usi(m))
         losing_streak = {"b": 0, "w": 0}
         while True:
-            over = _game_over(board)
+            over = adjudicate.before_move(board, self.rules)
             if over is not None:
-                out.winner, out.reason = over
+                out.winner, out.reason = over.winner, over.reason
                 break
             side = "b" if board.turn == 0 else "w"
             other = "w" if side == "b" else "b"
@@ -263,10 +261,9 @@ class SelfPlayer:
             move = self._learn_move(board, res, rng, srng, grads[side], side, out)
             board.push_code(move)
             out.moves.append(move_to_usi(move))
-            rep = board.repetition()
-            if rep != "none":
-                out.winner = None if rep == "draw" else (other if rep == "win" else side)
-                out.reason = "repetition" if rep == "draw" else "perpetual-check"
+            over = adjudicate.after_move(board, self.rules)
+            if over is not None:
+                out.winner, out.reason = over.winner, over.reason
                 break
         out.seconds = time.perf_counter() - start
         return out

@@ -23,3 +23,13 @@ def test_bench_perft_counts_the_known_leaves():
     fields = _bench("perft", "--depth", "3")
     assert fields["nodes"] == "25470"  # perft(3) of the start position
     assert float(fields["nps"]) > 0
+
+
+# The behaviour fingerprint of the shogi search (Stockfish's `bench`): a commit that changes this number changes
+# what the engine searches (search, evaluation, move generation or the shipped weights) and must say so.
+BENCH_SIGNATURE_NODES = 9993616
+
+
+def test_bench_signature_is_pinned():
+    fields = _bench("signature")
+    assert fields == {"nodes": str(BENCH_SIGNATURE_NODES), "samples": "2000", "positions": "100"}

@@ -3,16 +3,14 @@ ids, errors, malformed input, play/undo, handicap, loadsgf, clocks, analysis str
 against GNU Go on a finished game."""
 
 import os
-import queue
 import shutil
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from learn.match.engines import EngineError, EngineProcess
 from learn.match.go_game import parse_score
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,30 +22,30 @@ REQUIRED = ("protocol_version name version known_command list_commands quit boar
 
 
 class GtpProcess:
-    """The engine over pipes; `ask` sends one line and returns the full response lines (blank excluded)."""
+    """The engine (or `argv`) on the project's pipe driver; `ask` sends one line and returns the full response
+    lines (blank excluded)."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, argv=None):
         env = dict(os.environ, PYTHONPATH=str(ROOT))
-        self.proc = subprocess.Popen([sys.executable, "-m", "usi_engine", "gtp", *args], cwd=ROOT, env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, bufsize=1)
-        self.lines = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        argv = argv or [sys.executable, "-m", "usi_engine", "gtp", *args]
+        self.engine = EngineProcess(argv, "gtp", cwd=str(ROOT), env=env)
+        self.engine.start()
+        self.proc = self.engine.proc
 
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
+    def line(self, timeout=60.0):
+        """The next line (AssertionError on a timeout or when the engine exited)."""
+        try:
+            return self.engine.readline(time.monotonic() + timeout)[1]
+        except EngineError as e:
+            raise AssertionError(str(e)) from None
 
     def send(self, text):
-        self.proc.stdin.write(text + "\n")
-        self.proc.stdin.flush()
+        self.engine.send(text)
 
     def response(self, timeout=60.0):
         out = []
         while True:
-            line = self.lines.get(timeout=timeout)
-            assert line is not None, f"engine exited; stderr: {self.proc.stderr.read()[-2000:]}"
+            line = self.line(timeout)
             if line == "" and out:
                 return out
             if line or out:
@@ -63,9 +61,7 @@ class GtpProcess:
         return "\n".join([lines[0][1:].lstrip("0123456789").strip()] + lines[1:]).strip()
 
     def close(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
+        self.engine.kill()
 
 
 @pytest.fixture(scope="module")
@@ -194,12 +190,12 @@ def test_time_settings_keep_genmove_within_the_clock(gtp):
 def test_lz_analyze_streams_until_the_next_line(gtp):
     gtp.ok("clear_board")
     gtp.send("7 lz-analyze b 10")
-    assert gtp.lines.get(timeout=30) == "=7"
-    infos = [gtp.lines.get(timeout=30) for _ in range(2)]
+    assert gtp.line(30) == "=7"
+    infos = [gtp.line(30) for _ in range(2)]
     gtp.send("")                                  # any line, even empty, stops it
     rest = []
     while True:
-        line = gtp.lines.get(timeout=30)
+        line = gtp.line(30)
         if line == "":
             break
         rest.append(line)
@@ -222,12 +218,7 @@ def test_final_score_and_dead_stones_agree_with_gnugo_on_a_finished_game(gtp):
     then final_score and final_status_list dead must match GNU Go's."""
     binary = gnugo_binary()
     assert binary, "gnugo not installed (tools/test.sh installs it)"
-    gnu = GtpProcess.__new__(GtpProcess)
-    gnu.proc = subprocess.Popen([binary, "--mode", "gtp", "--level", "1", "--chinese-rules", "--seed", "3"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, bufsize=1)
-    gnu.lines = queue.Queue()
-    threading.Thread(target=gnu._read, daemon=True).start()
+    gnu = GtpProcess(argv=[binary, "--mode", "gtp", "--level", "1", "--chinese-rules", "--seed", "3"])
     try:
         for cmd in ("boardsize 9", "clear_board", "komi 7"):
             gnu.ok(cmd)
@@ -263,7 +254,7 @@ def test_end_of_input_during_analysis_ends_the_engine():
     p = GtpProcess("--size", "9")
     try:
         p.send("1 lz-analyze b 10")
-        assert p.lines.get(timeout=FIRST_TIMEOUT) == "=1"
+        assert p.line(FIRST_TIMEOUT) == "=1"
         p.proc.stdin.close()
         assert p.proc.wait(timeout=120) == 0
     finally:

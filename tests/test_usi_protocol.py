@@ -76,8 +76,7 @@ def test_cold_start_first_timed_move_is_searched_in_time(tmp_path):
     """A first start (empty numba cache, as on a user's machine): isready compiles everything, including the
     search kernel, so the first timed move is a real search answered within its byoyomi. (The warm-up used
     to end on its 2 s deadline before its first kernel call, leaving a ~30 s compile for move 1.)"""
-    import os
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "numba")}       # added to this process's environment
     with running_engine((("NetworkDelay2", 500),), env=env) as e:
         position = "position startpos moves 7g7f"
         t0 = time.perf_counter()
@@ -298,8 +297,8 @@ def test_quit_mid_search_exits_promptly():
         e.drain(1.0)
         t0 = e.send("quit")
         e.proc.wait(5)
-        print(f"quit mid-search: exit after {1000 * (time.perf_counter() - t0):.0f} ms")
-        assert time.perf_counter() - t0 < 2.0
+        print(f"quit mid-search: exit after {1000 * (time.monotonic() - t0):.0f} ms")
+        assert time.monotonic() - t0 < 2.0
     finally:
         e.close()
 

@@ -1,6 +1,6 @@
 """A GUI stand-in for the USI tests: drives the real engine process (`python -m usi_engine`) over pipes.
 
-A reader thread timestamps every engine line into a queue, so tests can measure latencies
+The project's pipe driver (learn/match/engines.py) timestamps every engine line, so tests can measure latencies
 (usiok, stop -> bestmove, readyok during search) and count bestmoves. Shared helpers: `running_engine`
 (a started, ready engine for a module fixture), `option` (set, then restore), `go_and_answer`, `bestmoves`,
 `assert_quiet`, `legal_in` (cshogi as the legality oracle).
@@ -8,54 +8,51 @@ A reader thread timestamps every engine line into a queue, so tests can measure 
 
 import contextlib
 import os
-import queue
-import subprocess
 import sys
-import threading
+import tempfile
 import time
 from pathlib import Path
+
+from learn.match.engines import EngineError, EngineProcess
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_ISREADY_TIMEOUT = 600.0      # cold numba cache: the first isready compiles everything
 
 
 class UsiProcess:
-    def __init__(self, env=None):
-        full_env = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
-        self.proc = subprocess.Popen([sys.executable, "-m", "usi_engine"], cwd=ROOT, env=full_env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, bufsize=1)
-        self.lines = queue.Queue()
-        self.log = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+    """`python -m usi_engine [args]` on the project's pipe driver (learn/match/engines.EngineProcess), with
+    this checkout first on PYTHONPATH; the transcript and stderr go to a temporary log shown on failures."""
 
-    def _read(self):
-        for line in self.proc.stdout:
-            item = (time.perf_counter(), line.rstrip("\r\n"))
-            self.log.append(item)
-            self.lines.put(item)
-        self.lines.put((time.perf_counter(), None))
+    def __init__(self, env=None, args=()):
+        full_env = dict(os.environ, **(env or {}))
+        full_env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+        fd, self.log_path = tempfile.mkstemp(prefix="usi-test-", suffix=".log")
+        os.close(fd)
+        self.engine = EngineProcess([sys.executable, "-m", "usi_engine", *args], "usi-engine", cwd=str(ROOT),
+                                    log_path=self.log_path, env=full_env)
+        self.engine.start()
+        self.proc = self.engine.proc
+
+    def log_tail(self, chars=2000):
+        try:
+            return Path(self.log_path).read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
 
     def send(self, line):
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-        return time.perf_counter()
+        """Write one line; returns its time.monotonic()."""
+        return self.engine.send(line)
 
     def expect(self, predicate, timeout=30.0):
         """Lines up to and including the first one satisfying predicate: (lines, time of that line)."""
         seen = []
-        end = time.perf_counter() + timeout
+        deadline = time.monotonic() + timeout
         while True:
-            left = end - time.perf_counter()
-            if left <= 0:
-                raise AssertionError(f"timeout after {timeout} s; got {seen[-20:]}")
             try:
-                t, line = self.lines.get(timeout=left)
-            except queue.Empty:
-                continue
-            if line is None:
-                raise AssertionError(f"engine exited; stderr: {self.proc.stderr.read()[-2000:]}; got {seen[-20:]}")
+                t, line = self.engine.readline(deadline)
+            except EngineError as e:
+                raise AssertionError(f"{e.kind} after {timeout} s at most; got {seen[-20:]}; "
+                                     f"log: {self.log_tail()}") from None
             seen.append(line)
             if predicate(line):
                 return seen, t
@@ -66,16 +63,11 @@ class UsiProcess:
     def drain(self, wait=0.3):
         """Lines arriving within `wait` seconds."""
         out = []
-        end = time.perf_counter() + wait
+        deadline = time.monotonic() + wait
         while True:
-            left = end - time.perf_counter()
-            if left <= 0:
-                return out
             try:
-                _, line = self.lines.get(timeout=left)
-            except queue.Empty:
-                return out
-            if line is None:
+                _, line = self.engine.readline(deadline)
+            except EngineError:
                 return out
             out.append(line)
 
@@ -98,21 +90,9 @@ class UsiProcess:
         self.isready(FIRST_ISREADY_TIMEOUT)
 
     def close(self):
-        if self.proc.poll() is None:
-            try:
-                self.send("quit")
-            except (BrokenPipeError, OSError):
-                pass
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        for s in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            try:
-                s.close()
-            except OSError:
-                pass
+        self.engine.close("quit")
+        with contextlib.suppress(OSError):
+            os.unlink(self.log_path)
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install the project with its test extras (and the system tools the tests use), then run the suite.
-# This is the README's test command and what CI runs: `bash tools/test.sh [pytest args]`.
+# Install the project with its test extras (and the system tools the tests use), lint (ruff) and type-check
+# (mypy) the tree, then run the suite. This is the README's test command and what CI runs:
+# `bash tools/test.sh [pytest args]` (configuration of all three in pyproject.toml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet -e '.[test]'
@@ -12,4 +13,6 @@ if ! command -v gnugo >/dev/null 2>&1; then
             || echo "warning: could not install gnugo; Go tests that need it will fail" >&2
     fi
 fi
+python3 -m ruff check .
+python3 -m mypy
 exec python3 -m pytest "$@"

@@ -16,6 +16,7 @@ def bench_main(argv):
     qs = sub.add_parser("qsearch", help="quiescence nodes per second (usi_engine/shogi_search/bench.py)")
     qs.add_argument("--weights", default=None, help="weight file (default: shipped weights)")
     sub.add_parser("search", help="MCSS search benchmark (usi_engine/search/bench.py, shogi set by default)")
+    sub.add_parser("signature", help="total nodes of a fixed search of the bench positions (pins behaviour)")
     mate = sub.add_parser("mate", help="df-pn mate solver on its tsume problem set (usi_engine/shogi_search/mate.py)")
     mate.add_argument("--seconds", type=float, default=20.0, help="time limit per problem")
     args, rest = parser.parse_known_args(argv)
@@ -31,6 +32,9 @@ def bench_main(argv):
     elif args.what == "mate":
         from .shogi_search.mate import bench as mate_bench
         mate_bench(args.seconds)
+    elif args.what == "signature":
+        from .shogi_search.bench import bench_signature
+        bench_signature()
     elif args.what == "search":
         from .shogi_search.bench import search_main
         return search_main(rest)
@@ -47,7 +51,8 @@ def main(argv=None):
     if not argv or argv[0] == "usi":
         from .usi import main as usi_main
         return usi_main()
-    print("usage: usi-engine [usi] | usi-engine gtp [options] | usi-engine bench perft|eval|qsearch|search|mate ...", file=sys.stderr)
+    print("usage: usi-engine [usi] | usi-engine gtp [options] | "
+          "usi-engine bench perft|eval|qsearch|search|signature|mate ...", file=sys.stderr)
     return 2
 
 

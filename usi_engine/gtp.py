@@ -197,8 +197,8 @@ class GtpEngine:
         return pos
 
     def _winrate(self, result):
-        from usi_engine.search.values import MATE_THRESHOLD
-        if abs(result.value) >= MATE_THRESHOLD:
+        from usi_engine.search.values import is_proven
+        if is_proven(result.value):
             return 1.0 if result.value > 0 else 0.0
         if result.root:
             return result.root[0].winrate

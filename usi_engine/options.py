@@ -55,7 +55,7 @@ class Option:
                 value = int(text)
             except ValueError:
                 raise ValueError(f"option {self.name} takes an integer, got {text!r}") from None
-            if not self.min <= value <= self.max:
+            if (self.min is not None and value < self.min) or (self.max is not None and value > self.max):
                 raise ValueError(f"option {self.name} must be in [{self.min}, {self.max}], got {value}")
             return value
         if self.type == "combo":
@@ -133,6 +133,32 @@ OPTIONS = (
 BY_NAME = {o.name.lower(): o for o in OPTIONS}
 
 
+def _entering_rule_code(rule: str) -> int:
+    from .shogi.board import declaration_rule_code  # the rules core: imported at the first isready only
+    return declaration_rule_code(rule)
+
+
+# Where options act: a SearchOptions field (usi_engine/search/searcher.py) or a keyword of the shogi game's
+# make_params (usi_engine/shogi_search/game.py), each fed by one option through a conversion. Adding a search
+# option = a row in OPTIONS plus an entry here. (DrawValueBlack/White depend on the colour we play and are set
+# per search by the engine; the other options act in the engine or the time plan.)
+SEARCH_OPTION_FIELDS = {
+    "threads": ("Threads", int),
+    "hash_mb": ("USI_Hash", float),
+    "t_sel": ("SoftmaxTemperature", float),
+    "t_back": ("BackupTemperature", float),
+    "t_sel_spread": ("TemperatureSpread", lambda percent: percent / 100.0),
+    "policy": ("SelectionPolicy", str),
+    "graph": ("GraphSearch", bool),
+    "seed": ("Seed", int),
+}
+GAME_PARAM_FIELDS = {
+    "qsearch_depth": ("QSearchDepth", int),
+    "entering_rule": ("EnteringKingRule", _entering_rule_code),
+    "max_moves": ("MaxMovesToDraw", int),
+}
+
+
 def find(name: str) -> Option:
     """The option called `name` (case-insensitive); ValueError if there is none."""
     try:
@@ -196,3 +222,17 @@ class OptionValues:
 
     def usi_lines(self) -> list[str]:
         return [o.usi_line(self.values[o.name]) for o in OPTIONS]
+
+
+def _mapped(values: OptionValues, fields: dict) -> dict:
+    return {target: convert(values[name]) for target, (name, convert) in fields.items()}
+
+
+def search_options(values: OptionValues) -> dict:
+    """Keyword arguments of SearchOptions from the current option values (SEARCH_OPTION_FIELDS)."""
+    return _mapped(values, SEARCH_OPTION_FIELDS)
+
+
+def game_params(values: OptionValues) -> dict:
+    """Keyword arguments of the shogi game's make_params from the current option values (GAME_PARAM_FIELDS)."""
+    return _mapped(values, GAME_PARAM_FIELDS)

@@ -1,6 +1,14 @@
-"""Time allocation for one move: how long to think, and the hard ceiling never to pass.
+"""Time allocation for one move, for both games: how long to think (and, in USI, the hard ceiling).
 
-The plan (after YaneuraOu's source/timeman.cpp, docs/references.md), all times in ms:
+Two clocks, as the protocols announce them:
+
+- `SideClock` + `plan()` (USI): the side to move's main time, Fischer increment, byoyomi or fixed movetime
+  from a `go` command, in ms; the plan below.
+- `CanadianClock` (GTP `time_settings`, `kgs-time_settings`, `time_left`): main time, then Canadian byoyomi
+  periods of `stones` moves in `period` seconds (Japanese byoyomi counted as one-stone periods), in
+  seconds; see `CanadianClock.seconds_for_move`.
+
+The USI plan (after YaneuraOu's source/timeman.cpp, docs/references.md), all times in ms:
 
 1. Hard ceiling ``remain = time + byoyomi - NetworkDelay2`` (at least HARD_FLOOR_MS). The increment is not
    counted: it is credited only after the move.
@@ -21,6 +29,7 @@ The plan (after YaneuraOu's source/timeman.cpp, docs/references.md), all times i
 
 Ponder: the plan is made at `ponderhit` (or at `go` for a normal search) and counted from that moment,
 with the times of the `go ponder` command or of YaneuraOu's `ponderhit btime ... wtime ...` extension.
+The GTP plan is simpler (controllers send whole seconds and no delay settings): see CanadianClock.
 Pure Python: imported before `usiok`.
 """
 
@@ -40,9 +49,15 @@ PONDER_BONUS = 1.25
 SUDDEN_DEATH_DIVISOR = 20
 BYOYOMI_ALL_IN = 1.2
 
+MIN_MOVES_LEFT = 12        # Canadian clock: main time is spread over at least this many moves
+PERIOD_USE = 0.8           # ... share of a period's time per stone that is used
+SAFETY_S = 0.25            # ... seconds kept back per move (process start-up, pipes, the controller)
+SAFETY_FRACTION = 0.25     # ... but at most this fraction of the share (short byoyomi periods)
+MIN_SECONDS = 0.05         # ... never think less than this
+
 
 @dataclass
-class Clock:
+class SideClock:
     """The clock of the side to move, from a `go` (or `ponderhit`) command."""
     time: int = 0          # main time left
     inc: int = 0           # Fischer increment per move
@@ -74,7 +89,7 @@ def round_up_to_second(ms: float, network_delay: int) -> int:
     return max(int(math.ceil(ms)), int(math.ceil(ms / 1000.0)) * 1000 - network_delay)
 
 
-def horizon(clock: Clock, s: TimeSettings) -> int:
+def horizon(clock: SideClock, s: TimeSettings) -> int:
     """Moves still to play that the main time must cover."""
     h = MOVE_HORIZON
     if s.max_moves_to_draw > 0:
@@ -82,7 +97,7 @@ def horizon(clock: Clock, s: TimeSettings) -> int:
     return max(MIN_HORIZON, h)
 
 
-def plan(clock: Clock, s: TimeSettings) -> Plan:
+def plan(clock: SideClock, s: TimeSettings) -> Plan:
     """How long to think on this move (see the module docstring)."""
     hard = max(HARD_FLOOR_MS, clock.time + clock.byoyomi - s.network_delay2)
     if clock.movetime > 0:
@@ -103,3 +118,46 @@ def plan(clock: Clock, s: TimeSettings) -> Plan:
         optimum = min(optimum, clock.time / SUDDEN_DEATH_DIVISOR)
     stop = round_up_to_second(max(optimum, 1.0), s.network_delay)
     return Plan(max(1, min(stop, hard)), hard)
+
+
+class CanadianClock:
+    """Both colours' clocks under main time + Canadian byoyomi (GTP `time_settings main period stones`).
+
+    Without `time_left` a colour is assumed to have the full main time. Per move (seconds):
+    in main time, ``left / max(MIN_MOVES_LEFT, moves_left) + PERIOD_USE * period / stones`` (at most
+    ``left + PERIOD_USE * period / stones``); in a period, ``PERIOD_USE * left / stones_left``; always minus
+    ``min(SAFETY_S, SAFETY_FRACTION * share)`` and at least MIN_SECONDS.
+    """
+
+    def __init__(self):
+        self.main = self.period = 0.0
+        self.stones = 0
+        self.enabled = False
+        self.left: dict = {}     # colour -> (seconds, stones left in the period; 0 = in main time)
+
+    def set(self, main: float, period: float, stones: int) -> None:
+        """New settings (GTP time_settings); `0 T 0` means no time limit. ValueError if negative."""
+        if main < 0 or period < 0 or stones < 0:
+            raise ValueError("negative time settings")
+        self.main, self.period, self.stones = float(main), float(period), int(stones)
+        self.enabled = not (main == 0 and period > 0 and stones == 0)
+        self.left = {}
+
+    def time_left(self, colour: int, seconds: float, stones: int) -> None:
+        """The controller's reading of `colour`'s clock (GTP time_left)."""
+        self.left[colour] = (seconds, stones)
+        self.enabled = self.enabled or self.main > 0 or self.period > 0
+
+    def seconds_for_move(self, colour: int, moves_left: float) -> float | None:
+        """Seconds to spend on this move of `colour`, or None when there is no clock."""
+        if not self.enabled or (self.main == 0 and self.period == 0):
+            return None
+        secs, stones = self.left.get(colour, (self.main, 0))
+        if stones > 0:                                     # Canadian period in progress
+            share = secs / stones * PERIOD_USE
+        else:
+            share = secs / max(MIN_MOVES_LEFT, moves_left)
+            if self.period > 0 and self.stones > 0:
+                per_stone = PERIOD_USE * self.period / self.stones
+                share = min(share + per_stone, secs + per_stone)
+        return max(MIN_SECONDS, share - min(SAFETY_S, SAFETY_FRACTION * share))

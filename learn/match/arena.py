@@ -10,12 +10,13 @@
   material   (no keys)
 every kind also takes name=... (default: the spec text).
 
-Referee (our Board), for the side to move, in this order:
+Referee: the rules core's adjudicator (usi_engine/shogi/adjudicate.py), for the side to move, in this order:
   no legal move -> loses ("mate"); ply >= max_moves -> draw ("max-moves"); a winning entering-king
   declaration is available -> wins ("declaration": the referee declares for every player, so no player
   can forget to); the player's move: None -> loses ("resign"), not legal -> loses ("illegal"). After the
   move: under TryRule a king on the try square wins ("try"); the fourth occurrence of a position is a
   draw ("repetition") or a loss for the side that checked with every move of the cycle ("perpetual-check").
+The players search under the same entering-king rule and length cap.
 
 Openings: for every pair of games, `opening_plies` uniformly random legal moves from the start position
 (seeded), re-drawn until the quiescence value of the result over the material table is within
@@ -37,17 +38,18 @@ from dataclasses import dataclass
 from eval.make_material_weights import material_weights
 from eval.weightfile import load_weights
 from usi_engine.search.searcher import POLICIES, Limits, SearchOptions
-from usi_engine.shogi import Board
-from usi_engine.shogi.board import DECLARATION_RULES
-from usi_engine.shogi_search.game import make_params
-from usi_engine.shogi_search.quiescence import DEFAULT_MAX_DEPTH as DEFAULT_QDEPTH, quiesce
+from usi_engine.shogi import Board, adjudicate
+from usi_engine.shogi.adjudicate import DEFAULT_MAX_MOVES, GameRules
+from usi_engine.shogi.board import DECLARATION_RULES, declaration_rule_code
 from usi_engine.shogi.sfen import move_to_usi
+from usi_engine.shogi_search.game import make_params
+from usi_engine.shogi_search.quiescence import DEFAULT_MAX_DEPTH as DEFAULT_QDEPTH
+from usi_engine.shogi_search.quiescence import quiesce
 
 from .match import Tally, format_summary, summarize
 from .outcome import GameResult
-from .players import AlphaBetaPlayer, MaterialPlayer, MCSSPlayer, Player
+from .players import AlphaBetaPlayer, MCSSPlayer, MaterialPlayer, Player
 
-DEFAULT_MAX_MOVES = 320
 DEFAULT_OPENING_PLIES = 6
 DEFAULT_OPENING_BALANCE = 150.0     # centipawns
 OPENING_TRIES = 1000
@@ -68,11 +70,11 @@ class ArenaRules:
     declaration_rule: str = "CSARule27"
 
     def __post_init__(self):
-        if self.declaration_rule not in DECLARATION_RULES:
-            raise ValueError(f"unknown declaration rule {self.declaration_rule!r}; "
-                             f"expected one of {', '.join(DECLARATION_RULES)}")
-        if self.max_moves < 0:
-            raise ValueError("max_moves must be >= 0")
+        self.game_rules()  # ValueError for an unknown declaration rule or a negative length
+
+    def game_rules(self) -> GameRules:
+        """The adjudicator's rules: the referee declares for the players."""
+        return GameRules(self.declaration_rule, self.max_moves, auto_declare=True)
 
 
 # --- player specs ----------------------------------------------------------------------------------------
@@ -108,8 +110,8 @@ def make_player(spec: str, weights, params) -> Player:
     if v.get("policy", "softmax") not in POLICIES:
         raise ValueError(f"unknown policy {v['policy']!r}; use one of {', '.join(POLICIES)}")
     t = v.get("t", SearchOptions.t_sel)
-    options = SearchOptions(threads=v.get("threads", 1), hash_mb=v.get("hash", DEFAULT_HASH_MB), t_sel=v.get("t_sel", t),
-                            t_back=v.get("t_back", t), t_sel_spread=v.get("spread", 1.0),
+    options = SearchOptions(threads=v.get("threads", 1), hash_mb=v.get("hash", DEFAULT_HASH_MB),
+                            t_sel=v.get("t_sel", t), t_back=v.get("t_back", t), t_sel_spread=v.get("spread", 1.0),
                             policy=v.get("policy", "softmax"), c_uct=v.get("c_uct", SearchOptions.c_uct),
                             graph=bool(v.get("graph", 1)))
     limit_keys = [k for k in ("samples", "nodes", "time") if k in v]
@@ -152,34 +154,25 @@ def play_game(players: dict, board: Board, rules: ArenaRules, seed: int, on_move
     called after every move."""
     for k, side in enumerate(("b", "w")):
         players[side].new_game(seed * 2 + k)
-    moves = []
+    game_rules = rules.game_rules()
+    moves: list[str] = []
     while True:
         side = "b" if board.turn == 0 else "w"
-        legal = board.legal_move_codes()
-        if len(legal) == 0:
-            return _other(side), "mate", moves
-        if rules.max_moves and board.ply >= rules.max_moves:
-            return None, "max-moves", moves
-        if board.declaration(rules.declaration_rule):
-            return side, "declaration", moves
+        ended = adjudicate.before_move(board, game_rules)
+        if ended is not None:
+            return ended.winner, ended.reason, moves
         move = players[side].choose(board)
         if move is None:
             return _other(side), "resign", moves
-        if not (legal == move).any():
+        if not (board.legal_move_codes() == move).any():
             return _other(side), "illegal", moves + [f"({move})"]
-        usi = move_to_usi(move)
-        is_try = rules.declaration_rule == "TryRule" and board.try_rule_move() == usi
         board.push_code(move)
-        moves.append(usi)
+        moves.append(move_to_usi(move))
         if on_move is not None:
             on_move(board, side, move)
-        if is_try:
-            return side, "try", moves
-        repetition = board.repetition()
-        if repetition == "draw":
-            return None, "repetition", moves
-        if repetition != "none":        # "win"/"loss" for the side now to move: the cycle was perpetual check
-            return (_other(side) if repetition == "win" else side), "perpetual-check", moves
+        ended = adjudicate.after_move(board, game_rules)
+        if ended is not None:
+            return ended.winner, ended.reason, moves
 
 
 # --- the arena ----------------------------------------------------------------------------------------------
@@ -208,7 +201,8 @@ class Arena:
     def __init__(self, config: ArenaConfig, out=sys.stdout):
         self.config, self.out = config, out
         weights = load_weights(config.weights_path)
-        params = make_params(max_moves=config.rules.max_moves)
+        params = make_params(max_moves=config.rules.max_moves,
+                             entering_rule=declaration_rule_code(config.rules.declaration_rule))
         self.players = (make_player(config.player1, weights, params), make_player(config.player2, weights, params))
         self.names = tuple(p.name for p in self.players)
         if self.names[0] == self.names[1]:

@@ -1,4 +1,5 @@
-"""Time controls and the referee's clock.
+"""Time controls and the referee's clock (RefereeClock: measures the engines; the engines' own time plans are
+usi_engine/timeman.py).
 
 Kinds: byoyomi (main time, then a fixed period per move), fischer (main time + increment after each
 move), sudden (main time only), movetime (fixed time per move) and nodes (fixed node count). A move is
@@ -62,7 +63,7 @@ class TimeControl:
         return f"{self.main_ms} ms{extra}"
 
 
-class Clock:
+class RefereeClock:
     """Both sides' remaining main time; answers how long a move may take and books what it took."""
 
     def __init__(self, tc: TimeControl):

@@ -13,6 +13,7 @@ import shlex
 import subprocess
 import threading
 import time
+from typing import TextIO
 
 EOF = None                 # queue sentinel: the engine closed stdout (exited or crashed)
 QUIT_GRACE = 2.0           # seconds an engine gets to exit after `quit` before it is killed
@@ -41,23 +42,27 @@ def split_command(command) -> list[str]:
 
 
 class EngineProcess:
-    """A child process spoken to line by line; optional transcript to `log_path`."""
+    """A child process spoken to line by line; optional transcript (with the engine's stderr) to `log_path`
+    and environment `env` (default: this process's). The one pipe driver of the project: the referee's
+    USI/GTP clients below and the protocol tests (tests/usi_driver.py, tests/test_gtp.py) build on it."""
 
-    def __init__(self, command, name: str, cwd: str | None = None, log_path: str | None = None):
+    def __init__(self, command, name: str, cwd: str | None = None, log_path: str | None = None,
+                 env: dict | None = None):
         self.argv = split_command(command)
         self.name = name
         self.cwd = cwd
         self.log_path = log_path
+        self.env = env
         self.proc: subprocess.Popen | None = None
         self.lines: queue.Queue = queue.Queue()
-        self._log = None
+        self._log: TextIO | None = None
 
     def start(self) -> None:
         self._log = open(self.log_path, "a", encoding="utf-8", buffering=1) if self.log_path else None
         try:
             self.proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=self._log if self._log else subprocess.DEVNULL, cwd=self.cwd,
+                stderr=self._log if self._log else subprocess.DEVNULL, cwd=self.cwd, env=self.env,
                 text=True, encoding="utf-8", errors="replace", bufsize=1)
         except OSError as e:
             raise EngineError("crash", f"{self.name}: cannot start {self.argv!r}: {e}") from e
@@ -67,7 +72,7 @@ class EngineProcess:
 
     def _read(self, proc: subprocess.Popen, lines: queue.Queue) -> None:
         try:
-            for line in proc.stdout:
+            for line in proc.stdout or ():
                 lines.put((time.monotonic(), line.rstrip("\r\n")))
         except (OSError, ValueError):
             pass
@@ -83,13 +88,18 @@ class EngineProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def send(self, line: str) -> None:
+    def send(self, line: str) -> float:
+        """Write one line; returns the time.monotonic() it was written at."""
         self._note(">", line)
         try:
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
-        except (OSError, ValueError, AttributeError) as e:
+            stdin = self.proc.stdin if self.proc is not None else None
+            if stdin is None:
+                raise ValueError("not started")
+            stdin.write(line + "\n")
+            stdin.flush()
+        except (OSError, ValueError) as e:
             raise EngineError("crash", f"{self.name}: cannot write to engine ({e})") from e
+        return time.monotonic()
 
     def readline(self, deadline: float) -> tuple[float, str]:
         """Next line and its arrival time; EngineError on EOF or when `deadline` (monotonic) passes."""
@@ -100,7 +110,7 @@ class EngineProcess:
         if line is EOF:
             self.lines.put((stamp, EOF))  # stay at EOF for later reads
             try:
-                code = self.proc.wait(timeout=1.0)
+                code = self.proc.wait(timeout=1.0) if self.proc is not None else None
             except subprocess.TimeoutExpired:
                 code = None
             raise EngineError("crash", f"{self.name}: engine exited (code {code})")
@@ -146,7 +156,8 @@ class EngineProcess:
         if self.proc is not None:
             for f in (self.proc.stdin, self.proc.stdout):
                 try:
-                    f.close()
+                    if f is not None:
+                        f.close()
                 except (OSError, ValueError):
                     pass
         if self._log:
@@ -154,7 +165,21 @@ class EngineProcess:
             self._log = None
 
 
-class UsiEngine:
+class _Client:
+    """What the USI and GTP clients share: a name and the process, None until started."""
+
+    name: str
+    proc: EngineProcess | None
+
+    @property
+    def _running(self) -> EngineProcess:
+        """The started process; EngineError("crash") before start() or after stop_process()."""
+        if self.proc is None:
+            raise EngineError("crash", f"{self.name}: engine not started")
+        return self.proc
+
+
+class UsiEngine(_Client):
     """A USI engine: handshake, per-side options, one `go` at a time, `gameover` with the result."""
 
     def __init__(self, command, name: str, options: dict | None = None, cwd: str | None = None,
@@ -163,7 +188,6 @@ class UsiEngine:
         self.name = name
         self.options = dict(options or {})
         self.proc: EngineProcess | None = None
-        self.id_name = name
         self.restarts = -1  # the first start is not a restart
 
     def start(self) -> None:
@@ -172,16 +196,14 @@ class UsiEngine:
         self.restarts += 1
         self.proc = EngineProcess(self.cmdline, self.name, self.cwd, self.log_path)
         self.proc.start()
-        self.proc.send("usi")
+        self._running.send("usi")
         deadline = time.monotonic() + USI_HANDSHAKE_TIMEOUT
         while True:
-            _, line = self.proc.readline(deadline)
-            if line.startswith("id name "):
-                self.id_name = line[8:].strip()
-            elif line.strip() == "usiok":
+            _, line = self._running.readline(deadline)
+            if line.strip() == "usiok":
                 break
         for key, value in self.options.items():
-            self.proc.send(f"setoption name {key} value {value}")
+            self._running.send(f"setoption name {key} value {value}")
 
     def ensure_started(self) -> None:
         if self.proc is None or not self.proc.alive():
@@ -189,24 +211,24 @@ class UsiEngine:
 
     def new_game(self) -> None:
         """`isready` until `readyok` (blank keep-alive lines extend the wait), then `usinewgame`."""
-        self.proc.send("isready")
+        self._running.send("isready")
         cap = time.monotonic() + READY_CAP
         while True:
-            _, line = self.proc.readline(min(cap, time.monotonic() + READY_TIMEOUT))
+            _, line = self._running.readline(min(cap, time.monotonic() + READY_TIMEOUT))
             if line.strip() == "readyok":
                 break
-        self.proc.send("usinewgame")
+        self._running.send("usinewgame")
 
     def go(self, position: str, go: str, timeout: float) -> tuple[list[str], float]:
         """Send `position` and `go`; return the `bestmove` tokens after the keyword and the seconds the
         engine took (from writing `go` to the arrival of `bestmove`). Raises EngineError("timeout") when
         no `bestmove` arrives within `timeout` seconds."""
-        self.proc.send(position)
+        self._running.send(position)
         start = time.monotonic()
-        self.proc.send(go)
+        self._running.send(go)
         deadline = start + timeout
         while True:
-            stamp, line = self.proc.readline(deadline)
+            stamp, line = self._running.readline(deadline)
             tokens = line.split()
             if tokens and tokens[0] == "bestmove":
                 if len(tokens) < 2:
@@ -216,10 +238,10 @@ class UsiEngine:
     def stop_search(self, grace: float) -> bool:
         """After a time loss: `stop` and wait `grace` s for the late `bestmove`; False if none came."""
         try:
-            self.proc.send("stop")
+            self._running.send("stop")
             deadline = time.monotonic() + grace
             while True:
-                _, line = self.proc.readline(deadline)
+                _, line = self._running.readline(deadline)
                 if line.startswith("bestmove"):
                     return True
         except EngineError:
@@ -228,7 +250,7 @@ class UsiEngine:
     def gameover(self, result: str) -> None:
         """Tell the engine the result from its side: win, lose or draw (a dead pipe is not an error)."""
         try:
-            self.proc.send(f"gameover {result}")
+            self._running.send(f"gameover {result}")
         except EngineError:
             pass
 
@@ -246,7 +268,7 @@ class GtpError(Exception):
     """The engine answered a GTP command with `?`."""
 
 
-class GtpEngine:
+class GtpEngine(_Client):
     """A GTP engine: numbered commands, `=`/`?` answers ended by an empty line."""
 
     def __init__(self, command, name: str, cwd: str | None = None, log_path: str | None = None):
@@ -255,17 +277,13 @@ class GtpEngine:
         self.proc: EngineProcess | None = None
         self.next_id = 1
         self.restarts = -1
-        self.id_name = name
 
     def start(self) -> None:
         self.stop_process()
         self.restarts += 1
         self.proc = EngineProcess(self.cmdline, self.name, self.cwd, self.log_path)
         self.proc.start()
-        try:
-            self.id_name = self.command_ok("name", GTP_TIMEOUT) or self.name
-        except GtpError:
-            self.id_name = self.name
+        self.command("name", GTP_TIMEOUT)  # the first answer: the engine is up and speaks GTP
 
     def ensure_started(self) -> None:
         if self.proc is None or not self.proc.alive():
@@ -276,10 +294,10 @@ class GtpEngine:
         cid = self.next_id
         self.next_id += 1
         start = time.monotonic()
-        self.proc.send(f"{cid} {text}")
+        self._running.send(f"{cid} {text}")
         deadline = start + timeout
         while True:  # skip noise before the answer (a conforming engine prints none)
-            stamp, line = self.proc.readline(deadline)
+            stamp, line = self._running.readline(deadline)
             if line[:1] in ("=", "?"):
                 break
         head, _, rest = line[1:].partition(" ")
@@ -287,7 +305,7 @@ class GtpEngine:
             raise EngineError("protocol", f"{self.name}: answer id {head!r} to command {cid} ({text!r})")
         body = [rest.strip()]
         while True:
-            _, more = self.proc.readline(deadline)
+            _, more = self._running.readline(deadline)
             if more.strip() == "":
                 break
             body.append(more.rstrip())

@@ -15,7 +15,7 @@ import shutil
 import time
 from dataclasses import dataclass
 
-from .clock import Clock, TimeControl
+from .clock import RefereeClock, TimeControl
 from .engines import EngineError, GtpEngine, GtpError
 from .openings import Opening, format_vertex, parse_vertex
 from .outcome import GameResult
@@ -97,7 +97,7 @@ class GoGame:
             raise ValueError(f"opening {self.opening.label!r} rejected by the referee: {e}") from None
 
     def _run(self) -> tuple[str | None, str, str]:
-        clock = Clock(self.tc)
+        clock = RefereeClock(self.tc)
         for side in ("b", "w"):
             engine = self.engines[side]
             try:
@@ -118,7 +118,7 @@ class GoGame:
             side = _other(side)
         return self._score()
 
-    def _turn(self, side: str, clock: Clock):
+    def _turn(self, side: str, clock: RefereeClock):
         """Ask `side` for a move, check and forward it; ((winner, reason, detail) | None, point)."""
         engine, colour = self.engines[side], COLOUR_NAMES[side]
         allowance_s = clock.allowance_ms(side) / 1000.0

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import elo
-from .clock import Clock, TimeControl
+from .clock import RefereeClock, TimeControl
 from .engines import EngineError, GtpEngine, UsiEngine
 from .go_game import GoGame, GoRules
 from .openings import Opening, load_go_openings, load_shogi_openings
@@ -74,7 +74,7 @@ class MatchConfig:
             raise MatchError("--games and --concurrency must be at least 1")
         if self.game == "go":
             try:  # GTP clocks: byoyomi, sudden death and movetime only
-                Clock(self.tc).gtp_time_settings()
+                RefereeClock(self.tc).gtp_time_settings()
             except ValueError as e:
                 raise MatchError(str(e)) from None
         if self.game == "shogi":
@@ -140,7 +140,7 @@ def _count(items) -> dict:
 
 def _faults(tally: Tally, names: tuple) -> dict:
     """Per engine: how many games it lost by a program fault, by kind."""
-    out = {names[0]: {}, names[1]: {}}
+    out: dict[str, dict[str, int]] = {names[0]: {}, names[1]: {}}
     for r in tally.results.values():
         if r.reason in FAULTS and r.winner is not None:
             first_lost = r.first_score == 0.0
@@ -190,9 +190,10 @@ class Worker:
             return (os.path.join(config.log_dir, f"slot{slot}-engine{i + 1}-{specs[i].name}.log")
                     if config.log_dir else None)
 
+        self.engines: list[UsiEngine] | list[GtpEngine]
+        self.referee: GtpEngine | None = None
         if config.game == "shogi":
             self.engines = [UsiEngine(s.command, s.name, s.options, log_path=log(i)) for i, s in enumerate(specs)]
-            self.referee = None
         else:
             self.engines = [GtpEngine(s.command, s.name, log_path=log(i)) for i, s in enumerate(specs)]
             ref_log = os.path.join(config.log_dir, f"slot{slot}-referee.log") if config.log_dir else None
@@ -207,6 +208,7 @@ class Worker:
                                        first_black).play()
             kif = write_kif(record).encode(KIF_ENCODING, errors="replace")
             return result, {"csa": write_csa(record).encode(), "kif": kif}
+        assert self.referee is not None   # a Go worker always has one (__init__)
         try:
             result, sgf = GoGame(index, sides, self.referee, opening, self.config.tc, self.config.go_rules,
                                  first_black).play()
@@ -337,6 +339,7 @@ class Match:
 
     def write_json(self, summary: dict) -> None:
         cfg = self.config
+        assert cfg.json_path is not None
         data = {
             "game": cfg.game,
             "engines": [{"name": s.name, "command": s.command, "options": s.options} for s in cfg.engines],

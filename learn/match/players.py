@@ -33,15 +33,14 @@ from numba import njit
 from eval.make_material_weights import material_weights
 from eval.shogi_features import evaluate
 from usi_engine.search import core
+from usi_engine.search.policy import root_policy
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
-from usi_engine.search.values import MATE, MATE_THRESHOLD
+from usi_engine.search.values import MATE, is_proven
 from usi_engine.shogi import position
-from usi_engine.shogi_search.game import ShogiAdapter, terminal_value
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_legal
+from usi_engine.shogi_search.game import ShogiAdapter, terminal_value
 from usi_engine.shogi_search.quiescence import DEFAULT_MAX_DEPTH, INF, QBuffers, next_move, order_key, qsearch
-
-from usi_engine.search.policy import root_policy
 
 AB_DEPTHS = (1, 2)
 STAT_KEYS = ("moves", "nodes", "samples", "depth", "seldepth", "time_ms")   # MCSS per-game statistics
@@ -209,11 +208,12 @@ class MCSSPlayer(Player):
         self.totals["moves"] += 1
         for key in STAT_KEYS[1:]:
             self.totals[key] += getattr(result, key)
-        if self.pick > 0 and result.best_move is not None and abs(result.value) < MATE_THRESHOLD:
+        if self.pick > 0 and result.best_move is not None and not is_proven(result.value):
             return self.draw_from_root_policy()
         return result.best_move
 
     def draw_from_root_policy(self) -> int:
+        assert self.searcher.pool is not None    # after a search
         tree = self.searcher.pool.tree
         edges, p = root_policy(tree, 0, self.pick)
         i = self.rng.choices(range(len(edges)), weights=p)[0]

@@ -1,15 +1,16 @@
 """The shogi referee: plays one game between two USI engines and judges it strictly.
 
-The project's rules core (usi_engine.shogi.Board) is the referee's board. Rules enforced, in order, for
-the side to move:
-  no legal move -> loses (mate);  game length reached (ply > max_moves, YaneuraOu MaxMovesToDraw) -> draw;
+The project's rules core (usi_engine.shogi.Board) is the referee's board and its adjudicator
+(usi_engine/shogi/adjudicate.py) ends the game. Rules enforced, in order, for the side to move:
+  adjudicate.before_move: no legal move -> loses ("mate"); game length reached (SFEN move number + plies
+  >= max_moves, YaneuraOu MaxMovesToDraw) -> draw ("max-moves");
   then its engine's answer: no answer within the clock (+ margin) -> time loss ("hang" if it does not
   answer `stop` either, and the process is killed); process gone -> "crash"; `bestmove resign`;
-  `bestmove win` judged by Board.declaration_result(rule): win, draw (24-point rule, 24-30 points) or
-  false declaration = loss; a move not in the legal list -> "illegal" loss.
-After each move: the fourth occurrence of a position is a draw, or a loss for the side that gave check
-with every move of the cycle (Board.repetition); under TryRule a king reaching the opponent king's start
-square wins. Both engines get `gameover win|lose|draw` from their own point of view.
+  `bestmove win` judged by adjudicate.declare: win, draw (24-point rule, 24-30 points) or false
+  declaration = loss; a move not in the legal list -> "illegal" loss.
+After each move, adjudicate.after_move: under TryRule a king reaching the opponent king's start square
+wins; the fourth occurrence of a position is a draw, or a loss for the side that gave check with every move
+of the cycle. Both engines get `gameover win|lose|draw` from their own point of view.
 """
 
 from __future__ import annotations
@@ -17,16 +18,17 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from usi_engine.shogi import Board
+from usi_engine.shogi import Board, adjudicate
+from usi_engine.shogi.adjudicate import DEFAULT_MAX_MOVES, GameRules
+from usi_engine.shogi.board import DECLARATION_RULES
 
-from .clock import Clock, TimeControl
+from .clock import RefereeClock, TimeControl
 from .engines import EngineError
 from .openings import Opening
 from .outcome import GameResult
 from .records import ShogiRecord
 
-DECLARATION_RULES = ("CSARule27", "CSARule24", "TryRule", "NoEnteringKing")
-DEFAULT_MAX_MOVES = 320
+__all__ = ["DECLARATION_RULES", "DEFAULT_MAX_MOVES", "DEFAULT_STOP_GRACE_S", "ShogiGame", "ShogiRules"]
 DEFAULT_STOP_GRACE_S = 1.0
 
 
@@ -37,9 +39,11 @@ class ShogiRules:
     stop_grace_s: float = DEFAULT_STOP_GRACE_S  # wait for `bestmove` after `stop` on a time loss
 
     def __post_init__(self):
-        if self.declaration_rule not in DECLARATION_RULES:
-            raise ValueError(f"unknown declaration rule {self.declaration_rule!r}; "
-                             f"expected one of {', '.join(DECLARATION_RULES)}")
+        self.game_rules()  # ValueError for an unknown declaration rule or a negative length
+
+    def game_rules(self) -> GameRules:
+        """The adjudicator's rules (engines declare themselves with `bestmove win`)."""
+        return GameRules(self.declaration_rule, self.max_moves)
 
 
 def opening_board(opening: Opening) -> Board:
@@ -72,8 +76,7 @@ class ShogiGame:
         self.board = opening_board(opening)
         self.moves = list(opening.moves)
         self.seconds = [0.0] * len(self.moves)
-        fields = (opening.sfen or "").split()
-        self.ply_offset = int(fields[3]) - 1 if len(fields) > 3 else 0  # plies before the start SFEN
+        self.game_rules = rules.game_rules()
 
     def play(self) -> tuple[GameResult, ShogiRecord]:
         started = time.monotonic()
@@ -97,19 +100,17 @@ class ShogiGame:
             except EngineError as e:
                 engine.kill()
                 return _other(side), e.kind if e.kind != "timeout" else "hang", str(e)
-        clock = Clock(self.tc)
+        clock = RefereeClock(self.tc)
         while True:
             side = "b" if self.board.turn == 0 else "w"
-            legal = self.board.legal_moves()
-            if not legal:
-                return _other(side), "mate", ""
-            if self.rules.max_moves and self.ply_offset + self.board.ply >= self.rules.max_moves:
-                return None, "max-moves", f"{self.rules.max_moves} moves"
-            verdict = self._turn(side, clock, legal)
+            ended = adjudicate.before_move(self.board, self.game_rules)
+            if ended is not None:
+                return ended.winner, ended.reason, ended.detail
+            verdict = self._turn(side, clock, self.board.legal_moves())
             if verdict is not None:
                 return verdict
 
-    def _turn(self, side: str, clock: Clock, legal: list):
+    def _turn(self, side: str, clock: RefereeClock, legal: list):
         """Ask `side` for a move and play it; a (winner, reason, detail) verdict when the game ends."""
         engine = self.engines[side]
         allowance_s = clock.allowance_ms(side) / 1000.0
@@ -128,30 +129,18 @@ class ShogiGame:
         if move == "resign":
             return _other(side), "resign", ""
         if move == "win":
-            judged = self.board.declaration_result(self.rules.declaration_rule)
-            if judged == "win":
-                return side, "declaration", self.rules.declaration_rule
-            if judged == "draw":
-                return None, "declaration-draw", self.rules.declaration_rule
-            return _other(side), "false-declaration", f"{self.rules.declaration_rule}: {self.board.sfen()}"
+            declared = adjudicate.declare(self.board, self.game_rules)
+            return declared.winner, declared.reason, declared.detail
         if move not in legal:
             return _other(side), "illegal", f"{move} in {self.board.sfen()}"
-        is_try = self.rules.declaration_rule == "TryRule" and self.board.try_rule_move() == move
         clock.spend(side, elapsed * 1000.0)
         self.board.push_usi(move)
         self.moves.append(move)
         self.seconds.append(elapsed)
-        if is_try:
-            return side, "try", move
-        repetition = self.board.repetition()
-        to_move = _other(side)
-        if repetition == "draw":
-            return None, "repetition", ""
-        if repetition == "win":
-            return to_move, "perpetual-check", ""
-        if repetition == "loss":
-            return side, "perpetual-check", ""
-        return None
+        ended = adjudicate.after_move(self.board, self.game_rules)
+        if ended is None:
+            return None
+        return ended.winner, ended.reason, move if ended.reason == "try" else ended.detail
 
     def _send_gameover(self, winner: str | None) -> None:
         for side, engine in self.engines.items():

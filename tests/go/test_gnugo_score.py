@@ -8,10 +8,10 @@ final_status_list dead.
 
 import os
 import shutil
-import subprocess
 
 import pytest
 
+from learn.match.engines import GtpEngine
 from usi_engine.go import GoBoard
 
 MAX_MOVES = 250
@@ -24,60 +24,29 @@ def gnugo_binary():
     return path
 
 
-class Gtp:
-    """Minimal GTP client over pipes: numbered commands, replies checked for their id."""
-
-    def __init__(self, argv):
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.next_id = 1
-
-    def send(self, command):
-        cid = self.next_id
-        self.next_id += 1
-        self.proc.stdin.write(f"{cid} {command}\n")
-        self.proc.stdin.flush()
-        lines = []
-        while True:
-            line = self.proc.stdout.readline()
-            assert line, f"engine closed the pipe after {command!r}"
-            line = line.rstrip("\n")
-            if line == "" and lines:
-                break
-            if line or lines:
-                lines.append(line)
-        head, rest = lines[0], lines[1:]
-        assert head[:1] == "=" and head[1:].split(" ", 1)[0] == str(cid), f"{command!r} -> {lines}"
-        return "\n".join([head.split(" ", 1)[1] if " " in head else ""] + rest).strip()
-
-    def close(self):
-        try:
-            self.send("quit")
-        finally:
-            self.proc.wait(timeout=10)
-
-
 def play_gnugo_game(size, komi, seed):
     """(our GoBoard after the game, GNU Go's final_score, GNU Go's dead stones as a set)."""
-    eng = Gtp([gnugo_binary(), "--mode", "gtp", "--level", "1", "--chinese-rules",
-               "--positional-superko", "--seed", str(seed)])
+    eng = GtpEngine([gnugo_binary(), "--mode", "gtp", "--level", "1", "--chinese-rules",
+                     "--positional-superko", "--seed", str(seed)], "gnugo")
+    eng.start()
     try:
-        eng.send(f"boardsize {size}")
-        eng.send("clear_board")
-        eng.send(f"komi {komi}")
+        eng.command_ok(f"boardsize {size}")
+        eng.command_ok("clear_board")
+        eng.command_ok(f"komi {komi}")
         board = GoBoard(size, komi=komi)
         colour = "black"
         for _ in range(MAX_MOVES):
-            move = eng.send(f"genmove {colour}").lower()
+            move = eng.command_ok(f"genmove {colour}").lower()
             assert move != "resign"
             board.play(colour, move)            # raises if we disagree about legality
             if board.is_over():
                 break
             colour = "white" if colour == "black" else "black"
         assert board.is_over(), "game did not end within the move limit"
-        dead = set(eng.send("final_status_list dead").upper().split())
-        return board, eng.send("final_score"), dead
+        dead = set(eng.command_ok("final_status_list dead").upper().split())
+        return board, eng.command_ok("final_score"), dead
     finally:
-        eng.close()
+        eng.stop_process()
 
 
 @pytest.mark.parametrize("size,komi,seed", GAMES)

@@ -235,7 +235,7 @@ def test_gen_moves_agrees_with_move_status_and_pos_key_distinguishes_side():
 def test_history_grows_beyond_capacity():
     b = GoBoard(5, history=8)
     rng = np.random.default_rng(3)
-    for i in range(40):
+    for _ in range(40):
         moves = b.legal_moves()
         b.play(b.to_move, moves[rng.integers(len(moves) - 1)] if len(moves) > 1 else "pass")
     assert b.move_number == 40 and b.pos[L.HIST_CAP] >= 41

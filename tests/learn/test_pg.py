@@ -115,7 +115,7 @@ def test_paper_mode_holds_opponent_policy_fixed(setup):
     frozen = {}
     for v in range(n):
         if tree[core.T_COUNT][v]:
-            f, k = int(tree[core.T_FIRST][v]), int(tree[core.T_COUNT][v])
+            k = int(tree[core.T_COUNT][v])
             p = np.zeros(k)
             policy.child_policy(tree, np.int64(v), T, p)
             frozen[v] = p
@@ -189,7 +189,7 @@ def test_update_raises_expected_reward():
     grad = pg.TreeGradient(n)
     j0 = expected_reward(w)
     srng = np.array([3], np.uint64)
-    for episode in range(300):
+    for _ in range(300):
         set_weights(tree, n, phi, leaves, w)
         f = int(tree[core.T_FIRST][0])
         edges, p = policy.root_policy(tree, 0, T)

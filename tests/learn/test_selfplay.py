@@ -11,8 +11,8 @@ from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer
 from usi_engine.search import core
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi import Board
-from usi_engine.shogi_search.game import ShogiAdapter, make_params
-from usi_engine.shogi.position import do_move
+from usi_engine.shogi_search.game import P_ENTERING_RULE, ShogiAdapter, make_params
+from usi_engine.shogi.position import RULE_TRY, do_move
 from usi_engine.shogi_search.quiescence import quiesce
 
 T = 92.0
@@ -189,6 +189,14 @@ def test_bad_config_is_rejected():
         SelfPlayConfig.from_dict({"sample": 3})
     with pytest.raises(ValueError, match="method"):
         SelfPlayConfig.from_dict({"method": "td"})
+    with pytest.raises(ValueError, match="entering-king rule"):
+        SelfPlayConfig.from_dict({"declaration_rule": "Bogus"})
+
+
+def test_games_and_searches_follow_the_configured_declaration_rule():
+    player = SelfPlayer(load_weights(), SelfPlayConfig.from_dict({"declaration_rule": "TryRule"}))
+    assert player.rules.declaration_rule == "TryRule" and player.rules.auto_declare
+    assert player.params[P_ENTERING_RULE] == RULE_TRY
 
 
 @pytest.mark.parametrize("lam", [1.0, 0.7, 0.0])

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import shogi as python_shogi
 
-from usi_engine.shogi import Board, STARTPOS
+from usi_engine.shogi import STARTPOS, Board
 
 KIWI = "l6nl/5+P1gk/2np1S3/p1p4Pp/3P2Sp1/1PPb2P1P/P5GS1/R8/LN4bKL w RGgsn5p 1"
 PINNED_CAPTURER = "R6sk/9/7G1/9/9/9/9/9/4K4 b P 1"
@@ -82,7 +82,7 @@ def test_checkmate_detection():
 def test_fourfold_repetition_is_a_draw():
     board = Board()
     cycle = ["2h3h", "8b7b", "3h2h", "7b8b"]
-    for i in range(3):
+    for _ in range(3):
         for move in cycle:
             assert board.repetition() == "none"
             board.push_usi(move)

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 import shogi as python_shogi
 
-from usi_engine.shogi import Board
-from usi_engine.shogi import position
+from usi_engine.shogi import Board, position
 from usi_engine.shogi.layout import HIST, KEY
 from usi_engine.shogi.sfen import parse_sfen
 

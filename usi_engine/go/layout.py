@@ -41,6 +41,8 @@ never needs more than H + BOARD_CAP entries.
 
 import numpy as np
 
+from usi_engine.search.rng import splitmix64_outputs
+
 MIN_SIZE, MAX_SIZE = 2, 19
 EMPTY, BLACK, WHITE, BORDER = 0, 1, 2, 3
 BOARD_CAP = (MAX_SIZE + 2) * (MAX_SIZE + 1)
@@ -71,20 +73,7 @@ H_KEY, H_MOVE, H_KO, H_PASSES, H_SIDE, H_CAPTOP = 0, 1, 2, 3, 4, 5
 DEFAULT_HISTORY = 1024
 
 
-def _splitmix_table(n: int, seed: int) -> np.ndarray:
-    """n pseudo-random 64-bit keys (splitmix64), as int64, deterministic across runs."""
-    out = np.empty(n, dtype=np.uint64)
-    x = seed & 0xFFFFFFFFFFFFFFFF
-    for i in range(n):
-        x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
-        z = x
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
-        out[i] = z ^ (z >> 31)
-    return out.view(np.int64)
-
-
-_KEYS = _splitmix_table(3 * BOARD_CAP + 2, 0x60D0BA5E)
+_KEYS = splitmix64_outputs(0x60D0BA5E, 3 * BOARD_CAP + 2).view(np.int64)
 # ZOBRIST[colour, point]: BLACK/WHITE stone keys; row EMPTY holds the ko-point keys for pos_key.
 ZOBRIST = _KEYS[:3 * BOARD_CAP].reshape(3, BOARD_CAP).copy()
 ZOBRIST[EMPTY, 0] = 0                      # "no ko point" adds nothing

@@ -33,6 +33,7 @@ from usi_engine.go.layout import (
     BLACK, BOARD, BOARD_CAP, BORDER, EMPTY, H_MOVE, HIST, HIST_STRIDE, KO, KOMI_MILLI, PASS, PASSES,
     PLY, SIDE, SIZE, STRIDE, WHITE,
 )
+from usi_engine.search.rng import splitmix64_outputs
 
 DEFAULT_CAP_FACTOR = 3      # playout move cap = factor * N * N (the usual cut at ~3 N^2 moves)
 R_BOARD, R_HEAD, R_NEXT, R_LIBS, R_LSUM, R_LSUM2, R_GSIZE, R_EMPTY, R_EIDX, R_STACK, R_OWNER = range(11)
@@ -47,10 +48,7 @@ def new_workspace() -> np.ndarray:
 
 def seed_rng(seed: int) -> np.ndarray:
     """A one-word uint64 RNG state for the playout kernels, derived from `seed` by splitmix64."""
-    z = (seed + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
-    z ^= z >> 31
+    z = int(splitmix64_outputs(seed, 1)[0])
     return np.array([z or 1], dtype=np.uint64)
 
 

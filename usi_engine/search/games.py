@@ -20,7 +20,7 @@ GAMES = {
 }
 
 _lock = threading.Lock()
-_built = {}
+_built: dict = {}
 
 
 def _package_sources(module_name):

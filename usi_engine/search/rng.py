@@ -31,6 +31,15 @@ def next_unit(rng):
     return float(next_u64(rng) >> np.uint64(11)) * _INV_2_53
 
 
+def splitmix64_outputs(seed: int, n: int) -> np.ndarray:
+    """The first n outputs (uint64) of splitmix64 started from state ``seed`` (outside numba: tables, seeds)."""
+    with np.errstate(over="ignore"):
+        z = np.uint64(seed & 0xFFFFFFFFFFFFFFFF) + GOLDEN * np.arange(1, n + 1, dtype=np.uint64)
+        z = (z ^ (z >> np.uint64(30))) * _M1
+        z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
 def seed_state(master_seed: int, stream: int) -> np.ndarray:
     """RNG state for stream ``stream`` (e.g. thread index) derived from ``master_seed``."""
     z = (int(master_seed) * 0x9E3779B97F4A7C15 + (int(stream) + 1) * 0xD1B54A32D192ED03) & (2**64 - 1)

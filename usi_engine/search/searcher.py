@@ -20,7 +20,7 @@ import numpy as np
 
 from usi_engine.search import core, games
 from usi_engine.search.rng import seed_state
-from usi_engine.search.values import MATE_THRESHOLD
+from usi_engine.search.values import MATE_THRESHOLD, is_proven
 
 NODE_BYTES = 8 + 8 + 4 + 8 + 8 + 1 + 2      # value, first, count, key, state, flags, depth
 EDGE_BYTES = 4 + 4                          # move, child
@@ -217,7 +217,7 @@ class Searcher:
         self._stop.clear()
         over, value = self.kernels.game.root_status(pos, self.adapter.params)
         if over:
-            return SearchResult(None, None, float(value), abs(value) >= MATE_THRESHOLD)
+            return SearchResult(None, None, float(value), is_proven(value))
         reused = self._prepare(pos)
         ctl = self.pool.ctl
         infinite = limits.infinite
@@ -338,7 +338,7 @@ class Searcher:
 
     def _root_proven(self):
         t = self.pool.tree
-        return (t[core.T_STATE][0] & core.PHASE_MASK) == core.EXPANDED and abs(t[core.T_VALUE][0]) >= MATE_THRESHOLD
+        return (t[core.T_STATE][0] & core.PHASE_MASK) == core.EXPANDED and is_proven(t[core.T_VALUE][0])
 
     def _pv(self, node):
         out = np.zeros(self.options.max_depth, np.int32)
@@ -377,7 +377,7 @@ class Searcher:
         to_str = self.adapter.move_to_str
         return SearchResult(
             best_move=best, best_move_str=None if best is None else to_str(best), value=value,
-            proven=abs(value) >= MATE_THRESHOLD and bool(pv), pv=pv, pv_str=[to_str(m) for m in pv],
+            proven=is_proven(value) and bool(pv), pv=pv, pv_str=[to_str(m) for m in pv],
             multipv=lines, nodes=int(ctl[core.C_WORK]), samples=int(ctl[core.C_SAMPLES]), depth=len(pv),
             seldepth=int(ctl[core.C_SELDEPTH]), hashfull=self.pool.hashfull(),
             time_ms=1000.0 * (time.perf_counter() - start), reused_nodes=reused,
@@ -393,6 +393,6 @@ class Searcher:
 
     def _winrate(self, e, move_val, vscale):
         t = self.pool.tree
-        if self.pool.rave and abs(move_val) < MATE_THRESHOLD:
+        if self.pool.rave and not is_proven(move_val):
             return float(t[core.T_RW][e] / max(t[core.T_RN][e], 1e-9))
         return float(min(1.0, max(0.0, 0.5 + 0.5 * move_val / vscale)))

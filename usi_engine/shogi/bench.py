@@ -7,8 +7,8 @@ quiescence and search benchmarks all run on it.
 
 import random
 import sys
-from pathlib import Path
 import time
+from pathlib import Path
 
 import numpy as np
 

@@ -37,9 +37,7 @@ PAWN, LANCE, KNIGHT, SILVER, BISHOP, ROOK, GOLD, KING = 1, 2, 3, 4, 5, 6, 7, 8
 PRO_PAWN, PRO_LANCE, PRO_KNIGHT, PRO_SILVER, HORSE, DRAGON = 9, 10, 11, 12, 13, 14
 PROMOTE = 8
 WHITE_BIT = 16
-N_PTYPES = 15          # ptype codes 0..14
 N_PIECES = 31          # piece codes 0..30
-HAND_TYPES = 7         # PAWN..GOLD can be in hand
 
 # ptype -> ptype it returns to in hand (for captures); 0 for KING / empty.
 DEMOTE = np.array([0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6], dtype=np.int64)

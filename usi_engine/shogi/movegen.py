@@ -10,11 +10,24 @@ pawn drop that checkmates (uchifuzume) is refused, also when the only capturer i
 import numpy as np
 from numba import njit
 
-from .layout import (KING_SQ, BOARD, DROP_BASE, HAND, KING, KNIGHT, LANCE, MAX_MOVES, MOVE_FROM_SHIFT,
-                     MOVE_PROMO_BIT, PAWN, PROMOTABLE, SIDE, WHITE_BIT)
+from .layout import (
+    BOARD,
+    DROP_BASE,
+    HAND,
+    KING,
+    KING_SQ,
+    KNIGHT,
+    LANCE,
+    MAX_MOVES,
+    MOVE_FROM_SHIFT,
+    MOVE_PROMO_BIT,
+    PAWN,
+    PROMOTABLE,
+    SIDE,
+    WHITE_BIT,
+)
 from .position import attackers, attacks_along, do_move, first_piece, in_check, is_attacked, pin_direction, undo_move
-from .tables import (DISTANCE, FILE_OF, KNIGHT_TARGETS, LINE_DIR, NEIGHBOUR, RELATIVE_RANK,
-                     SLIDE, STEP, N, S)
+from .tables import DISTANCE, FILE_OF, KNIGHT_TARGETS, LINE_DIR, NEIGHBOUR, RELATIVE_RANK, SLIDE, STEP, N, S
 
 
 @njit(cache=True, nogil=True)

@@ -7,11 +7,43 @@ owns its ``pos`` (kernels may modify it temporarily and restore it before return
 import numpy as np
 from numba import njit
 
-from .layout import (KING_SQ, BOARD, DROP_BASE, DEMOTE, H_CAPTURED, H_CHECK, H_KEY, H_MOVE, HAND, HIST,
-                     HIST_STRIDE, KEY, KING, KNIGHT, MOVE_FROM_SHIFT, MOVE_PROMO_BIT, MOVE_TO_MASK,
-                     PLY, PROMOTE, SIDE, WHITE_BIT)
-from .tables import (ADJACENT_ATTACK, DECLARATION_POINTS, KNIGHT_TARGETS, LINE_DIR, NEIGHBOUR, OPPOSITE,
-                     RELATIVE_RANK, SLIDE, Z_HAND, Z_PIECE, Z_SIDE)
+from .layout import (
+    BOARD,
+    DEMOTE,
+    DROP_BASE,
+    HAND,
+    HIST,
+    HIST_STRIDE,
+    H_CAPTURED,
+    H_CHECK,
+    H_KEY,
+    H_MOVE,
+    KEY,
+    KING,
+    KING_SQ,
+    KNIGHT,
+    MOVE_FROM_SHIFT,
+    MOVE_NUMBER,
+    MOVE_PROMO_BIT,
+    MOVE_TO_MASK,
+    PLY,
+    PROMOTE,
+    SIDE,
+    WHITE_BIT,
+)
+from .tables import (
+    ADJACENT_ATTACK,
+    DECLARATION_POINTS,
+    KNIGHT_TARGETS,
+    LINE_DIR,
+    NEIGHBOUR,
+    OPPOSITE,
+    RELATIVE_RANK,
+    SLIDE,
+    Z_HAND,
+    Z_PIECE,
+    Z_SIDE,
+)
 
 # Repetition results, from the side to move's point of view.
 REP_NONE, REP_DRAW, REP_WIN, REP_LOSS = 0, 1, 2, 3
@@ -94,16 +126,6 @@ def pin_direction(pos, ksq, sq, us):
     if (p >> 4) != us and SLIDE[p, OPPOSITE[d]] == 1:
         return d
     return -1
-
-
-@njit(cache=True, nogil=True)
-def move_from(move):
-    return (move >> MOVE_FROM_SHIFT) & 0x7F
-
-
-@njit(cache=True, nogil=True)
-def move_to(move):
-    return move & MOVE_TO_MASK
 
 
 @njit(cache=True, nogil=True)
@@ -286,6 +308,19 @@ def try_rule_move(pos):
     safe = not is_attacked(pos, target, 1 - us)
     pos[BOARD + ksq] = king
     return target | (ksq << MOVE_FROM_SHIFT) if safe else 0
+
+
+@njit(cache=True, nogil=True)
+def try_reached(pos):
+    """Whether the side that just moved has its king on the opponent king's start square (the try rule's win)."""
+    mover = 1 - pos[SIDE]
+    return pos[KING_SQ + mover] == TRY_SQUARE[mover]
+
+
+@njit(cache=True, nogil=True)
+def game_length(pos):
+    """Plies of the game so far, counted from its start: the SFEN move number of ply 0 plus the plies played."""
+    return pos[MOVE_NUMBER] + pos[PLY] - 1
 
 
 @njit(cache=True, nogil=True)

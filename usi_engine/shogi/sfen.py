@@ -7,9 +7,32 @@ positions with a ValueError that says what is wrong.
 
 import numpy as np
 
-from .layout import (KING_SQ, BOARD, DROP_BASE, HAND, HAND_ORDER_SFEN, KING, KNIGHT, LANCE, MOVE_FROM_SHIFT,
-                     MOVE_NUMBER, MOVE_PROMO_BIT, MOVE_TO_MASK, PAWN, PIECE_LETTERS, PLY, PROMOTE,
-                     PROMOTABLE, SIDE, WHITE_BIT, KEY, HIST, H_KEY, H_CHECK, pos_size)
+from .layout import (
+    BOARD,
+    DROP_BASE,
+    HAND,
+    HAND_ORDER_SFEN,
+    HIST,
+    H_CHECK,
+    H_KEY,
+    KEY,
+    KING,
+    KING_SQ,
+    KNIGHT,
+    LANCE,
+    MOVE_FROM_SHIFT,
+    MOVE_NUMBER,
+    MOVE_PROMO_BIT,
+    MOVE_TO_MASK,
+    PAWN,
+    PIECE_LETTERS,
+    PLY,
+    PROMOTABLE,
+    PROMOTE,
+    SIDE,
+    WHITE_BIT,
+    pos_size,
+)
 
 STARTPOS = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"
 # Most pieces of each base type in a shogi set (king: one per side).
@@ -105,7 +128,8 @@ def _check_position(pos):
                 raise ValueError(f"{'black' if colour == 0 else 'white'} piece on {name} can never move")
             if ptype == PAWN:
                 if sq // 9 in pawn_files:
-                    raise ValueError(f"two unpromoted {'black' if colour == 0 else 'white'} pawns on file {sq // 9 + 1}")
+                    side = "black" if colour == 0 else "white"
+                    raise ValueError(f"two unpromoted {side} pawns on file {sq // 9 + 1}")
                 pawn_files.add(sq // 9)
         if kings > 1:
             raise ValueError(f"{'black' if colour == 0 else 'white'} has {kings} kings")

@@ -7,8 +7,23 @@ rank - 1. A White piece moves like a Black piece rotated 180 degrees, i.e. in th
 
 import numpy as np
 
-from .layout import (BISHOP, DRAGON, GOLD, HORSE, KING, KNIGHT, LANCE, N_PIECES, PAWN,
-                     PRO_KNIGHT, PRO_LANCE, PRO_PAWN, PRO_SILVER, ROOK, SILVER, WHITE_BIT)
+from .layout import (
+    BISHOP,
+    DRAGON,
+    GOLD,
+    HORSE,
+    KING,
+    LANCE,
+    N_PIECES,
+    PAWN,
+    PRO_KNIGHT,
+    PRO_LANCE,
+    PRO_PAWN,
+    PRO_SILVER,
+    ROOK,
+    SILVER,
+    WHITE_BIT,
+)
 
 # direction index -> (file delta, rank delta)
 DIRECTIONS = ((0, -1), (0, 1), (-1, 0), (1, 0), (-1, -1), (1, -1), (-1, 1), (1, 1))
@@ -88,8 +103,8 @@ def _build_lines():
 def _build_zobrist(seed=0x5EED_5A0C):
     """Random 64-bit keys: one per (piece, square), one per (colour, hand type, count), one for side."""
     rng = np.random.default_rng(seed)
-    draw = lambda *shape: rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max,
-                                       size=shape, dtype=np.int64)
+    def draw(*shape):
+        return rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=shape, dtype=np.int64)
     piece = draw(N_PIECES, 81)
     piece[0, :] = 0
     hand = draw(2, 8, 19)
@@ -104,7 +119,6 @@ KNIGHT_TARGETS = _build_knight_targets()
 STEP, SLIDE = _build_piece_directions()
 ADJACENT_ATTACK = np.maximum(STEP, SLIDE)   # attacks the neighbouring square along d
 LINE_DIR, DISTANCE = _build_lines()
-RANK_OF = np.array([sq % 9 for sq in range(81)], dtype=np.int64)
 FILE_OF = np.array([sq // 9 for sq in range(81)], dtype=np.int64)
 # Rank index relative to the colour: 0 = the colour's last (promotion-side) rank.
 RELATIVE_RANK = np.array([[sq % 9 for sq in range(81)], [8 - sq % 9 for sq in range(81)]],

@@ -1,5 +1,6 @@
-"""Benchmarks of the shogi search glue: ``usi-engine bench qsearch`` (quiescence nodes per second) and the
-shogi position set of ``usi-engine bench search`` (the MCSS core's runner, usi_engine/search/bench.py).
+"""Benchmarks of the shogi search glue: ``usi-engine bench qsearch`` (quiescence nodes per second), the
+shogi position set of ``usi-engine bench search`` (the MCSS core's runner, usi_engine/search/bench.py) and
+``usi-engine bench signature``, the behaviour fingerprint of the whole shogi search (Stockfish's `bench`).
 """
 
 import sys
@@ -9,12 +10,16 @@ from numba import njit
 from eval.bench import timed
 from eval.weightfile import load_weights
 from usi_engine.search import bench as search_bench
+from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi.bench import bench_positions
 
 from .game import ShogiAdapter
 from .quiescence import DEFAULT_MAX_DEPTH, QBuffers, qsearch_root
 
 SEARCH_POSITIONS = 8  # the first positions of the set (middle games) for `bench search --game shogi`
+SIGNATURE_SAMPLES = 20  # samples per position of `bench signature`
+SIGNATURE_SEED = 1
+SIGNATURE_HASH_MB = 64.0  # large enough never to fill: a full pool would stop the search at a clock poll
 
 
 @njit(cache=True, nogil=True)
@@ -54,3 +59,22 @@ def shogi_search_set():
 def search_main(argv=None):
     """`usi-engine bench search [--game shogi|synthetic] ...` (see usi_engine/search/bench.py)."""
     return search_bench.main(argv, extra_sets={"shogi": shogi_search_set}, default="shogi")
+
+
+def bench_signature(samples=SIGNATURE_SAMPLES, out=sys.stdout):
+    """Search every position of the committed set for a fixed number of samples (one thread, fixed seed,
+    fresh tree, no clock) with the shipped weights and default search options; prints and returns
+    `nodes=<total> samples=<total> positions=<count>`. The node total changes exactly when the search's or
+    the evaluation's behaviour changes, so a test pins it and a commit that changes it says so."""
+    adapter = ShogiAdapter()
+    searcher = Searcher(adapter, SearchOptions(threads=1, hash_mb=SIGNATURE_HASH_MB, reuse=False,
+                                               seed=SIGNATURE_SEED))
+    positions = bench_positions()
+    nodes = total_samples = 0
+    for pos in positions:
+        result = searcher.search(pos.copy(), Limits(samples=samples))
+        nodes += result.nodes
+        total_samples += result.samples
+    result = {"nodes": nodes, "samples": total_samples, "positions": positions.shape[0]}
+    print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)
+    return result

@@ -27,11 +27,10 @@ from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record
 from eval.weightfile import load_weights
 from usi_engine.search.values import MATE
 
-from usi_engine.shogi import position
-from usi_engine.shogi.layout import (HIST, HIST_STRIDE, H_CHECK, H_KEY, H_MOVE, KEY, KING_SQ, MAX_MOVES, MOVE_NUMBER, PLY,
-                     SIDE)
+from usi_engine.shogi.layout import (HIST, HIST_STRIDE, H_CHECK, H_KEY, H_MOVE, KEY, KING_SQ, MAX_MOVES,
+                                     MOVE_NUMBER, PLY, SIDE)
 from usi_engine.shogi.movegen import gen_legal
-from usi_engine.shogi.position import (DECL_DRAW, DECL_WIN, REP_DRAW, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27,
+from usi_engine.shogi.position import (DECL_DRAW, DECL_WIN, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27,
                        RULE_TRY, TRY_SQUARE, declaration, do_move, history_capacity, repetition,
                        undo_move)
 from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch_inc, qsearch_scratch

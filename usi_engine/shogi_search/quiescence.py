@@ -32,8 +32,8 @@ from numba import njit
 from eval.shogi_features import N_EACC, N_EIDX, eval_features, inc_init, inc_record, inc_value
 from usi_engine.search.values import MATE, MATE_THRESHOLD
 
-from usi_engine.shogi.layout import (BISHOP, BOARD, H_CHECK, HIST, HIST_STRIDE, KING, KING_SQ, KNIGHT, MAX_MOVES, MOVE_FROM_SHIFT,
-                     MOVE_PROMO_BIT, MOVE_TO_MASK, N_PIECES, PAWN, PLY, ROOK, SIDE)
+from usi_engine.shogi.layout import (BISHOP, BOARD, H_CHECK, HIST, HIST_STRIDE, KING, KING_SQ, KNIGHT, MAX_MOVES,
+                     MOVE_FROM_SHIFT, MOVE_PROMO_BIT, MOVE_TO_MASK, N_PIECES, PAWN, PLY, ROOK, SIDE)
 from usi_engine.shogi.movegen import add_board_move, gen_legal
 from usi_engine.shogi.position import do_move, first_piece, is_attacked, pin_direction, undo_move
 from usi_engine.shogi.tables import KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
@@ -299,7 +299,7 @@ def pv_leaf_gradient(pos, w, value, pv, counts, out_idx, out_coef):
     if length % 2 == 1:
         for i in range(n):
             out_coef[i] = -out_coef[i]
-    for i in range(length):
+    for _ in range(length):
         undo_move(pos)
     return n
 

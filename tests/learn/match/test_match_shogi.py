@@ -14,7 +14,7 @@ import pytest
 import shogi.CSA
 import shogi.KIF
 
-from learn.match.clock import Clock, TimeControl
+from learn.match.clock import RefereeClock, TimeControl
 from learn.match.match import EngineSpec, Match, MatchConfig, MatchError, SprtSpec, load_openings
 from learn.match.openings import Opening
 from learn.match.shogi_game import ShogiRules
@@ -163,18 +163,18 @@ def test_fischer_clock_time_loss(tmp_path):
 
 
 def test_clock_enforces_byoyomi_after_main_time():
-    clock = Clock(TimeControl.from_args(time_ms=1000, byoyomi_ms=500, margin_ms=100))
+    clock = RefereeClock(TimeControl.from_args(time_ms=1000, byoyomi_ms=500, margin_ms=100))
     assert clock.usi_go() == "go btime 1000 wtime 1000 byoyomi 500"
     assert clock.allowance_ms("b") == 1600
     clock.spend("b", 1300)                      # main time used up, 300 ms of byoyomi
     assert clock.remaining == {"b": 0, "w": 1000}
     assert clock.on_time("b", 600) and not clock.on_time("b", 601)   # byoyomi + margin only
-    fischer = Clock(TimeControl.from_args(time_ms=1000, inc_ms=200, margin_ms=0))
+    fischer = RefereeClock(TimeControl.from_args(time_ms=1000, inc_ms=200, margin_ms=0))
     assert fischer.usi_go() == "go btime 1000 wtime 1000 binc 200 winc 200"
     fischer.spend("w", 300)
     assert fischer.remaining["w"] == 900 and fischer.allowance_ms("w") == 900
-    assert Clock(TimeControl.from_args(nodes=5000)).usi_go() == "go nodes 5000"
-    assert Clock(TimeControl.from_args(movetime_ms=300)).usi_go() == "go movetime 300"
+    assert RefereeClock(TimeControl.from_args(nodes=5000)).usi_go() == "go nodes 5000"
+    assert RefereeClock(TimeControl.from_args(movetime_ms=300)).usi_go() == "go movetime 300"
     with pytest.raises(ValueError):
         TimeControl.from_args(byoyomi_ms=100, inc_ms=100)
     with pytest.raises(ValueError):
