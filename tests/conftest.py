@@ -21,6 +21,7 @@ GNUGO = {"test_gtp.py::test_final_score_and_dead_stones_agree_with_gnugo_on_a_fi
 SLOW = {"go/test_match_gnugo.py", "learn/test_runner.py::test_smoke_run_checkpoints_evaluates_and_plots",
         "learn/test_runner.py::test_kill_dash_nine_and_resume", "learn/test_ray.py",
         "test_usi_protocol.py::test_cold_start_first_timed_move_is_searched_in_time",
+        "test_gtp.py::test_cold_start_answers_first_timed_genmove_in_time",
         "learn/test_selfplay.py::test_exact_eligibility_matches_finite_differences",
         "learn/test_selfplay.py::test_full_width_reference_matches_finite_differences"}
 

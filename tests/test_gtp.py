@@ -14,7 +14,7 @@ from learn.match.engines import EngineError, EngineProcess
 from learn.match.go_game import parse_score
 
 ROOT = Path(__file__).resolve().parent.parent
-FIRST_TIMEOUT = 600.0          # a cold numba cache compiles the Go kernels at the first genmove
+FIRST_TIMEOUT = 600.0          # a cold numba cache compiles the Go kernels before the first answer
 REQUIRED = ("protocol_version name version known_command list_commands quit boardsize clear_board komi "
             "play genmove undo showboard final_score final_status_list time_settings time_left "
             "kgs-time_settings kgs-genmove_cleanup loadsgf fixed_handicap place_free_handicap "
@@ -25,10 +25,10 @@ class GtpProcess:
     """The engine (or `argv`) on the project's pipe driver; `ask` sends one line and returns the full response
     lines (blank excluded)."""
 
-    def __init__(self, *args, argv=None):
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
+    def __init__(self, *args, argv=None, env=None, log_path=None):
+        env = dict(os.environ, **(env or {}), PYTHONPATH=str(ROOT))
         argv = argv or [sys.executable, "-m", "usi_engine", "gtp", *args]
-        self.engine = EngineProcess(argv, "gtp", cwd=str(ROOT), env=env)
+        self.engine = EngineProcess(argv, "gtp", cwd=str(ROOT), env=env, log_path=log_path)
         self.engine.start()
         self.proc = self.engine.proc
 
@@ -67,8 +67,8 @@ class GtpProcess:
 @pytest.fixture(scope="module")
 def gtp():
     p = GtpProcess("--size", "9", "--komi", "7", "--seconds", "0.2", "--resign", "0")
-    p.ok("boardsize 9")
-    p.ok("genmove b", timeout=FIRST_TIMEOUT)       # loads or compiles the kernels once
+    p.ok("boardsize 9", timeout=FIRST_TIMEOUT)     # the first answer waits for the kernels (loaded or compiled)
+    p.ok("genmove b")
     p.ok("clear_board")
     yield p
     p.close()
@@ -275,3 +275,26 @@ def test_play_accepts_a_superko_repetition_that_genmove_never_makes(gtp):
     assert stones(gtp, "X") == 3 and stones(gtp, "O") == 4
     move = gtp.ok("genmove b")
     assert move.upper() != "E5"             # retaking would repeat the position after `play b E5`
+
+
+def test_cold_start_answers_first_timed_genmove_in_time(tmp_path):
+    """A first start (empty numba cache, as on a user's machine) compiles the Go kernels before the first
+    answer, saying so on stderr, so the first genmove under a 2 s byoyomi is searched within its clock
+    (it used to wait ~28 s for the compile)."""
+    log = tmp_path / "gtp.log"                  # the transcript holds the engine's stderr
+    p = GtpProcess("--size", "9", "--komi", "7", env={"NUMBA_CACHE_DIR": str(tmp_path / "numba")},
+                   log_path=str(log))
+    try:
+        t0 = time.monotonic()
+        p.ok("time_settings 0 2 1", timeout=FIRST_TIMEOUT)
+        compile_seconds = time.monotonic() - t0
+        t1 = time.monotonic()
+        move = p.ok("genmove b")
+        seconds = time.monotonic() - t1
+        assert seconds < 2.0, (seconds, compile_seconds)
+        assert move.upper() not in ("PASS", "RESIGN") and len(move) in (2, 3)
+        assert p.ok("quit") == ""
+        assert p.proc.wait(timeout=30) == 0
+        assert "loading the search kernels" in log.read_text()
+    finally:
+        p.close()

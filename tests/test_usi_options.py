@@ -25,6 +25,29 @@ def test_option_table_parses_and_rejects():
     assert all(o.usi_line(o.default).split()[2] == o.name for o in OPTIONS)
 
 
+def test_options_map_onto_search_options_and_game_params():
+    """Every mapped option exists and feeds a real SearchOptions field / make_params keyword, with its value."""
+    import dataclasses
+    import inspect
+
+    from usi_engine.options import GAME_PARAM_FIELDS, SEARCH_OPTION_FIELDS, game_params, search_options
+    from usi_engine.search.searcher import SearchOptions
+    from usi_engine.shogi.board import declaration_rule_code
+    from usi_engine.shogi_search.game import make_params
+    for name, _ in list(SEARCH_OPTION_FIELDS.values()) + list(GAME_PARAM_FIELDS.values()):
+        find(name)
+    assert set(SEARCH_OPTION_FIELDS) <= {f.name for f in dataclasses.fields(SearchOptions)}
+    assert set(GAME_PARAM_FIELDS) <= set(inspect.signature(make_params).parameters)
+    values = OptionValues(config_files=[])
+    for name, value in (("Threads", "3"), ("TemperatureSpread", "150"), ("GraphSearch", "false"),
+                        ("SelectionPolicy", "uct"), ("EnteringKingRule", "TryRule"), ("QSearchDepth", "5")):
+        values.set(name, value)
+    options = SearchOptions(**search_options(values))
+    assert (options.threads, options.t_sel_spread, options.graph, options.policy) == (3, 1.5, False, "uct")
+    assert game_params(values)["entering_rule"] == declaration_rule_code("TryRule")
+    assert game_params(values)["qsearch_depth"] == 5
+
+
 def test_config_file_sets_announced_defaults(tmp_path):
     cfg = tmp_path / "user.toml"
     cfg.write_text('[options]\nMultiPV = 3\nSelectionPolicy = "uct"\nSeed = 7\n')

@@ -1,47 +1,47 @@
-"""GTP version 2 front-end for Go (`usi-engine gtp [options]`): parsing, dispatch, clock and analysis output.
+"""GTP version 2 front-end for Go (`usi-engine gtp [options]`): the GTP grammar and dispatch only.
 
-A thin layer: rules live in usi_engine/go/ (GoBoard), search in usi_engine/search/ (Searcher + GoAdapter).
+Rules live in usi_engine/go/ (GoBoard), the move policy (search setup, playouts, pass and resignation
+rules, analysis data) in usi_engine/go/player.py (GoPlayer), the time plan in usi_engine/timeman.py
+(CanadianClock, fed by time_settings / kgs-time_settings / time_left). Without a clock, `--seconds` per
+move (and/or `--playouts`) limits the search.
+
 One reader thread turns stdin into a queue of cleaned lines (control characters dropped, tabs to spaces,
 `#` comments cut, empty lines skipped); the main thread answers them in order, `=id result` or
 `?id message`, each followed by an empty line (GTP version 2, docs/references.md). A failing command never ends the
 loop: expected failures carry the spec's texts, anything unexpected becomes `? internal error: ...`
 (details on stderr). `lz-analyze` streams `info ...` lines until the next input line (even an empty one).
 
-Time (time_settings / kgs-time_settings / time_left): per move the engine takes, in main time,
-remaining / max(MIN_MOVES_LEFT, expected moves left) plus most of one byoyomi period share; in Canadian
-byoyomi, (period time / stones) * BYO_USE; always minus a safety margin (SAFETY_S, at most SAFETY_FRACTION
-of the share), and never less than MIN_SECONDS.
-Without a clock, `--seconds` per move (and/or `--playouts`) limits the search.
-
-Resignation: after at least RESIGN_MIN_PLAYOUTS playouts, when the root winrate is below `--resign`.
-Passing: when the opponent has just passed and the dead-stone-aware score estimate (GoBoard.final_score,
-the same one `final_score` answers) says we win, we pass at once; when the search proposes a pass that
-the estimate says loses, we play the best other move instead (the tree scores passes by Tromp-Taylor
-with every stone alive, a referee removes dead stones).
+Start-up: GTP has no `isready`, and controllers allow a slow first response but not a slow timed move. So
+the kernels are loaded (or, on a first start with an empty numba cache, compiled: tens of seconds) before
+the first command other than `quit` is answered, with a line on stderr meanwhile; no timed `genmove` waits
+for a compile.
 """
 
 import argparse
 import queue
 import sys
 import threading
+import time
 import traceback
 
 import numpy as np
 
 from usi_engine.go import layout as L
+from usi_engine.go.goboard import COLUMNS, GoBoard, parse_colour
+from usi_engine.go.player import GoPlayer, PlayerSettings
+from usi_engine.timeman import CanadianClock
 
 NAME = "MCSS"
+# Not the package version: Lizzie parses `version` as X.Y and warns unless the minor number is at least 15
+# for an engine not named KataGo (Lizzie's Leelaz.java), so GTP answers a Leela Zero-like version.
 VERSION = "0.17"
-MIN_MOVES_LEFT = 12
-BYO_USE = 0.8
-SAFETY_S = 0.25            # seconds kept back per move (process start-up, pipes, the controller)
-SAFETY_FRACTION = 0.25     # ... but at most this fraction of the share (short byoyomi periods)
-MIN_SECONDS = 0.05
-RESIGN_MIN_PLAYOUTS = 2000
 ANALYZE_MULTIPV = 10
+DEFAULT_ANALYZE_INTERVAL = 1.0     # s between lz-analyze reports (the argument is in centiseconds)
+MIN_ANALYZE_INTERVAL = 0.05
 STARS = {2: "G7 C3", 3: "G7 C3 C7", 4: "C7 G7 C3 G3", 5: "C7 G7 C3 G3 E5", 6: "C7 G7 C5 G5 C3 G3",
          7: "C7 G7 C5 G5 C3 G3 E5", 8: "C7 E7 G7 C5 G5 C3 E3 G3", 9: "C7 E7 G7 C5 G5 C3 E3 G3 E5"}
 POLICY_NAMES = {"mcss": "softmax", "softmax": "softmax", "uct": "uct", "rave": "rave"}
+COLOUR_WORDS = ("b", "w", "black", "white")
 
 
 class GtpError(Exception):
@@ -63,57 +63,32 @@ def handicap_points(size: int, n: int) -> list:
     edge = 3 if size >= 13 else 2
     coord = {"C": edge, "E": size // 2, "G": size - 1 - edge}
     row = {"3": edge, "5": size // 2, "7": size - 1 - edge}
-    from usi_engine.go.goboard import COLUMNS
     return [f"{COLUMNS[coord[v[0]]]}{row[v[1]] + 1}" for v in STARS[n].split()]
 
 
-class Clock:
-    """The controller's clock for both colours (time_settings, kgs-time_settings, time_left)."""
-
-    def __init__(self):
-        self.main = self.byo = 0.0
-        self.stones = 0
-        self.enabled = False
-        self.left = {}     # colour -> (seconds, stones)
-
-    def settings(self, main, byo, stones):
-        if main < 0 or byo < 0 or stones < 0:
-            raise GtpError("syntax error")
-        self.main, self.byo, self.stones = float(main), float(byo), int(stones)
-        self.enabled = not (main == 0 and byo > 0 and stones == 0)    # 0 T 0 = no time limit
-        self.left = {}
-
-    def seconds_for_move(self, colour, moves_left_guess):
-        """Seconds to spend on this move, or None when there is no clock."""
-        if not self.enabled:
-            return None
-        secs, stones = self.left.get(colour, (self.main, 0))
-        if self.main == 0 and self.byo == 0:
-            return None
-        if stones > 0:                                     # Canadian period in progress
-            share = secs / stones * BYO_USE
-        else:
-            share = secs / max(MIN_MOVES_LEFT, moves_left_guess)
-            if self.byo > 0 and self.stones > 0:
-                share += BYO_USE * self.byo / self.stones
-                share = min(share, secs + BYO_USE * self.byo / self.stones)
-        return max(MIN_SECONDS, share - min(SAFETY_S, SAFETY_FRACTION * share))
+def analysis_line(board: GoBoard, result) -> str:
+    """lz-analyze record line: one `info move ...` record per root move (KataGo's docs/GTP_Extensions.md format)."""
+    records = []
+    for order, r in enumerate(result.root):
+        wr = int(round(10000 * r.winrate))
+        records.append(f"info move {board.vertex(r.move)} visits {r.visits} winrate {wr} "
+                       f"prior {int(round(10000 * r.prob))} lcb {wr} order {order} pv "
+                       + " ".join(board.vertex(m) for m in r.pv))
+    return " ".join(records)
 
 
 class GtpEngine:
-    """Game state, options and command handlers; `handle(line)` answers one command."""
+    """Game state and command handlers; `handle(line)` answers one command."""
 
     def __init__(self, args, out=sys.stdout):
-        from usi_engine.go.goboard import GoBoard
         self.args = args
         self.out = out
         self.lock = threading.Lock()
         self.board = GoBoard(args.size, args.komi, args.ko)
         self.size, self.komi = args.size, args.komi
-        self.clock = Clock()
-        self.searcher = None
+        self.clock = CanadianClock()
+        self.player = GoPlayer(player_settings(args))
         self.quit = False
-        self.ready = threading.Event()      # set by the warm-up thread
         self.commands = {
             "protocol_version": lambda a: "2", "name": lambda a: NAME, "version": lambda a: VERSION,
             "known_command": self.cmd_known, "list_commands": lambda a: "\n".join(sorted(self.commands)),
@@ -134,105 +109,6 @@ class GtpEngine:
             self.out.write(text)
             self.out.flush()
 
-    # --- search ------------------------------------------------------------------------------------
-    def _searcher(self):
-        if self.searcher is None:
-            from usi_engine.go.game import GoAdapter, default_params
-            from usi_engine.search.searcher import SearchOptions, Searcher
-            a = self.args
-            adapter = GoAdapter(self.size, default_params(playouts=a.leaf_playouts,
-                                                          rave_playouts=a.rave_playouts))
-            self.searcher = Searcher(adapter, SearchOptions(
-                threads=a.threads, hash_mb=a.hash, t_sel=a.t_sel, t_back=a.t_back, policy=a.policy,
-                c_uct=a.c_uct, c_rave=a.c_rave, rave_bias=a.rave_bias, graph=not a.tree, seed=a.seed))
-        self.searcher.adapter.size = self.size
-        return self.searcher
-
-    def _limits(self, colour):
-        """Search limits for this move: the clock's share (or --seconds)."""
-        from usi_engine.search.searcher import Limits
-        moves_left = max(1.0, 0.5 * (0.75 * self.size * self.size - self.board.move_number / 2.0))
-        secs = self.clock.seconds_for_move(colour, moves_left)
-        if secs is None:
-            secs = self.args.seconds
-        return Limits(time_ms=None if secs is None else 1000.0 * secs)
-
-    def _search(self, pos, colour, on_info=None, infinite=False, multipv=1):
-        from usi_engine.search.searcher import Limits
-        s = self._searcher()
-        if infinite:
-            return s.search(pos, Limits(infinite=True), on_info=on_info, multipv=multipv,
-                            info_interval=self.analyze_interval)
-        limits = self._limits(colour)
-        if self.args.playouts is None:
-            return s.search(pos, limits, on_info=on_info, multipv=multipv)
-        return self._search_playouts(s, pos, limits, self.args.playouts, multipv)
-
-    @staticmethod
-    def _search_playouts(s, pos, limits, playouts, multipv):
-        """Search until `playouts` children were evaluated (or the time limit): a watcher stops it."""
-        from usi_engine.search.core import C_CHILDREN
-        done = threading.Event()
-
-        def watch():
-            while not done.wait(0.002):
-                pool = s.pool
-                if pool is not None and pool.ctl[C_CHILDREN] >= playouts:
-                    s.stop()
-                    return
-        w = threading.Thread(target=watch, daemon=True)
-        w.start()
-        try:
-            return s.search(pos, limits, multipv=multipv)
-        finally:
-            done.set()
-            w.join()
-
-    def _position_for(self, colour):
-        """pos with `colour` to move (GTP allows either colour to move)."""
-        pos = self.board.pos
-        if pos[L.SIDE] != colour:
-            pos = pos.copy()
-            pos[L.SIDE], pos[L.KO] = colour, 0
-        return pos
-
-    def _winrate(self, result):
-        from usi_engine.search.values import is_proven
-        if is_proven(result.value):
-            return 1.0 if result.value > 0 else 0.0
-        if result.root:
-            return result.root[0].winrate
-        return 0.5 + 0.5 * result.value / self.searcher.adapter.value_scale
-
-    def _estimate_wins(self, colour):
-        """Does `colour` win the game as it stands, dead stones removed by playout ownership?"""
-        score = self.board.final_score_value()
-        return score > 0 if colour == L.BLACK else score < 0
-
-    def choose_move(self, colour, cleanup=False):
-        """The engine's move for `colour` as a point index, L.PASS, or None for resignation."""
-        from usi_engine.go.goboard import parse_colour
-        colour = parse_colour(colour)
-        pos = self._position_for(colour)
-        self.ready.wait()
-        if self.board.passes >= 1 and not cleanup and self._estimate_wins(colour):
-            return L.PASS
-        result = self._search(pos, colour, multipv=L.BOARD_CAP + 1)
-        if result.best_move is None:        # the time went on loading the kernels: expand the root at least
-            from usi_engine.search.searcher import Limits
-            result = self._searcher().search(pos, Limits(samples=1), multipv=L.BOARD_CAP + 1)
-        if result.best_move is None:        # the game is over (two passes): nothing to search
-            return L.PASS
-        if (self.args.resign > 0 and result.children >= RESIGN_MIN_PLAYOUTS and
-                self._winrate(result) < self.args.resign):
-            return None
-        move = result.best_move
-        if move == L.PASS and result.root and len(result.root) > 1:
-            dead_opponent = cleanup and any(st == "dead" and c != colour for st, c, _ in self.board.statuses())
-            if dead_opponent or not self._estimate_wins(colour):
-                move = next(r.move for r in result.root if r.move != L.PASS)
-        return move
-
     # --- commands ----------------------------------------------------------------------------------
     def cmd_known(self, a):
         return "true" if len(a) == 1 and a[0] in self.commands else "false"
@@ -242,10 +118,8 @@ class GtpEngine:
         return ""
 
     def _new_board(self):
-        from usi_engine.go.goboard import GoBoard
         self.board = GoBoard(self.size, self.komi, self.args.ko)
-        if self.searcher is not None:
-            self.searcher.clear()
+        self.player.new_game()
 
     def cmd_boardsize(self, a):
         if len(a) != 1 or not a[0].isdigit():
@@ -273,7 +147,6 @@ class GtpEngine:
         return ""
 
     def _colour_vertex(self, a):
-        from usi_engine.go.goboard import parse_colour
         if len(a) != 2:
             raise GtpError("invalid color or coordinate")
         try:
@@ -292,7 +165,6 @@ class GtpEngine:
         return ""
 
     def _colour(self, a):
-        from usi_engine.go.goboard import parse_colour
         if len(a) != 1:
             raise GtpError("invalid color")
         try:
@@ -302,7 +174,10 @@ class GtpEngine:
 
     def _genmove(self, a, play=True, cleanup=False):
         colour = self._colour(a)
-        move = self.choose_move(colour, cleanup)
+        seconds = self.clock.seconds_for_move(colour, self.player.expected_moves_left(self.board))
+        if seconds is None:
+            seconds = self.args.seconds
+        move = self.player.choose_move(self.board, colour, seconds, cleanup)
         if move is None:
             return "resign"
         text = self.board.vertex(move)
@@ -337,27 +212,33 @@ class GtpEngine:
             raise GtpError("invalid status")
         return "\n".join(" ".join(group) for group in self.board.final_status(a[0].lower()))
 
+    def _set_clock(self, main, period, stones):
+        try:
+            self.clock.set(main, period, stones)
+        except ValueError:
+            raise GtpError("syntax error") from None
+
     def cmd_time_settings(self, a):
         try:
-            main, byo, stones = float(a[0]), float(a[1]), int(a[2])
+            main, period, stones = float(a[0]), float(a[1]), int(a[2])
         except (IndexError, ValueError):
             raise GtpError("syntax error") from None
         if len(a) != 3:
             raise GtpError("syntax error")
-        self.clock.settings(main, byo, stones)
+        self._set_clock(main, period, stones)
         return ""
 
     def cmd_kgs_time(self, a):
         try:
             kind = a[0].lower()
             if kind == "none":
-                self.clock.settings(0, 1, 0)
+                self._set_clock(0, 1, 0)
             elif kind == "absolute":
-                self.clock.settings(float(a[1]), 0, 0)
+                self._set_clock(float(a[1]), 0, 0)
             elif kind == "canadian":
-                self.clock.settings(float(a[1]), float(a[2]), int(a[3]))
+                self._set_clock(float(a[1]), float(a[2]), int(a[3]))
             elif kind == "byoyomi":     # periods of T seconds: count one period as a 1-stone Canadian period
-                self.clock.settings(float(a[1]), float(a[2]), 1)
+                self._set_clock(float(a[1]), float(a[2]), 1)
             else:
                 raise GtpError("syntax error")
         except (IndexError, ValueError):
@@ -370,13 +251,12 @@ class GtpEngine:
             secs, stones = float(a[1]), int(a[2])
         except (IndexError, ValueError):
             raise GtpError("syntax error") from None
-        self.clock.left[colour] = (secs, stones)
-        self.clock.enabled = self.clock.enabled or self.clock.main > 0 or self.clock.byo > 0
+        self.clock.time_left(colour, secs, stones)
         return ""
 
     def _board_empty(self):
-        return not np.any((self.board.pos[L.BOARD:L.BOARD + L.BOARD_CAP] == L.BLACK) |
-                          (self.board.pos[L.BOARD:L.BOARD + L.BOARD_CAP] == L.WHITE))
+        stones = self.board.pos[L.BOARD:L.BOARD + L.BOARD_CAP]
+        return not np.any((stones == L.BLACK) | (stones == L.WHITE))
 
     def _place_handicap(self, vertices):
         for v in vertices:
@@ -414,8 +294,7 @@ class GtpEngine:
         except (OSError, ValueError) as e:
             raise GtpError(f"cannot load file ({e})") from None
         self.board, self.size, self.komi = board, board.size, board.komi
-        if self.searcher is not None:
-            self.searcher.clear()
+        self.player.new_game()
         return "black" if to_move == L.BLACK else "white"
 
     def cmd_analyze_commands(self, a):
@@ -428,44 +307,22 @@ class GtpEngine:
         ])
 
     # --- lz-analyze --------------------------------------------------------------------------------
-    analyze_interval = 1.0
-
-    def info_line(self, result):
-        """lz-analyze record line: one `info move ...` record per root move (KataGo's docs/GTP_Extensions.md format)."""
-        records = []
-        for order, r in enumerate(result.root):
-            wr = int(round(10000 * r.winrate))
-            records.append(f"info move {self.board.vertex(r.move)} visits {r.visits} winrate {wr} "
-                           f"prior {int(round(10000 * r.prob))} lcb {wr} order {order} pv "
-                           + " ".join(self.board.vertex(m) for m in r.pv))
-        return " ".join(records)
-
     def analyze(self, ident, args, lines):
-        """Stream info lines until the next input line arrives; returns that line (or None at EOF)."""
+        """`lz-analyze [colour] [interval]`: stream info lines until the next input line arrives; returns
+        that line (or None at EOF)."""
         colour = self.board.to_move
-        interval = 1.0
+        interval = DEFAULT_ANALYZE_INTERVAL
         for tok in args:
-            if tok.lower() in ("b", "w", "black", "white"):
+            if tok.lower() in COLOUR_WORDS:
                 colour = self._colour([tok])
             elif tok.isdigit():
-                interval = max(0.05, int(tok) / 100.0)
-        self.analyze_interval = interval
+                interval = max(MIN_ANALYZE_INTERVAL, int(tok) / 100.0)
         self.send(f"={ident}\n")
-        pos = self._position_for(colour)
-        self.ready.wait()
-        s = self._searcher()
-
-        def on_info(result):
-            if result.root:
-                self.send(self.info_line(result) + "\n")
-        box = {}
-        worker = threading.Thread(target=lambda: box.setdefault(
-            "r", self._search(pos, colour, on_info=on_info, infinite=True, multipv=ANALYZE_MULTIPV)),
-            daemon=True)
-        worker.start()
+        board = self.board
+        analysis = self.player.analyze(board, colour, lambda result: self.send(analysis_line(board, result) + "\n"),
+                                       interval, ANALYZE_MULTIPV)
         nxt = lines.get()
-        s.stop()
-        worker.join()
+        analysis.stop()
         self.send("\n")
         return nxt
 
@@ -498,21 +355,25 @@ def _reader(stream, lines):
     lines.put(None)
 
 
-def _warm_up(args, ready):
-    """Load (or compile) the search and scoring kernels in the background with a tiny 5x5 search, so the
-    first genmove does not pay for it."""
+def _warm_up(player: GoPlayer) -> None:
+    """Load or compile the kernels (see the module docstring), telling the user on stderr."""
+    start = time.perf_counter()
+    print(f"{NAME}: loading the search kernels (a first start compiles them, which takes a minute or so)",
+          file=sys.stderr, flush=True)
     try:
-        from usi_engine.go.game import GoAdapter
-        from usi_engine.go.goboard import GoBoard
-        from usi_engine.search.searcher import Limits, SearchOptions, Searcher
-        board = GoBoard(5, 0.5)
-        board.final_score(playouts=4)
-        Searcher(GoAdapter(5), SearchOptions(policy=args.policy, hash_mb=1, graph=not args.tree)).search(
-            board.pos, Limits(samples=2))
+        player.warm_up()
     except Exception:
         traceback.print_exc(file=sys.stderr)
-    finally:
-        ready.set()
+    print(f"{NAME}: ready after {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+
+
+def player_settings(args) -> PlayerSettings:
+    """The GoPlayer settings of the command line."""
+    return PlayerSettings(
+        policy=POLICY_NAMES[args.policy], threads=args.threads, hash_mb=args.hash, playouts=args.playouts,
+        leaf_playouts=args.leaf_playouts, rave_playouts=args.rave_playouts, t_sel=args.t_sel, t_back=args.t_back,
+        c_uct=args.c_uct, c_rave=args.c_rave, rave_bias=args.rave_bias, graph=not args.tree, seed=args.seed,
+        resign=args.resign)
 
 
 def build_parser():
@@ -540,12 +401,19 @@ def build_parser():
     return p
 
 
+def _command_name(line: str) -> tuple[str, str, list]:
+    """(id, command name, arguments) of a cleaned, non-empty line."""
+    parts = line.split()
+    ident = parts.pop(0) if parts[0].isdigit() else ""
+    return ident, (parts[0] if parts else ""), parts[1:]
+
+
 def main(argv=None, stdin=None, stdout=None):
     args = build_parser().parse_args(argv)
-    args.policy = POLICY_NAMES[args.policy]
     stdin = stdin or sys.stdin
     engine = GtpEngine(args, stdout or sys.stdout)
-    threading.Thread(target=_warm_up, args=(args, engine.ready), daemon=True).start()
+    warm = threading.Thread(target=_warm_up, args=(engine.player,), daemon=True)
+    warm.start()
     lines = queue.Queue()
     threading.Thread(target=_reader, args=(stdin, lines), daemon=True).start()
     pending = None
@@ -557,12 +425,12 @@ def main(argv=None, stdin=None, stdout=None):
         line = clean_line(raw)
         if not line:
             continue
-        parts = line.split()
-        ident = parts[0] if parts[0].isdigit() else ""
-        name = parts[1] if ident and len(parts) > 1 else parts[0]
+        ident, name, rest = _command_name(line)
+        if name != "quit":
+            warm.join()                     # the first answer waits for the kernels (module docstring)
         if name == "lz-analyze":
             try:
-                pending = engine.analyze(ident, parts[2:] if ident else parts[1:], lines)
+                pending = engine.analyze(ident, rest, lines)
             except Exception as e:
                 traceback.print_exc(file=sys.stderr)
                 engine.send(f"?{ident} internal error: {e}\n\n")

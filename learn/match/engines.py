@@ -21,6 +21,7 @@ USI_HANDSHAKE_TIMEOUT = 10.0
 READY_TIMEOUT = 30.0       # isready -> readyok; any line (blank keep-alive included) restarts it
 READY_CAP = 300.0          # hard cap on one isready, keep-alives or not
 GTP_TIMEOUT = 30.0         # any GTP command but genmove
+GTP_START_TIMEOUT = 600.0  # the first answer: an engine may load or compile its kernels first (GTP has no isready)
 
 
 class EngineError(Exception):
@@ -283,7 +284,7 @@ class GtpEngine(_Client):
         self.restarts += 1
         self.proc = EngineProcess(self.cmdline, self.name, self.cwd, self.log_path)
         self.proc.start()
-        self.command("name", GTP_TIMEOUT)  # the first answer: the engine is up and speaks GTP
+        self.command("name", GTP_START_TIMEOUT)  # the first answer: the engine is up and speaks GTP
 
     def ensure_started(self) -> None:
         if self.proc is None or not self.proc.alive():

@@ -1,0 +1,206 @@
+"""The Go player: which move to play (search setup, playout counts, pass and resignation rules) and the
+analysis data, for any front-end (usi_engine/gtp.py speaks GTP on top of it).
+
+Resignation: after at least RESIGN_MIN_PLAYOUTS playouts, when the root winrate is below `resign`.
+Passing: when the opponent has just passed and the dead-stone-aware score estimate (GoBoard.final_score,
+the same one GTP `final_score` answers) says we win, we pass at once; when the search proposes a pass that
+the estimate says loses, we play the best other move instead (the tree scores passes by Tromp-Taylor
+with every stone alive, a referee removes dead stones).
+
+Start-up: `warm_up()` loads the search and scoring kernels from numba's cache, or compiles them on a first
+start (tens of seconds), with the player's own search settings and a second search after a move, so that
+no timed move pays for a compile (tree reuse included).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from . import layout as L
+from .goboard import GoBoard
+
+if TYPE_CHECKING:
+    from usi_engine.search.searcher import Searcher
+
+RESIGN_MIN_PLAYOUTS = 2000
+WARMUP_SIZE = 5
+WARMUP_SAMPLES = 2
+WARMUP_SCORE_PLAYOUTS = 4
+PLAYOUT_POLL_SECONDS = 0.002
+
+
+@dataclass
+class PlayerSettings:
+    """Search and play settings (the GTP command line's options)."""
+    policy: str = "rave"          # SearchOptions.policy: softmax (MCSS), uct or rave
+    threads: int = 1
+    hash_mb: float = 256.0
+    playouts: int | None = None   # children evaluated per move (None: time only)
+    leaf_playouts: int = 1        # playouts per child for softmax/uct leaves (K)
+    rave_playouts: int = 4        # RAVE: children given a playout per expansion (+ tactical ones; 0 = all)
+    t_sel: float = 300.0
+    t_back: float = 300.0
+    c_uct: float = 300.0
+    c_rave: float = 0.0
+    rave_bias: float = 0.016
+    graph: bool = True
+    seed: int = 0
+    resign: float = 0.05          # resign below this winrate (0 = never)
+
+
+class GoPlayer:
+    """Chooses moves and streams analysis for positions of a GoBoard; one search at a time."""
+
+    def __init__(self, settings: PlayerSettings):
+        self.settings = settings
+        self.searcher: Searcher | None = None
+        self.ready = threading.Event()      # set once warm_up has run
+
+    # --- search setup ------------------------------------------------------------------------------
+    def _searcher(self, size: int) -> Searcher:
+        if self.searcher is None:
+            from usi_engine.search.searcher import SearchOptions, Searcher
+
+            from .game import GoAdapter, default_params
+            s = self.settings
+            adapter = GoAdapter(size, default_params(playouts=s.leaf_playouts, rave_playouts=s.rave_playouts))
+            self.searcher = Searcher(adapter, SearchOptions(
+                threads=s.threads, hash_mb=s.hash_mb, t_sel=s.t_sel, t_back=s.t_back, policy=s.policy,
+                c_uct=s.c_uct, c_rave=s.c_rave, rave_bias=s.rave_bias, graph=s.graph, seed=s.seed))
+        self.searcher.adapter.size = size
+        return self.searcher
+
+    def warm_up(self) -> None:
+        """Load or compile every kernel a move needs (see the module docstring); sets `ready` even on error."""
+        try:
+            from usi_engine.search.searcher import Limits
+            board = GoBoard(WARMUP_SIZE, 0.5)
+            board.final_score(playouts=WARMUP_SCORE_PLAYOUTS)
+            searcher = self._searcher(WARMUP_SIZE)
+            result = searcher.search(board.pos, Limits(samples=WARMUP_SAMPLES))
+            if result.best_move is not None:
+                board.play(board.to_move, board.vertex(result.best_move))
+                searcher.search(board.pos, Limits(samples=WARMUP_SAMPLES))
+            searcher.clear()
+        finally:
+            self.ready.set()
+
+    def new_game(self) -> None:
+        """Forget the search tree."""
+        if self.searcher is not None:
+            self.searcher.clear()
+
+    # --- moves -------------------------------------------------------------------------------------
+    @staticmethod
+    def expected_moves_left(board: GoBoard) -> float:
+        """Moves `board`'s side to move still has to play (for the time plan)."""
+        return max(1.0, 0.5 * (0.75 * board.size * board.size - board.move_number / 2.0))
+
+    def choose_move(self, board: GoBoard, colour: int, seconds: float | None, cleanup: bool = False) -> int | None:
+        """The move for `colour` (a point index or L.PASS), or None to resign; searches `seconds` (None: no
+        time limit, the playout count must end it). `cleanup`: capture dead stones before passing
+        (kgs-genmove_cleanup)."""
+        pos = position_for(board, colour)
+        self.ready.wait()
+        if board.passes >= 1 and not cleanup and self._estimate_wins(board, colour):
+            return L.PASS
+        result = self._search(board.size, pos, seconds, multipv=L.BOARD_CAP + 1)
+        if result.best_move is None:        # the time went on loading the kernels: expand the root at least
+            from usi_engine.search.searcher import Limits
+            result = self._searcher(board.size).search(pos, Limits(samples=1), multipv=L.BOARD_CAP + 1)
+        if result.best_move is None:        # the game is over (two passes): nothing to search
+            return L.PASS
+        s = self.settings
+        scale = self._searcher(board.size).adapter.value_scale
+        if s.resign > 0 and result.children >= RESIGN_MIN_PLAYOUTS and self.winrate(result, scale) < s.resign:
+            return None
+        move = result.best_move
+        if move == L.PASS and result.root and len(result.root) > 1:
+            dead_opponent = cleanup and any(st == "dead" and c != colour for st, c, _ in board.statuses())
+            if dead_opponent or not self._estimate_wins(board, colour):
+                move = next(r.move for r in result.root if r.move != L.PASS)
+        return move
+
+    def _search(self, size, pos, seconds, multipv):
+        from usi_engine.search.searcher import Limits
+        searcher = self._searcher(size)
+        limits = Limits(time_ms=None if seconds is None else 1000.0 * seconds)
+        if self.settings.playouts is None:
+            return searcher.search(pos, limits, multipv=multipv)
+        return _search_playouts(searcher, pos, limits, self.settings.playouts, multipv)
+
+    @staticmethod
+    def winrate(result, value_scale: float) -> float:
+        """The root's winning probability for the side to move of a search result (values on `value_scale`)."""
+        from usi_engine.search.values import is_proven
+        if is_proven(result.value):
+            return 1.0 if result.value > 0 else 0.0
+        if result.root:
+            return result.root[0].winrate
+        return 0.5 + 0.5 * result.value / value_scale
+
+    @staticmethod
+    def _estimate_wins(board: GoBoard, colour: int) -> bool:
+        """Does `colour` win the game as it stands, dead stones removed by playout ownership?"""
+        score = board.final_score_value()
+        return score > 0 if colour == L.BLACK else score < 0
+
+    # --- analysis ----------------------------------------------------------------------------------
+    def analyze(self, board: GoBoard, colour: int, on_info: Callable, interval: float, multipv: int) -> Analysis:
+        """Start an endless search for `colour`; `on_info(result)` gets its root statistics (SearchResult.root,
+        best first) every `interval` s. Returns the running analysis (stop it with `Analysis.stop`)."""
+        from usi_engine.search.searcher import Limits
+        pos = position_for(board, colour)
+        self.ready.wait()
+        searcher = self._searcher(board.size)
+
+        def report(result):
+            if result.root:
+                on_info(result)
+        worker = threading.Thread(target=searcher.search, args=(pos, Limits(infinite=True)),
+                                  kwargs=dict(on_info=report, multipv=multipv, info_interval=interval), daemon=True)
+        worker.start()
+        return Analysis(searcher, worker)
+
+
+@dataclass
+class Analysis:
+    """A running analysis search."""
+    searcher: Searcher
+    worker: threading.Thread
+
+    def stop(self) -> None:
+        """End the search and wait for it."""
+        self.searcher.stop()
+        self.worker.join()
+
+
+def position_for(board: GoBoard, colour: int):
+    """board.pos with `colour` to move (GTP allows either colour to move)."""
+    pos = board.pos
+    if pos[L.SIDE] != colour:
+        pos = pos.copy()
+        pos[L.SIDE], pos[L.KO] = colour, 0
+    return pos
+
+
+def _search_playouts(searcher, pos, limits, playouts: int, multipv: int):
+    """Search until `playouts` children were evaluated (or the time limit): a watcher stops it."""
+    from usi_engine.search.core import C_CHILDREN
+    done = threading.Event()
+
+    def watch():
+        while not done.wait(PLAYOUT_POLL_SECONDS):
+            pool = searcher.pool
+            if pool is not None and pool.ctl[C_CHILDREN] >= playouts:
+                searcher.stop()
+                return
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        return searcher.search(pos, limits, multipv=multipv)
+    finally:
+        done.set()
+        watcher.join()
