@@ -2,7 +2,7 @@
 
 An archive holds one float32 array per weight block and a JSON metadata string:
 
-- ``material`` float32[24], ``kp`` float32[2, 81, 1534], ``pp`` float32[1175811]
+- ``material`` float32[24], ``kp`` float32[2, 81, 1534], ``pp`` float32[1175811], ``ks`` float32[2, 9, 3, 3]
   (the blocks of eval.shogi_features in order; their concatenation is the weight vector);
 - ``meta``: a 0-d unicode array with JSON ``{"feature_set", "version", "value_scale", "dtype",
   "shapes", "sha256", ...}``. ``value_scale`` is the number of centipawns per stored unit (the
@@ -11,6 +11,9 @@ An archive holds one float32 array per weight block and a JSON metadata string:
 
 Archives are written with ``np.savez_compressed``: the material-only default is mostly zeros and
 compresses to a few kB. Every problem on load raises WeightFileError naming the file and the cause.
+
+Versions: 2 (current) has the four blocks; a version-1 file (no ``ks``, checksum over the first three) is
+the same evaluation with a zero king-safety block and loads as such. Any other version is refused.
 """
 
 import hashlib
@@ -22,11 +25,13 @@ import numpy as np
 
 from eval import shogi_features as F
 
-BLOCKS = ("material", "kp", "pp")
+BLOCKS = ("material", "kp", "pp", "ks")
+VERSION_BLOCKS = {1: BLOCKS[:3], F.FEATURE_VERSION: BLOCKS}    # the blocks each readable version stores
 SHAPES = {
     "material": (F.N_MATERIAL,),
     "kp": (2, F.N_SQ, F.FE_END),
     "pp": (F.N_PP,),
+    "ks": (2, F.KS_ZONE, F.KS_CAP, F.KS_CAP),
 }
 STORE_DTYPE = np.dtype("<f4")
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -48,12 +53,13 @@ def _split(w):
     mat = w[F.OFF_MATERIAL:F.OFF_MATERIAL + F.N_MATERIAL]
     kp = w[F.OFF_KP:F.OFF_KP + F.N_KP].reshape(SHAPES["kp"])
     pp = w[F.OFF_PP:F.OFF_PP + F.N_PP]
-    return {"material": mat, "kp": kp, "pp": pp}
+    ks = w[F.OFF_KS:F.OFF_KS + F.N_KS].reshape(SHAPES["ks"])
+    return {"material": mat, "kp": kp, "pp": pp, "ks": ks}
 
 
-def _checksum(blocks):
+def _checksum(blocks, names=BLOCKS):
     h = hashlib.sha256()
-    for name in BLOCKS:
+    for name in names:
         h.update(np.ascontiguousarray(blocks[name], dtype=STORE_DTYPE).tobytes())
     return h.hexdigest()
 
@@ -108,12 +114,14 @@ def read_weights(path):
             raise WeightFileError(path, f"metadata lacks '{key}'")
     if meta["feature_set"] != F.FEATURE_SET:
         raise WeightFileError(path, f"feature set '{meta['feature_set']}', expected '{F.FEATURE_SET}'")
-    if meta["version"] != F.FEATURE_VERSION:
-        raise WeightFileError(path, f"feature-set version {meta['version']}, expected {F.FEATURE_VERSION}")
+    names = VERSION_BLOCKS.get(meta["version"]) if isinstance(meta["version"], int) else None
+    if names is None:
+        raise WeightFileError(path, f"feature-set version {meta['version']!r}, expected one of "
+                                    f"{', '.join(map(str, sorted(VERSION_BLOCKS)))}")
     scale = meta["value_scale"]
     if not isinstance(scale, (int, float)) or not np.isfinite(scale) or scale <= 0:
         raise WeightFileError(path, f"value_scale {scale!r} is not a positive number")
-    for name in BLOCKS:
+    for name in names:
         if name not in arrays:
             raise WeightFileError(path, f"missing key '{name}'")
         a = arrays[name]
@@ -121,10 +129,11 @@ def read_weights(path):
             raise WeightFileError(path, f"'{name}' has shape {a.shape}, expected {SHAPES[name]}")
         if a.dtype.kind != "f":
             raise WeightFileError(path, f"'{name}' has dtype {a.dtype}, expected a float type")
-    digest = _checksum(arrays)
+    digest = _checksum(arrays, names)
     if digest != meta["sha256"]:
         raise WeightFileError(path, f"checksum mismatch (stored {meta['sha256']}, computed {digest})")
-    w = np.concatenate([arrays[k].astype(np.float64).ravel() for k in BLOCKS]) * float(scale)
+    w = np.concatenate([arrays[k].astype(np.float64).ravel() if k in names else np.zeros(int(np.prod(SHAPES[k])))
+                        for k in BLOCKS]) * float(scale)
     if not np.all(np.isfinite(w)):
         raise WeightFileError(path, "weights contain NaN or infinity")
     return w, meta
