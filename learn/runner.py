@@ -250,7 +250,7 @@ class RayBackend:
         self.ray = ray
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
         self.remote = ray.remote(num_cpus=1, max_retries=2)(play_game)
-        self.weights_ref = None
+        self.weights_ref: object = None           # a ray.ObjectRef of the current version's weights
 
     def set_weights(self, version: int, w, path: Path) -> None:
         self.weights_ref = self.ray.put(np.asarray(w, dtype=np.float64))
