@@ -6,7 +6,13 @@ Value (centipawns, negamax: from the side to move) = w . phi(pos), where phi cou
   (our count - their count);
 - KP: the pair (our king's square, piece p) and, in a second table, (their king's square, piece p)
   for every non-king piece p, coefficient 1;
-- PP: every unordered pair of distinct non-king pieces {p, q}, coefficient 1.
+- PP: every unordered pair of distinct non-king pieces {p, q}, coefficient 1;
+- KS (king safety, feature-set version 2): for each king (ours, theirs) and each square of its 3x3 zone
+  (the king's square and its on-board neighbours, placed relative to the king in the frame of the side to
+  move), the state (our attackers, their attackers) of that square, each count capped at 2: one active
+  entry per zone square, coefficient 1. Attackers are the pieces other than kings that could move to the
+  square now (first piece along each line, knights; pins ignored), the "kiki" of YaneuraOu's hand-made
+  evaluation, here with learned values per (king, zone square, counts).
 
 A "piece" p here is a BonaPiece-style index (YaneuraOu numbering idea, our own layout) in
 0 .. FE_END-1:
@@ -24,7 +30,8 @@ feature vector, and one table serves both sides. The turn is implicit (the KP/PP
 antisymmetric), which lets the weights learn a tempo bonus.
 
 Sizes: FE_END = 76 + 18 * 81 = 1534; KP = 2 * 81 * 1534 = 248,508; PP = 1534 * 1533 / 2 = 1,175,811
-(triangular: index ``a * (a - 1) / 2 + b`` with a > b); N_WEIGHTS = 1,424,343 (11.4 MB float64).
+(triangular: index ``a * (a - 1) / 2 + b`` with a > b); KS = 2 * 9 * 3 * 3 = 162; N_WEIGHTS = 1,424,505
+(11.4 MB float64).
 PP was chosen over KPP (194 M entries) because it fits in memory, can be learned by sparse SGD in
 numpy-sized buffers and costs 703 table reads for 38 pieces (KPP as int16[2]: 740 MiB).
 
@@ -34,17 +41,21 @@ leaves. Indices in one list are unique.
 
 The search evaluates differentially (inc_init / inc_record / inc_value, section "incremental" below):
 a child's value is its parent's plus the change of the one or two piece objects the move touched,
-about 4x cheaper than the full evaluation, which stays the reference (evaluate, eval_features).
+about 4x cheaper than the full evaluation, which stays the reference (evaluate, eval_features). The KS term
+is read from the position itself (18 zone squares, 8 lines and 2 knight squares each), not differenced,
+and skipped when the weights' KS block is all zero (flag set by inc_init, so a stack assumes fixed weights).
 """
 
 import numpy as np
 from numba import njit
 
-from usi_engine.shogi.layout import (DEMOTE, DROP_BASE, GOLD, HAND, KING, KING_SQ, MOVE_FROM_SHIFT, MOVE_PROMO_BIT,
-                                     MOVE_TO_MASK, PROMOTE, SIDE, WHITE_BIT)
+from usi_engine.shogi.layout import (BOARD, DEMOTE, DROP_BASE, GOLD, HAND, KING, KING_SQ, KNIGHT, MOVE_FROM_SHIFT,
+                                     MOVE_PROMO_BIT, MOVE_TO_MASK, PROMOTE, SIDE, WHITE_BIT)
+from usi_engine.shogi.position import attacks_along, first_piece
+from usi_engine.shogi.tables import KNIGHT_TARGETS
 
 FEATURE_SET = "shogi-material-kp-pp"
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2                              # 2: + the KS block (version-1 files load with KS = 0)
 
 N_SQ = 81
 # Hand capacity per type 1..7 (PAWN LANCE KNIGHT SILVER BISHOP ROOK GOLD); index 0 unused.
@@ -64,10 +75,14 @@ OFF_KP = N_MATERIAL
 N_KP = 2 * N_SQ * FE_END
 OFF_PP = OFF_KP + N_KP
 N_PP = FE_END * (FE_END - 1) // 2
-N_WEIGHTS = OFF_PP + N_PP
+OFF_KS = OFF_PP + N_PP
+KS_CAP = 3                                       # attacker counts 0, 1, 2+ per side
+KS_ZONE = 9                                      # 3x3 squares around a king
+N_KS = 2 * KS_ZONE * KS_CAP * KS_CAP             # (king ours/theirs, zone square, our count, their count)
+N_WEIGHTS = OFF_KS + N_KS
 
 MAX_PIECES = 40                                  # non-king pieces (38 in a full set), with slack
-MAX_FEATURES = N_MATERIAL + 2 * MAX_PIECES + MAX_PIECES * (MAX_PIECES - 1) // 2
+MAX_FEATURES = N_MATERIAL + 2 * MAX_PIECES + MAX_PIECES * (MAX_PIECES - 1) // 2 + 2 * KS_ZONE
 
 
 @njit(cache=True, nogil=True)
@@ -133,6 +148,69 @@ def collect(pos, stm, bps, mat):
 
 
 @njit(cache=True, nogil=True)
+def attack_counts(pos, sq, cap):
+    """(Black's, White's) attackers of board square sq other than kings, each counted up to cap (first piece on
+    each of the 8 lines that moves onto sq, and knights). Kings are left out: a king always covers its own zone,
+    so counting it would only shift the counts there."""
+    n0 = 0
+    n1 = 0
+    for d in range(8):
+        s = first_piece(pos, sq, d)
+        if s >= 0:
+            p = pos[BOARD + s]
+            if (p & (WHITE_BIT - 1)) != KING and attacks_along(p, s, sq, d):
+                if p >> 4:
+                    n1 += 1
+                else:
+                    n0 += 1
+    for by in range(2):
+        knight = KNIGHT + WHITE_BIT * by
+        for k in range(2):
+            s = KNIGHT_TARGETS[1 - by, sq, k]
+            if s >= 0 and pos[BOARD + s] == knight:
+                if by:
+                    n1 += 1
+                else:
+                    n0 += 1
+    return min(n0, cap - 1), min(n1, cap - 1)
+
+
+@njit(cache=True, nogil=True)
+def ks_features(pos, w, out_idx, out_coef, nf, emit):
+    """KS term of pos from the side to move: (value, nf after writing its features from out_idx[nf] on).
+
+    Zone square z = (file offset + 1) * 3 + (rank offset + 1) in the frame of the side to move (offsets
+    of the square from the king after the 180-degree rotation for White); off-board squares have none."""
+    stm = pos[SIDE]
+    value = 0.0
+    for t in range(2):                               # t 0: the side to move's king, 1: the other king
+        colour = stm ^ t
+        ksq = pos[KING_SQ + colour]
+        if ksq < 0:
+            continue
+        kf = ksq // 9
+        kr = ksq % 9
+        for df in range(-1, 2):
+            f = kf + df
+            if f < 0 or f > 8:
+                continue
+            for dr in range(-1, 2):
+                r = kr + dr
+                if r < 0 or r > 8:
+                    continue
+                a0, a1 = attack_counts(pos, f * 9 + r, KS_CAP)
+                z = (df + 1) * 3 + dr + 1 if stm == 0 else (1 - df) * 3 + 1 - dr
+                ours, theirs = (a0, a1) if stm == 0 else (a1, a0)
+                k = OFF_KS + ((t * KS_ZONE + z) * KS_CAP + ours) * KS_CAP + theirs
+                value += w[k]
+                if emit:
+                    out_idx[nf] = k
+                    out_coef[nf] = 1.0
+                    nf += 1
+    return value, nf
+
+
+@njit(cache=True, nogil=True)
 def eval_core(pos, w, out_idx, out_coef, emit):
     """Static value of pos from the side to move; if emit, also write the active features.
 
@@ -173,7 +251,8 @@ def eval_core(pos, w, out_idx, out_coef, emit):
                 out_idx[nf] = k
                 out_coef[nf] = 1.0
                 nf += 1
-    return value, nf
+    ks, nf = ks_features(pos, w, out_idx, out_coef, nf, emit)
+    return value + ks, nf
 
 
 @njit(cache=True, nogil=True)
@@ -230,7 +309,8 @@ EI_VALID = EI_KSQ + 2          # bit f set: frame f of this row is computed
 EI_NCH = EI_VALID + 1          # changed objects of the move into this row (0, 1 or 2); BASE_ROW: none
 BASE_ROW = -1
 EI_CH = EI_NCH + 1             # + 3 * j: (list slot, old index, new index) of changed object j
-N_EIDX = EI_CH + 6
+EI_KS = EI_CH + 6              # 1 when the weights' KS block is not all zero (else inc_value skips the KS term)
+N_EIDX = EI_KS + 1
 
 
 def _mirror_table():
@@ -293,6 +373,12 @@ def inc_init(pos, w, eacc, eidx, row):
     eacc[row, EA_MAT] = m
     eidx[row, EI_NCH] = BASE_ROW
     eidx[row, EI_VALID] = 0
+    ks = 0
+    for k in range(OFF_KS, OFF_KS + N_KS):
+        if w[k] != 0.0:
+            ks = 1
+            break
+    eidx[row, EI_KS] = ks
 
 
 @njit(cache=True, nogil=True)
@@ -339,6 +425,7 @@ def inc_record(pos, move, w, eacc, eidx, row):
     eidx[nxt, EI_N] = n
     eidx[nxt, EI_KSQ] = eidx[row, EI_KSQ]
     eidx[nxt, EI_KSQ + 1] = eidx[row, EI_KSQ + 1]
+    eidx[nxt, EI_KS] = eidx[row, EI_KS]
     us = pos[SIDE]
     sign = 1.0 - 2.0 * us
     to = move & MOVE_TO_MASK
@@ -447,4 +534,6 @@ def inc_value(pos, w, eacc, eidx, row):
     f = pos[SIDE]
     inc_frame(w, eacc, eidx, row, f)
     v = eacc[row, EA_PP + f] + eacc[row, EA_KP + 2 * f] + eacc[row, EA_KP + 2 * f + 1]
+    if eidx[row, EI_KS]:
+        v += ks_features(pos, w, pos[:0], w[:0], 0, False)[0]
     return v + eacc[row, EA_MAT] if f == 0 else v - eacc[row, EA_MAT]

@@ -3,7 +3,7 @@
 
 An archive holds one float32 array per weight block and a JSON metadata string:
 
-- ``material`` float32[24], ``kp`` float32[2, 81, 1534], ``pp`` float32[1175811]
+- ``material`` float32[24], ``kp`` float32[2, 81, 1534], ``pp`` float32[1175811], ``ks`` float32[2, 9, 3, 3]
   (the blocks of eval.shogi_features in order; their concatenation is the weight vector);
 - ``meta``: a 0-d unicode array with JSON ``{"feature_set", "version", "value_scale", "dtype",
   "shapes", "sha256", ...}``. ``value_scale`` is the number of centipawns per stored unit (the
@@ -12,6 +12,9 @@ An archive holds one float32 array per weight block and a JSON metadata string:
 
 Archives are written with ``np.savez_compressed``: the material-only default is mostly zeros and
 compresses to a few kB. Every problem on load raises WeightFileError naming the file and the cause.
+
+Versions: 2 (current) has the four blocks; a version-1 file (no ``ks``, checksum over the first three) is
+the same evaluation with a zero king-safety block and loads as such. Any other version is refused.
 """
 
 import hashlib
@@ -23,11 +26,13 @@ import numpy as np
 
 from eval import shogi_features as F
 
-BLOCKS = ("material", "kp", "pp")
+BLOCKS = ("material", "kp", "pp", "ks")
+VERSION_BLOCKS = {1: BLOCKS[:3], F.FEATURE_VERSION: BLOCKS}    # the blocks each readable version stores
 SHAPES = {
     "material": (F.N_MATERIAL,),
     "kp": (2, F.N_SQ, F.FE_END),
     "pp": (F.N_PP,),
+    "ks": (2, F.KS_ZONE, F.KS_CAP, F.KS_CAP),
 }
 STORE_DTYPE = np.dtype("<f4")
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -49,7 +54,8 @@ def _split(w):
     mat = w[F.OFF_MATERIAL:F.OFF_MATERIAL + F.N_MATERIAL]
     kp = w[F.OFF_KP:F.OFF_KP + F.N_KP].reshape(SHAPES["kp"])
     pp = w[F.OFF_PP:F.OFF_PP + F.N_PP]
-    return {"material": mat, "kp": kp, "pp": pp}
+    ks = w[F.OFF_KS:F.OFF_KS + F.N_KS].reshape(SHAPES["ks"])
+    return {"material": mat, "kp": kp, "pp": pp, "ks": ks}
 
 
 def _checksum(blocks, names):
@@ -79,10 +85,10 @@ def write_archive(path, blocks, feature_set, version, value_scale, **notes):
     return path
 
 
-def read_archive(path, feature_set, version, shapes):
+def read_archive(path, feature_set, version_shapes):
     """(float64 blocks {name: array * value_scale}, metadata) of an archive written by write_archive, checked
-    against the expected feature set, version and block shapes {name: shape} (checksum order); every problem
-    raises WeightFileError."""
+    against the feature set and, for the file's version, the block shapes version_shapes[version] = {name:
+    shape} (checksum order); every problem raises WeightFileError."""
     path = Path(path)
     if not path.is_file():
         raise WeightFileError(path, "no such file")
@@ -104,8 +110,10 @@ def read_archive(path, feature_set, version, shapes):
             raise WeightFileError(path, f"metadata lacks '{key}'")
     if meta["feature_set"] != feature_set:
         raise WeightFileError(path, f"feature set '{meta['feature_set']}', expected '{feature_set}'")
-    if meta["version"] != version:
-        raise WeightFileError(path, f"feature-set version {meta['version']}, expected {version}")
+    shapes = version_shapes.get(meta["version"]) if isinstance(meta["version"], int) else None
+    if shapes is None:
+        raise WeightFileError(path, f"feature-set version {meta['version']!r}, expected one of "
+                                    f"{', '.join(map(str, sorted(version_shapes)))}")
     scale = meta["value_scale"]
     if not isinstance(scale, (int, float)) or not np.isfinite(scale) or scale <= 0:
         raise WeightFileError(path, f"value_scale {scale!r} is not a positive number")
@@ -141,9 +149,12 @@ def save_weights(path, w, value_scale=1.0, **notes):
 
 
 def read_weights(path):
-    """(flat float64 weight vector in centipawns, metadata dict) of a weight file; validates all."""
-    blocks, meta = read_archive(path, F.FEATURE_SET, F.FEATURE_VERSION, SHAPES)
-    return np.concatenate([blocks[k].ravel() for k in BLOCKS]), meta
+    """(flat float64 weight vector in centipawns, metadata dict) of a weight file; validates all. A block the
+    file's version lacks is zero."""
+    blocks, meta = read_archive(path, F.FEATURE_SET,
+                                {v: {k: SHAPES[k] for k in names} for v, names in VERSION_BLOCKS.items()})
+    return np.concatenate([blocks[k].ravel() if k in blocks else np.zeros(int(np.prod(SHAPES[k])))
+                           for k in BLOCKS]), meta
 
 
 def weights_location(spec=None) -> Path:

@@ -11,11 +11,12 @@ import sys
 from .go_td import add_go_td_parser
 from .match.arena import add_arena_parser
 from .match.cli import add_match_parser
+from .match.ladder import add_ladder_parser
 from .plot import add_plot_parser
 from .runner import add_evaluate_parser, add_run_parser
 
 
-COMMANDS = (add_match_parser, add_arena_parser, add_run_parser, add_evaluate_parser, add_plot_parser,
+COMMANDS = (add_match_parser, add_ladder_parser, add_arena_parser, add_run_parser, add_evaluate_parser, add_plot_parser,
             add_go_td_parser)
 
 

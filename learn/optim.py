@@ -3,7 +3,7 @@
 Delta w = eps * sum_t A_t e(t) (eq. 14 with the advantage of learn/selfplay.py) is applied by AdaGrad
 (pg.SparseAdaGrad) in parts:
 
-- direct: each trainable coordinate of the evaluation (groups "material", "kp", "pp" of
+- direct: each trainable coordinate of the evaluation (groups "material", "kp", "pp", "ks" of
   eval/shogi_features.py) takes its own AdaGrad step;
 - factors: vectors u whose entries are added to many KP entries at once, KP(t, k, p) = direct + sum_f u_f[map_f],
   each with its own AdaGrad state and step size. A factor's gradient is the sum of the gradients of the KP
@@ -27,17 +27,17 @@ from functools import lru_cache
 
 import numpy as np
 
-from eval.shogi_features import FE_END, HAND_END, N_KP, N_SQ, OFF_KP, OFF_PP
+from eval.shogi_features import FE_END, HAND_END, N_KP, N_SQ, OFF_KP, OFF_KS, OFF_PP
 
 from .pg import SparseAdaGrad
 
-GROUPS = ("material", "kp", "pp")
+GROUPS = ("material", "kp", "pp", "ks")
 N_OFFSETS = 17                            # file / rank offsets -8 .. +8
 
 
 def group_of(idx):
     """Group number (index into GROUPS) of each weight index."""
-    return np.searchsorted(np.array([OFF_KP, OFF_PP]), idx, side="right")
+    return np.searchsorted(np.array([OFF_KP, OFF_PP, OFF_KS]), idx, side="right")
 
 
 def piece_square_map() -> np.ndarray:

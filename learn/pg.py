@@ -353,10 +353,7 @@ def backup_all(tree, order, n, t):
 
 def make_pool(n_nodes, n_edges):
     """An empty tree tuple in the core's layout (core.T_*), for trees built outside a search."""
-    return (np.zeros(n_nodes, np.float64), np.full(n_nodes, -1, np.int64), np.zeros(n_nodes, np.int32),
-            np.zeros(n_nodes, np.int64), np.zeros(n_nodes, np.int64), np.zeros(n_nodes, np.int8),
-            np.zeros(n_nodes, np.int16), np.zeros(n_edges, np.int32), np.full(n_edges, -1, np.int32),
-            np.zeros(1, np.int64), np.zeros(1, np.int64), np.full(1, core.TABLE_EMPTY, np.int64))
+    return core.new_tree(n_nodes, n_edges)
 
 
 def full_width_tree(game, pos, weights, params, depth, t):

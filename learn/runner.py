@@ -7,15 +7,18 @@ A run lives in one folder (config `run.dir`):
   opt/oNNNNNN.npz      optimiser state of that checkpoint (AdaGrad accumulators, piece-square factor;
                        learn/optim.py; only the latest is kept)
   pending/gNNNNNNNN.npz  finished games of the current batch: the game's sparse gradient
-                       sum_t A_t e(t) (eq. 14 with an advantage, learn/selfplay.py) and its outcome; written atomically
+                       sum_t A_t e(t) (eq. 14 with an advantage, learn/selfplay.py) and its outcome; written
+                       atomically by the run process as each game's result arrives
   records/             CSA + KIF of every self-play game;  eval/  match JSON and records
   metrics.jsonl        one JSON object per batch ("kind": "batch") and per evaluation ("kind": "eval")
 Loop: the games of a batch are played with the weights of the current version (local worker processes,
-or Ray tasks); when all have finished, Delta w = mean over the batch's games, applied by optim.ShogiUpdate;
-version + 1; checkpoint (weights, optimiser state; the RNG state is the run seed plus the game counter,
-since game i's seed is a function of both); pending files of the batch are removed. A kill -9 at any
-point loses at most the games in flight: finished games are already in pending/, and `--resume` replays
-only the missing game indices with their original seeds.
+or Ray tasks that get the weights from Ray's object store); each game comes back as a result (gradient,
+outcome, records) and only this process writes the run folder; when all have finished, Delta w = mean over
+the batch's games, applied by optim.ShogiUpdate; version + 1; checkpoint (weights, optimiser state; the RNG
+state is the run seed plus the game counter, since game i's seed is a function of both); pending files of the
+batch are removed. A kill -9 at any point loses at most the games in flight: a finished game is written to
+pending/ as soon as its result arrives, and `--resume` replays only the missing game indices with their
+original seeds.
 Evaluation every `eval.every_games`: matches with the match runner at fixed nodes, the checkpoint vs the
 start weights and vs the previous best (promoted when it scores above 50 %); Elo +- 95 % into metrics.
 `python -m learn evaluate RUN` plays the same match for any pair of checkpoints afterwards (own games and
@@ -66,7 +69,7 @@ class RunConfig:
     lr: float = 2.0               # AdaGrad step (centipawns)
     l2: float = 0.0               # pull toward the start weights
     max_step: float = 10.0        # per-coordinate step clip (centipawns)
-    groups: tuple = ("material", "kp", "pp")   # feature groups that learn directly (learn/optim.py)
+    groups: tuple = ("material", "kp", "pp", "ks")   # feature groups that learn directly (learn/optim.py)
     factor_lr: float = 0.0        # > 0: AdaGrad step of the shared piece-square factor of the KP table
     rel_factor_lr: float = 0.0    # > 0: AdaGrad step of the king-relative factor of the KP table
     selfplay: sp.SelfPlayConfig = field(default_factory=sp.SelfPlayConfig)
@@ -140,20 +143,22 @@ def pending_path(run_dir: Path, index: int) -> Path:
 _WORKER: dict = {}
 
 
-def play_task(task: dict) -> dict:
-    """Play one self-play game (worker process or Ray task) and write its pending file; returns the
-    outcome dict. The SelfPlayer and weights stay cached in the process between tasks of a version."""
+def play_game(task: dict, weights) -> dict:
+    """Play one self-play game and return everything the driver stores: the outcome `meta`, the game's sparse
+    gradient sum_t A_t e(t) (`idx`, `val`) and its records (`csa`, `kif` bytes). Touches no file: the same
+    function serves local worker processes and Ray tasks. The SelfPlayer stays cached in the process between
+    tasks of one version (`task["version"]` with `task["run"]`, the run's identity)."""
     from eval.shogi_features import N_WEIGHTS
-    from eval.weightfile import load_weights
-    if _WORKER.get("version") != task["version"] or _WORKER.get("run") != task["run_dir"]:
-        w = load_weights(task["weights"])
+    key = (task["run"], task["version"])
+    if _WORKER.get("key") != key:
+        w = np.array(weights, dtype=np.float64)           # a private, writable copy (object-store arrays are read-only)
         cfg = sp.SelfPlayConfig.from_dict(task["selfplay"])
         if "player" in _WORKER and _WORKER["player"].cfg == cfg:
             _WORKER["player"].set_weights(w)
         else:
             _WORKER["player"] = sp.SelfPlayer(w, cfg, seed=task["seed"])
             _WORKER["grads"] = {s: sp.AdvantageSum(N_WEIGHTS, cfg.lam) for s in "bw"}
-        _WORKER.update(version=task["version"], run=task["run_dir"])
+        _WORKER["key"] = key
     player, grads = _WORKER["player"], _WORKER["grads"]
     for g in grads.values():
         g.clear()
@@ -162,11 +167,29 @@ def play_task(task: dict) -> dict:
     idx = np.flatnonzero(total)
     meta = out.as_dict()
     meta.update(index=task["index"], version=task["version"], pid=os.getpid())
-    run_dir = Path(task["run_dir"])
-    sp.save_record(out, run_dir / "records", f"g{task['index']:08d}")
-    path = pending_path(run_dir, task["index"])
-    atomic_save(path, lambda f: np.savez(f, idx=idx.astype(np.int64), val=total[idx].astype(GRADIENT_DTYPE),
-                                         meta=np.array(json.dumps(meta))))
+    csa, kif = sp.record_bytes(out)
+    return {"meta": meta, "idx": idx.astype(np.int64), "val": total[idx].astype(GRADIENT_DTYPE),
+            "csa": csa, "kif": kif}
+
+
+def play_local(task: dict, weights_file: str) -> dict:
+    """Local worker process: the weights come from the run folder on this machine (read once per version)."""
+    from eval.weightfile import load_weights
+    if _WORKER.get("key") != (task["run"], task["version"]):
+        return play_game(task, load_weights(weights_file))
+    return play_game(task, None)
+
+
+def store_game(run_dir: Path, result: dict) -> dict:
+    """Driver side: the game's records and its pending file (atomic), from a worker's result; returns the meta."""
+    meta = result["meta"]
+    name = f"g{meta['index']:08d}"
+    records = run_dir / "records"
+    records.mkdir(parents=True, exist_ok=True)
+    (records / f"{name}.csa").write_bytes(result["csa"])
+    (records / f"{name}.kif").write_bytes(result["kif"])
+    atomic_save(pending_path(run_dir, meta["index"]),
+                lambda f: np.savez(f, idx=result["idx"], val=result["val"], meta=np.array(json.dumps(meta))))
     return meta
 
 
@@ -179,7 +202,7 @@ def read_pending(path: Path):
 
 def exit_with_parent(parent_pid: int, poll_s: float = 0.5) -> None:
     """Worker initializer: end this process when the run process is gone (kill -9 of the run alone would
-    otherwise leave idle workers behind, and their games in flight would land in pending/ of a resumed run)."""
+    otherwise leave idle workers behind)."""
     import threading
 
     def watch():
@@ -191,14 +214,18 @@ def exit_with_parent(parent_pid: int, poll_s: float = 0.5) -> None:
 
 
 class LocalBackend:
-    """Worker processes on this machine (spawned: each loads the numba kernels from the cache)."""
+    """Worker processes on this machine (spawned: each loads the numba kernels from the cache). They read the
+    version's weight file from the run folder; the driver writes everything."""
 
     def __init__(self, workers: int):
         self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
                                         initializer=exit_with_parent, initargs=(os.getpid(),))
 
+    def set_weights(self, version: int, w, path: Path) -> None:
+        self.weights_file = str(path)
+
     def submit(self, task):
-        return self.pool.submit(play_task, task)
+        return self.pool.submit(play_local, task, self.weights_file)
 
     @staticmethod
     def wait_any(futures):
@@ -210,8 +237,10 @@ class LocalBackend:
 
 
 class RayBackend:
-    """The same tasks as Ray remote functions on an existing cluster (`pip install .[ray]`). Workers
-    must see the run folder (a shared file system) because tasks read weights and write pending files."""
+    """The same games as Ray tasks on an existing cluster (`pip install '.[ray]'`; every node runs the same
+    project code). Workers need nothing but the cluster: each version's weights go once into Ray's object
+    store, a task returns its game (gradient, outcome, records) as its result, and only the driver writes
+    the run folder."""
 
     def __init__(self, address: str, workers: int):
         try:
@@ -219,11 +248,15 @@ class RayBackend:
         except ImportError:
             raise RuntimeError("--ray-address needs Ray: pip install '.[ray]' (or pip install ray)") from None
         self.ray = ray
-        ray.init(address=address, ignore_reinit_error=True)
-        self.remote = ray.remote(num_cpus=1)(play_task)
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+        self.remote = ray.remote(num_cpus=1, max_retries=2)(play_game)
+        self.weights_ref: object = None           # a ray.ObjectRef of the current version's weights
+
+    def set_weights(self, version: int, w, path: Path) -> None:
+        self.weights_ref = self.ray.put(np.asarray(w, dtype=np.float64))
 
     def submit(self, task):
-        return self.remote.remote(task)
+        return self.remote.remote(task, self.weights_ref)
 
     def wait_any(self, futures):
         done, _ = self.ray.wait(list(futures), num_returns=1, timeout=1.0)
@@ -254,7 +287,8 @@ class Run:
         shutil.copyfile(self.config_path, self.dir / "config.toml")
         w = load_weights(self.cfg.start_weights)
         save_weights(weights_path(self.dir, 0), w, source="learn run start")
-        state = {"version": 0, "games_done": 0, "best": 0, "seed": self.cfg.seed, "seconds": 0.0,
+        state = {"run_id": os.urandom(8).hex(), "version": 0, "games_done": 0, "best": 0, "seed": self.cfg.seed,
+                 "seconds": 0.0,
                  "positions": 0, "wins_b": 0, "wins_w": 0, "draws": 0, "opt": None}
         self._write_state(state)
         return state
@@ -266,7 +300,9 @@ class Run:
         path = self.dir / STATE
         if not path.is_file():
             raise ValueError(f"{path}: no run to resume")
-        return json.loads(path.read_text())
+        state = json.loads(path.read_text())
+        state.setdefault("run_id", str(self.dir.resolve()))      # runs started before run ids existed
+        return state
 
     def _optimizer(self, state):
         from eval.weightfile import load_weights
@@ -312,7 +348,7 @@ class Run:
                 started = time.perf_counter()
                 first = state["games_done"]
                 batch = range(first, min(first + cfg.batch_games, cfg.games))
-                metas = self._play_batch(state, batch, backend, bar)
+                metas = self._play_batch(state, opt, batch, backend, bar)
                 stats = self._update(state, opt, batch, metas)
                 state["games_done"] = batch.stop
                 state["version"] += 1
@@ -333,7 +369,7 @@ class Run:
             backend.close()
         return state
 
-    def _play_batch(self, state, batch, backend, bar) -> dict:
+    def _play_batch(self, state, opt, batch, backend, bar) -> dict:
         """Outcome metas of every game in `batch`: pending files of this version are reused, the rest
         played (in parallel) with the current weights."""
         metas = {}
@@ -346,15 +382,17 @@ class Run:
                     continue
                 p.unlink()
         futures = {}
+        if len(metas) < len(batch):
+            backend.set_weights(state["version"], opt.w, weights_path(self.dir, state["version"]))
         for i in batch:
             if i not in metas:
-                task = {"run_dir": str(self.dir), "weights": str(weights_path(self.dir, state["version"])),
-                        "version": state["version"], "index": i, "seed": game_seed(state["seed"], i),
-                        "selfplay": self.cfg.selfplay.__dict__.copy()}
+                task = {"run": state["run_id"], "version": state["version"], "index": i,
+                        "seed": game_seed(state["seed"], i), "selfplay": self.cfg.selfplay.__dict__.copy()}
                 futures[backend.submit(task)] = i
         t0 = time.perf_counter()
         while futures:
-            for f, meta in backend.wait_any(futures):
+            for f, result in backend.wait_any(futures):
+                meta = store_game(self.dir, result)
                 metas[futures.pop(f)] = meta
                 bar.update(1)
                 bar.set_postfix(games_s=f"{len(metas) / max(1e-9, time.perf_counter() - t0):.3f}",
@@ -487,21 +525,25 @@ def split_half_agreement(parts, uniq, inv) -> float | None:
 
 def pooled_signal_games(parts) -> dict:
     """Games a batch needs before its mean gradient stands above the per-game noise (N* = per-game variance /
-    squared mean, unbiased estimates over the batch's games; None when the mean is not detectable), on three
-    low-dimensional projections: material, the piece-square pooling of the own-king KP table and the
-    king-relative pooling of both tables (learn/optim.py factors). Small N* = a learnable direction."""
-    from eval.shogi_features import OFF_KP, OFF_PP
+    squared mean, unbiased estimates over the batch's games; None when the mean is not detectable), on four
+    low-dimensional projections: material, the piece-square pooling of the own-king KP table, the
+    king-relative pooling of both tables (learn/optim.py factors) and the king-safety block. Small N* = a
+    learnable direction."""
+    from eval.shogi_features import N_KS, OFF_KP, OFF_KS, OFF_PP
     from .optim import pool_kp
     n = len(parts)
     if n < 2:
         return {}
     out = {}
-    for name in ("material", "p", "rel"):
+    for name in ("material", "p", "rel", "ks"):
         rows = []
         for idx, val in parts:
             if name == "material":
                 keep = idx < OFF_KP
                 rows.append(np.bincount(idx[keep], weights=val[keep], minlength=OFF_KP))
+            elif name == "ks":
+                keep = idx >= OFF_KS
+                rows.append(np.bincount(idx[keep] - OFF_KS, weights=val[keep], minlength=N_KS))
             else:
                 kp = (idx >= OFF_KP) & (idx < OFF_PP)
                 rows.append(pool_kp(name, idx[kp] - OFF_KP, val[kp]))

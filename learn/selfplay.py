@@ -47,7 +47,6 @@ import time
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
-from pathlib import Path
 
 from usi_engine.search import core
 from usi_engine.search.policy import root_policy
@@ -86,6 +85,7 @@ class SelfPlayConfig:
     lam: float = 1.0              # advantage lambda: 1 = game result minus baseline; < 1 bootstraps (docstring)
     value_weight: float = 0.0     # > 0: critic term, each move adds value_weight * db_t/dw to e(t) (TD(lam) on b_t)
     strap_weight: float = 0.0     # > 0: search bootstrapping, static values regressed toward the tree's values
+    pg_weight: float = 1.0        # weight of sum_t A_t e(t) (policy term, with the critic); 0 = bootstrapping only
 
     @classmethod
     def from_dict(cls, d: dict) -> "SelfPlayConfig":
@@ -112,6 +112,8 @@ class SelfPlayConfig:
         for name in ("value_weight", "strap_weight"):
             if getattr(cfg, name) < 0 or (getattr(cfg, name) > 0 and cfg.baseline_scale == 0):
                 raise ValueError(f"{name} must be >= 0, and > 0 needs baseline_scale > 0 (its value scale)")
+        if cfg.pg_weight < 0 or cfg.pg_weight == cfg.strap_weight == 0:
+            raise ValueError("pg_weight must be >= 0, and pg_weight = strap_weight = 0 learns nothing")
         return cfg
 
 
@@ -280,11 +282,13 @@ class SelfPlayer:
         capacity = self.searcher.pool.node_capacity
         if self.tg is None or self.tg.capacity != capacity:
             self.tg = pg.TreeGradient(capacity)
-        _, worst = self.tg.shogi_eligibility(
-            tree, 0, board.pos, self.weights, cfg.qdepth, int(edges[a]), cfg.method, cfg.t_back,
-            cfg.t_learn, cfg.mode, cfg.grad_samples, cfg.clip, srng, grad.rows, grad.scales_for_move(b),
-            value_coef=cfg.value_weight * db_de)
-        out.leaf_mismatch = max(out.leaf_mismatch, worst)
+        if cfg.pg_weight > 0:
+            scales = tuple(cfg.pg_weight * x for x in grad.scales_for_move(b))
+            _, worst = self.tg.shogi_eligibility(
+                tree, 0, board.pos, self.weights, cfg.qdepth, int(edges[a]), cfg.method, cfg.t_back,
+                cfg.t_learn, cfg.mode, cfg.grad_samples, cfg.clip, srng, grad.rows, scales,
+                value_coef=cfg.value_weight * db_de)
+            out.leaf_mismatch = max(out.leaf_mismatch, worst)
         if cfg.strap_weight > 0:       # result-free: the P row (AdvantageSum.total = r * Z + P)
             self.tg.shogi_strap(tree, 0, int(self.searcher.pool.ctl[core.C_NODES]), board.pos, self.weights,
                                 cfg.qdepth, cfg.baseline_scale, cfg.strap_weight, grad.rows[1])
@@ -293,14 +297,12 @@ class SelfPlayer:
         return int(tree[core.T_EMOVE][edges[a]])
 
 
-def save_record(outcome: GameOutcome, folder, name: str, event: str = "selfplay") -> None:
-    """CSA and KIF files of a self-play game (learn/match/records.py writers)."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+def record_bytes(outcome: GameOutcome, event: str = "selfplay") -> tuple:
+    """(CSA, KIF) file contents of a self-play game (learn/match/records.py writers), as bytes."""
     loser = None if outcome.winner is None else ("w" if outcome.winner == "b" else "b")
     reason = {"adjudication": "resign"}.get(outcome.reason, outcome.reason)
     rec = ShogiRecord("selfplay", "selfplay", None, outcome.moves, [0.0] * len(outcome.moves), outcome.winner,
                       reason, loser, time.strftime("%Y/%m/%d %H:%M:%S"), event=event,
                       comment=f"reason {outcome.reason}")
-    (folder / f"{name}.csa").write_bytes(write_csa(rec).encode())
-    (folder / f"{name}.kif").write_bytes(write_kif(rec).encode(KIF_ENCODING, errors="replace"))
+    return write_csa(rec).encode(), write_kif(rec).encode(KIF_ENCODING, errors="replace")
+

@@ -26,7 +26,7 @@ class GtpProcess:
     lines (blank excluded)."""
 
     def __init__(self, *args, argv=None, env=None, log_path=None):
-        env = dict(os.environ, **(env or {}), PYTHONPATH=str(ROOT))
+        env = {**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)}
         argv = argv or [sys.executable, "-m", "usi_engine", "gtp", *args]
         self.engine = EngineProcess(argv, "gtp", cwd=str(ROOT), env=env, log_path=log_path)
         self.engine.start()

@@ -21,6 +21,7 @@ CONFIG_ENV = "MCSS_ENGINE_CONFIG"
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "engine.toml"
 ENTERING_KING_RULES = ("NoEnteringKing", "CSARule24", "CSARule27", "TryRule")
 SELECTION_POLICIES = ("softmax", "uct")
+EXPANSION_MODES = ("exact", "lazy", "window")          # docs/search.md, "Expansion modes"
 EMPTY_STRING = "<empty>"          # USI's spelling of an empty string value
 
 
@@ -126,6 +127,10 @@ OPTIONS = (
     _spin("BackupTemperature", 92, 0, 100000, "T_back: backup temperature (cp); 0 = minimax backup"),
     _spin("TemperatureSpread", 100, 100, 1000, "percent: threads use T_sel/spread .. T_sel*spread"),
     _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
+    _combo("Expansion", "exact", EXPANSION_MODES,
+           "children by quiescence (exact), statically then refined when reached (lazy), or within a window"),
+    _spin("ExpansionWindow", 400, 0, 100000, "cp: window expansion, siblings this far below the best stay lazy"),
+    _check("MateProbe", False, "at each expansion, test every checking move for a mate in three"),
     _check("GraphSearch", True, "share transpositions between paths"),
     _combo("SelectionPolicy", "softmax", SELECTION_POLICIES),
     _spin("Seed", 0, 0, 2**31 - 1, "random seed of the search threads"),
@@ -156,6 +161,9 @@ GAME_PARAM_FIELDS = {
     "qsearch_depth": ("QSearchDepth", int),
     "entering_rule": ("EnteringKingRule", _entering_rule_code),
     "max_moves": ("MaxMovesToDraw", int),
+    "expansion": ("Expansion", str),
+    "window": ("ExpansionWindow", float),
+    "mate_probe": ("MateProbe", bool),
 }
 
 

@@ -107,4 +107,6 @@ def test_tsume_position_without_a_king_evaluates():
     kp_them = (idx >= F.OFF_KP + F.N_SQ * F.FE_END) & (idx < F.OFF_PP)
     kp_us = (idx >= F.OFF_KP) & (idx < F.OFF_KP + F.N_SQ * F.FE_END)
     assert kp_them.sum() == 4 and kp_us.sum() == 0          # only the white king sees 4 pieces
-    assert ((idx >= F.OFF_PP).sum()) == 6                   # 4 pieces -> 6 pairs
+    assert ((idx >= F.OFF_PP) & (idx < F.OFF_KS)).sum() == 6   # 4 pieces -> 6 pairs
+    assert (idx >= F.OFF_KS + F.N_KS // 2).sum() == 6        # the white king's zone on the edge: 6 squares
+    assert (idx >= F.OFF_KS).sum() == 6

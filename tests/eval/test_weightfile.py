@@ -156,3 +156,27 @@ def test_metadata_not_json(tmp_path, good):
 def test_save_rejects_wrong_length(tmp_path):
     with pytest.raises(ValueError, match="shape"):
         save_weights(tmp_path / "x.npz", np.zeros(10))
+
+
+def test_version_1_file_loads_with_a_zero_king_safety_block(tmp_path, good):
+    """Files written before the KS block (version 1: material, kp, pp) are the same evaluation with KS = 0."""
+    from eval.weightfile import _checksum
+    with np.load(good) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(str(arrays.pop("meta")[()]))
+    arrays.pop("ks")
+    meta.update(version=1, sha256=_checksum(arrays, BLOCKS[:3]))
+    old = tmp_path / "v1.npz"
+    with open(old, "wb") as f:
+        np.savez_compressed(f, meta=np.array(json.dumps(meta)), **arrays)
+    w = sparse_random_weights(2)
+    w[F.OFF_KS:] = 0.0
+    assert np.array_equal(load_weights(old), w)
+    expect_error(rewrite(good, tmp_path / "v1ks.npz", meta_update={"version": 1}), "checksum mismatch")
+    expect_error(rewrite(good, tmp_path / "v3.npz", meta_update={"version": 3}), "version 3", "expected one of 1, 2")
+
+
+def test_shipped_files_are_version_1_and_load():
+    for path in (DEFAULT_PATH, MATERIAL_PATH):
+        w, meta = read_weights(path)
+        assert meta["version"] == 1 and not np.any(w[F.OFF_KS:])

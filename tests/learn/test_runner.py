@@ -25,6 +25,28 @@ def metrics(run):
     return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip()]
 
 
+def checkpoint(run) -> int:
+    """The run's version (-1 before its state.json exists)."""
+    st = run / "state.json"
+    return json.loads(st.read_text())["version"] if st.is_file() else -1
+
+
+def kill_when(proc, ready, limit_s: float) -> None:
+    """SIGKILL the process group of a running `learn run` as soon as ready() holds (fail if it ends first or
+    ready() does not hold within limit_s)."""
+    deadline = time.time() + limit_s
+    try:
+        while time.time() < deadline:
+            if ready():
+                return
+            assert proc.poll() is None, "run ended before it could be killed"
+            time.sleep(0.05)
+        pytest.fail("the run did not reach the kill point within the time limit")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     run = tmp_path / "smoke"
     r = learn("run", str(SMOKE), "--dir", str(run))
@@ -35,7 +57,8 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     rows = metrics(run)
     assert [r["kind"] for r in rows] == ["batch", "batch", "eval"]
     assert all(-1 <= r["half_agreement"] <= 1 for r in rows[:2])
-    assert all({"signal_games_material", "signal_games_p", "signal_games_rel"} <= set(r) for r in rows[:2])
+    assert all({"signal_games_material", "signal_games_p", "signal_games_rel", "signal_games_ks"} <= set(r)
+               for r in rows[:2])
     assert rows[-1]["vs"] == "start" and rows[-1]["games"] == 2 and rows[-1]["openings"] == "run"
     assert "game/s" in r.stderr or "game]" in r.stderr            # the tqdm bar
     assert len(list((run / "records").glob("*.csa"))) == 4 and len(list((run / "records").glob("*.kif"))) == 4
@@ -43,8 +66,9 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     from eval.weightfile import load_weights
     w0, w2 = load_weights(run / "weights" / "v000000.npz"), load_weights(run / "weights" / "v000002.npz")
     assert (w0 != w2).sum() > 0                                   # lam < 1: every game moves the weights
-    from eval.shogi_features import OFF_PP
-    assert np.array_equal(w0[OFF_PP:], w2[OFF_PP:])               # PP is not a trainable group here
+    from eval.shogi_features import OFF_KS, OFF_PP
+    assert np.array_equal(w0[OFF_PP:OFF_KS], w2[OFF_PP:OFF_KS])   # PP is not a trainable group here
+    assert (w0[OFF_KS:] != w2[OFF_KS:]).sum() > 0                 # the king-safety block is
     openings = tmp_path / "openings.txt"
     openings.write_text("startpos moves 7g7f 3c3d\n")
     e = learn("evaluate", str(run), "--version", "1", "--vs", "2", "--games", "2", "--openings", str(openings))
@@ -76,19 +100,8 @@ def test_kill_dash_nine_and_resume(tmp_path):
     run = tmp_path / "kill"
     proc = subprocess.Popen([sys.executable, "-m", "learn", "run", str(conf), "--dir", str(run)], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 400
-    try:
-        while time.time() < deadline:     # kill once a checkpoint exists AND a game of the next batch is done
-            st = run / "state.json"
-            if st.is_file() and json.loads(st.read_text())["version"] >= 1 and list((run / "pending").glob("*.npz")):
-                break
-            assert proc.poll() is None, "run ended before it could be killed"
-            time.sleep(0.05)
-        else:
-            pytest.fail("no checkpoint + pending game within the time limit")
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    # kill once a checkpoint exists AND a game of the next batch is done
+    kill_when(proc, lambda: checkpoint(run) >= 1 and list((run / "pending").glob("*.npz")), 400)
     state = json.loads((run / "state.json").read_text())
     kept = {p.name: p.stat().st_mtime for p in (run / "pending").glob("*.npz")}
     done_before = state["games_done"]
@@ -165,7 +178,8 @@ def test_pooled_signal_games_measures_agreement_between_games():
     from learn.runner import pooled_signal_games
     idx = np.array([1, 5, OFF_KP + 100, OFF_KP + 2000])
     same = [(idx, np.array([1.0, -2.0, 0.5, 0.25]))] * 4
-    assert pooled_signal_games(same) == {"signal_games_material": 0.0, "signal_games_p": 0.0, "signal_games_rel": 0.0}
+    assert pooled_signal_games(same) == {"signal_games_material": 0.0, "signal_games_p": 0.0, "signal_games_rel": 0.0,
+                                         "signal_games_ks": None}            # no KS feature in these rows
     opposite = same[:2] + [(idx, -v) for i, v in same[:2]]          # mean zero: nothing to learn
     assert set(pooled_signal_games(opposite).values()) == {None}
     rng = np.random.default_rng(0)
@@ -173,3 +187,16 @@ def test_pooled_signal_games_measures_agreement_between_games():
     n_star = pooled_signal_games(noisy)["signal_games_material"]
     assert 2 < n_star < 6                                            # variance 2 * 9 / |mean|^2 5 = 3.6
     assert pooled_signal_games(same[:1]) == {}
+
+
+def test_ablation_arms_differ_only_in_the_terms_they_switch():
+    from dataclasses import asdict
+
+    from learn.runner import load_config
+    arms = {name: asdict(load_config(ROOT / "configs" / f"ablation-{name}.toml")) for name in ("both", "pg", "strap")}
+    terms = {name: (a["selfplay"].pop("pg_weight"), a["selfplay"].pop("strap_weight")) for name, a in arms.items()}
+    assert terms == {"both": (1.0, 20.0), "pg": (1.0, 0.0), "strap": (0.0, 20.0)}
+    dirs = {a.pop("dir") for a in arms.values()}
+    assert len(dirs) == 3
+    assert arms["both"] == arms["pg"] == arms["strap"]
+    assert "ks" in arms["both"]["groups"] and arms["both"]["games"] >= 512

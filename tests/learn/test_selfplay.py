@@ -7,7 +7,7 @@ from eval.shogi_features import N_WEIGHTS
 from eval.weightfile import load_weights
 from learn import pg
 from usi_engine.search import policy
-from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer, save_record
+from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer, record_bytes
 from usi_engine.search import core
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi import Board
@@ -180,9 +180,8 @@ def test_selfplay_game_is_deterministic_and_learns(tmp_path):
     board = Board()
     for m in a.moves:
         board.push_usi(m)            # every move legal
-    save_record(a, tmp_path, "g0")
-    assert (tmp_path / "g0.csa").read_text().startswith("V2")
-    assert (tmp_path / "g0.kif").stat().st_size > 100
+    csa, kif = record_bytes(a)
+    assert csa.startswith(b"V2") and len(kif) > 100
 
 
 def test_bad_config_is_rejected():
@@ -277,3 +276,25 @@ def test_search_bootstrapping_is_the_gradient_of_the_regression(searched):
     d[np.flatnonzero(g)] = np.random.default_rng(6).normal(size=np.count_nonzero(g))
     h = 1e-3
     assert (regression(w + h * d) - regression(w - h * d)) / (2 * h) == pytest.approx(g @ d, rel=1e-3)
+
+
+def test_pg_weight_scales_the_policy_term_and_zero_leaves_bootstrapping_only():
+    """The same game (same seed, same moves) with pg_weight 1, 2 and 0: the advantage rows scale exactly with
+    it; at 0 only the result-free bootstrapping row is left (the ablation's 'bootstrapping only')."""
+    base = dict(samples=12, grad_samples=16, qdepth=QDEPTH, opening_min=2, opening_max=2, max_moves=10,
+                baseline_scale=300.0, lam=0.7)
+    rows = {}
+    for pw, strap in ((1.0, 0.0), (2.0, 0.0), (0.0, 5.0), (1.0, 5.0)):
+        player = SelfPlayer(load_weights(), SelfPlayConfig.from_dict(dict(base, pg_weight=pw, strap_weight=strap)),
+                            seed=1)
+        grads = {s: AdvantageSum(N_WEIGHTS, 0.7) for s in "bw"}
+        out = player.play(3, grads)
+        rows[pw, strap] = (out.moves, grads["b"].rows.copy())
+    assert len({tuple(m) for m, _ in rows.values()}) == 1
+    assert np.abs(rows[1.0, 0.0][1]).sum() > 0
+    np.testing.assert_allclose(rows[2.0, 0.0][1], 2.0 * rows[1.0, 0.0][1], rtol=1e-12, atol=1e-12)
+    strap_only = rows[0.0, 5.0][1]
+    assert not np.any(strap_only[0]) and np.any(strap_only[1])
+    np.testing.assert_allclose(rows[1.0, 5.0][1], rows[1.0, 0.0][1] + strap_only, rtol=1e-9, atol=1e-9)
+    with pytest.raises(ValueError, match="learns nothing"):
+        SelfPlayConfig.from_dict(dict(base, pg_weight=0.0))

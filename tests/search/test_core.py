@@ -134,7 +134,7 @@ def test_reuse_keeps_the_reached_subtree(graph):
 @pytest.mark.parametrize('graph', [False, True])
 def test_memory_full_keeps_answering(graph):
     pos = syn.make_pos(seed=8, bmin=3, bmax=6, term_depth=40, value_range=500)
-    s = searcher(graph=graph, hash_mb=0.02, threads=2, seed=6)
+    s = searcher(graph=graph, hash_mb=0.02, threads=2, seed=6, prune=False)
     r = s.search(pos, Limits(nodes=10**9))           # a full pool ends a search that cannot progress
     assert s.pool.ctl[core.C_MEMFULL] == 1 and r.hashfull >= 900
     assert r.best_move is not None and r.nodes < 10**9
@@ -148,6 +148,26 @@ def test_memory_full_keeps_answering(graph):
     r3 = s.search(other, Limits(samples=0))          # reuse frees the rest of the pool
     assert s.pool.ctl[core.C_MEMFULL] == 0 and r3.reused_nodes == s.pool.ctl[core.C_NODES]
     assert r3.reused_nodes < s.pool.node_capacity and r3.best_move is not None
+
+
+@pytest.mark.parametrize('graph', [False, True])
+def test_full_pool_prunes_improbable_subtrees_and_goes_on(graph):
+    """With pruning (the default) a full pool frees its improbable part and the search runs to its limit;
+    the kept tree is well formed and, in tree mode, every node still equals the recompute from its children."""
+    pos = syn.make_pos(seed=8, bmin=3, bmax=6, term_depth=40, value_range=500)
+    s = searcher(graph=graph, hash_mb=0.05, threads=2, seed=6)
+    r = s.search(pos, Limits(samples=20000))
+    assert r.samples == 20000 and s.prunes >= 2 and r.best_move is not None
+    check_accounting(s)
+    if not graph:
+        assert backup_error(s)[0] == 0.0
+    nodes_before = int(s.pool.ctl[core.C_NODES])
+    kept, eps = s.pool.prune(s.options.t_sel)
+    assert kept <= nodes_before and 0.0 < eps
+    assert s.pool.ctl[core.C_EDGES] <= 0.5 * min(s.pool.node_capacity, s.pool.edge_capacity) + 64
+    check_accounting(s)
+    root_children = {move for move, _, _ in children(pos)}
+    assert set(s.search(pos, Limits(samples=10)).pv[:1]) <= root_children
 
 
 def test_seeded_single_thread_is_reproducible():

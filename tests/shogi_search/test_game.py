@@ -124,3 +124,94 @@ def test_reuse_never_makes_a_repetition_terminal_the_root(adapter):
     result = searcher.search(board.pos, Limits(samples=50))
     assert result.reused_nodes == 0
     assert result.best_move is not None and move_to_usi(result.best_move) in board.legal_moves()
+
+
+def test_lazy_expand_values_quiet_children_statically_and_checks_exactly(adapter):
+    """Lazy expansion: a child whose side is not in check has its static value plus the capture estimate,
+    flagged lazy, the static value being at most its quiescence value (stand pat); a child in check has its
+    exact quiescence value;
+    leaf_value (the refinement) returns exactly the exact mode's value."""
+    from eval.shogi_features import evaluate
+    from usi_engine.search.core import FLAG_LAZY
+    from usi_engine.shogi_search.game import capture_estimate, leaf_value
+    board = Board("ln1g3nl/1r1sk1g2/p1ppppspp/6p2/1p5P1/2P6/PPSPPPP1P/2G2S1R1/LN2KG1NL b Bb 21")
+    exact, _ = run_expand(board, adapter)
+    lazy, _ = run_expand(board, adapter, make_params(expansion="lazy"))
+    assert set(lazy) == set(exact)
+    kinds = set()
+    for move, (value, flag) in lazy.items():
+        board.push_usi(move)
+        in_check = bool(board.pos[HIST + HIST_STRIDE * board.ply + H_CHECK])
+        refined, work = leaf_value(board.pos, adapter.weights, adapter.params)
+        static = evaluate(board.pos, adapter.weights)
+        guess = capture_estimate(board.pos, adapter.weights, usi_to_move(move))
+        board.pop()
+        assert refined == pytest.approx(exact[move][0]) and work >= 1, move
+        if in_check:
+            assert flag == 0 and value == pytest.approx(exact[move][0]), move
+        else:
+            assert flag == FLAG_LAZY and value == pytest.approx(static + guess) and static <= refined + 1e-9, move
+        kinds.add(in_check)
+    assert kinds == {False, True}           # the position has checks and quiet moves
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_lazy_search_refines_a_child_before_expanding_it(adapter, graph):
+    """In a lazy search every node that was expanded had been refined first (no expanded node is still
+    lazy), every refined leaf holds exactly its quiescence value, and the best move is a refined child."""
+    from usi_engine.search import core
+    board = Board("ln1g3nl/1r1sk1g2/p1ppppspp/6p2/1p5P1/2P6/PPSPPPP1P/2G2S1R1/LN2KG1NL b Bb 21")
+    lazy_adapter = ShogiAdapter(adapter.weights, make_params(expansion="lazy"))
+    searcher = Searcher(lazy_adapter, SearchOptions(threads=1, hash_mb=8, graph=graph, seed=3))
+    result = searcher.search(board.pos.copy(), Limits(samples=300))
+    t, ctl = searcher.pool.tree, searcher.pool.ctl
+    assert ctl[core.C_REFINED] > 0
+    refined_leaves = 0
+
+    def walk(node, depth):
+        nonlocal refined_leaves
+        expanded = (t[core.T_STATE][node] & core.PHASE_MASK) == core.EXPANDED
+        lazy = t[core.T_FLAGS][node] & core.FLAG_LAZY
+        assert not (expanded and lazy)
+        if not expanded:
+            if not lazy and not t[core.T_FLAGS][node] & core.FLAG_TERMINAL and depth > 0 and refined_leaves < 40:
+                expected, _ = quiesce(board.pos, adapter.weights)
+                assert t[core.T_VALUE][node] == pytest.approx(expected)
+                refined_leaves += 1
+            return
+        f = t[core.T_FIRST][node]
+        for e in range(f, f + t[core.T_COUNT][node]):
+            board.push_usi(move_to_usi(int(t[core.T_EMOVE][e])))
+            walk(int(t[core.T_ECHILD][e]), depth + 1)
+            board.pop()
+
+    if not graph:
+        walk(0, 0)
+        assert refined_leaves > 0
+    best = core.child_of(t, np.int64(0), np.int32(result.best_move))
+    assert not t[core.T_FLAGS][best] & core.FLAG_LAZY
+
+
+@pytest.mark.parametrize("window", [0.0, 150.0, 400.0])
+def test_window_expand_is_exact_inside_its_window(adapter, window):
+    """Window expansion: every child whose exact value (parent's view) is within `window` of the best child
+    has exactly its quiescence value; every other child is flagged lazy and truly is more than `window`
+    below the best; a lazy child's stored value never makes it look worse than it is."""
+    from usi_engine.search.core import FLAG_LAZY
+    from usi_engine.shogi.bench import random_game_sfens
+    lazy_seen = 0
+    for sfen in random_game_sfens(8, seed=31, min_ply=20, max_ply=90):
+        board = Board(sfen)
+        exact, _ = run_expand(board, adapter)
+        windowed, _ = run_expand(board, adapter, make_params(expansion="window", window=window))
+        best = max(-v for v, _ in exact.values())
+        for move, (value, flag) in windowed.items():
+            truth = exact[move][0]
+            if -truth >= best - window:
+                assert not flag & FLAG_LAZY and value == pytest.approx(truth), (sfen, move)
+            if flag & FLAG_LAZY:
+                lazy_seen += 1
+                assert -truth < best - window and -value >= -truth - 1e-9, (sfen, move)
+            elif not flag:
+                assert value == pytest.approx(truth), (sfen, move)
+    assert lazy_seen > 0

@@ -231,8 +231,8 @@ def read_value_weights(path, size: int, ks=S.DEFAULT_KS):
     from eval.weightfile import read_archive
     tab = S.shape_tables(size, tuple(ks))
     n_li = int(tab[S.T_NLI])
-    blocks, meta = read_archive(path, feature_set(size, ks), FEATURE_VERSION,
-                                {"li": (n_li,), "ld": (S.n_weights(tab) - n_li,)})
+    blocks, meta = read_archive(path, feature_set(size, ks),
+                                {FEATURE_VERSION: {"li": (n_li,), "ld": (S.n_weights(tab) - n_li,)}})
     return np.concatenate([blocks["li"], blocks["ld"]]), meta
 
 

@@ -31,6 +31,7 @@ PHASE_MASK = 3
 SEQ_STEP = 4                   # added to state[] by every child update (see backup_node)
 FLAG_TERMINAL = 1              # the game marked the position terminal: its value is exact
 FLAG_NO_SIM = 2                # expand_amaf: the child's value is a guess (its prior), no playout ran from it
+FLAG_LAZY = 4                  # the value is the game's cheap estimate; leaf_value refines it when first reached
 
 # --- tree tuple indices ---------------------------------------------------------------------------
 T_VALUE, T_FIRST, T_COUNT, T_KEY, T_STATE, T_FLAGS, T_DEPTH = 0, 1, 2, 3, 4, 5, 6
@@ -45,7 +46,8 @@ C_NODES = 24                   # node slots used
 C_EDGES = 32                   # edge slots used
 C_TABLE, C_PRIVATE, C_CHILDREN, C_WASTED_EDGES = 40, 41, 42, 43
 C_SELDEPTH, C_COLLISIONS, C_CYCLES, C_EXPANSIONS = 44, 45, 46, 47
-CTL_SIZE = 48
+C_REFINED = 48                 # lazy leaves refined by the game's leaf_value
+CTL_SIZE = 56
 
 # --- float / int parameter vectors of run_samples ---------------------------------------------------
 FP_TSEL, FP_TBACK, FP_CUCT, FP_VSCALE, FP_RAVE_BIAS, FP_PRIOR_N, FP_PRIOR_AMAF = 0, 1, 2, 3, 4, 5, 6
@@ -56,8 +58,21 @@ POLICY_SOFTMAX, POLICY_UCT, POLICY_RAVE = 0, 1, 2
 NO_MOVE = -1                   # a trace entry that is no move (a pass in a Go playout): keeps the parity
 
 TABLE_EMPTY, TABLE_BUSY = -1, -2
+LAZY_RANK_OFFSET = 1.0e6          # edge_rank: lazy estimates rank below every refined value
 NO_LIMIT = np.iinfo(np.int64).max
 _INF = np.inf
+
+
+def new_tree(n_nodes, n_edges, table_slots=1, uct=False, rave=False):
+    """The one constructor of the pool's tree tuple (indices T_*): every pool has the same array types, so
+    numba compiles each tree kernel once. Per-edge visit counts only for UCT and RAVE statistics only for
+    RAVE (length 1 otherwise); table_slots a power of two (graph mode) or 1."""
+    er = n_edges if rave else 1
+    return (np.zeros(n_nodes, np.float64), np.full(n_nodes, -1, np.int64), np.zeros(n_nodes, np.int32),
+            np.zeros(n_nodes, np.int64), np.zeros(n_nodes, np.int64), np.zeros(n_nodes, np.int8),
+            np.zeros(n_nodes, np.int16), np.zeros(n_edges, np.int32), np.full(n_edges, -1, np.int32),
+            np.zeros(n_edges if uct else 1, np.int64), np.zeros(table_slots, np.int64),
+            np.full(table_slots, TABLE_EMPTY, np.int64), np.zeros(er), np.zeros(er), np.zeros(er), np.zeros(er))
 
 
 @njit(cache=True, nogil=True)
@@ -411,6 +426,12 @@ def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out
 
 
 @njit(cache=True, nogil=True)
+def leaf_value(pos, weights, params):
+    """Stand-in for games that never flag a child FLAG_LAZY (so it is never called): (value, work)."""
+    return 0.0, 0
+
+
+@njit(cache=True, nogil=True)
 def alloc(ctl, counter, k, capacity):
     """Reserve k consecutive slots of a pool whose use is counted in ctl[counter]; -1 when it would not fit
     (the counter never passes the capacity, so pool accounting stays exact)."""
@@ -440,8 +461,8 @@ def table_slot(key, mask):
 
 
 @njit(cache=True, nogil=True)
-def find_or_insert(tree, ctl, key, value, depth):
-    """Node of position `key` in the graph table, created (unexpanded, static `value`) if absent; -1 when
+def find_or_insert(tree, ctl, key, value, depth, flags):
+    """Node of position `key` in the graph table, created (unexpanded, `value`, `flags`) if absent; -1 when
     the pool is full. Lock-free: a slot is claimed by CAS (EMPTY -> BUSY), the node is written, the key is
     stored and the node index is published with a release store; readers spin on BUSY slots."""
     tkey = tree[T_TKEY]
@@ -457,7 +478,7 @@ def find_or_insert(tree, ctl, key, value, depth):
             if c < 0:
                 atomic_store(tnode, s, TABLE_EMPTY)
                 return -1
-            init_node(tree, c, value, 0, key, depth)
+            init_node(tree, c, value, flags, key, depth)
             tkey[s] = key
             atomic_store(tnode, s, c)
             atomic_add(ctl, C_TABLE, 1)
@@ -489,7 +510,7 @@ def attach_children(tree, ctl, v, n, moves, values, cflags, keys, graph, child_d
             atomic_add(ctl, C_WASTED_EDGES, n)
             return False
         for i in range(n):
-            init_node(tree, nbase + i, values[i], cflags[i] & FLAG_TERMINAL, 0, child_depth)
+            init_node(tree, nbase + i, values[i], cflags[i] & (FLAG_TERMINAL | FLAG_LAZY), 0, child_depth)
             emove[ebase + i] = moves[i]
             echild[ebase + i] = nbase + i
     else:
@@ -500,7 +521,7 @@ def attach_children(tree, ctl, v, n, moves, values, cflags, keys, graph, child_d
                     init_node(tree, c, values[i], cflags[i] & FLAG_TERMINAL, keys[i], child_depth)
                     atomic_add(ctl, C_PRIVATE, 1)
             else:
-                c = find_or_insert(tree, ctl, keys[i], values[i], child_depth)
+                c = find_or_insert(tree, ctl, keys[i], values[i], child_depth, cflags[i] & FLAG_LAZY)
             if c < 0:
                 atomic_add(ctl, C_WASTED_EDGES, n)
                 return False
@@ -576,6 +597,7 @@ def build_kernels(game, stamp):
     import sys
     from numba import njit as _njit
     amaf = game if hasattr(game, 'expand_amaf') else sys.modules[__name__]
+    refine = game if hasattr(game, 'leaf_value') else sys.modules[__name__]
 
     @_njit(cache=True, nogil=True)
     def run_samples(pos, tree, ctl, weights, gparams, rng, fp, ip, scratch, max_samples):
@@ -628,10 +650,22 @@ def build_kernels(game, stamp):
                         path_nodes[d] = child
                         node = child
                         continue
-                    if flags[node] & FLAG_TERMINAL or atomic_load(ctl, C_MEMFULL) != 0:
+                    if flags[node] & FLAG_TERMINAL:
+                        break
+                    lazy = flags[node] & FLAG_LAZY
+                    if not lazy and atomic_load(ctl, C_MEMFULL) != 0:
                         break
                     if st == EXPANDING or atomic_cas(state, node, UNEXPANDED, EXPANDING) != UNEXPANDED:
                         collided = True
+                        break
+                    if lazy and flags[node] & FLAG_LAZY:   # re-read under the claim: refine exactly once
+                        v, work = refine.leaf_value(pos, weights, gparams)
+                        atomic_add(ctl, C_WORK, work)
+                        value[node] = v
+                        flags[node] &= ~FLAG_LAZY
+                        atomic_store(state, node, UNEXPANDED)
+                        atomic_add(ctl, C_REFINED, 1)
+                        expanded_leaf = True
                         break
                     n = -1
                     if policy == POLICY_RAVE:
@@ -696,7 +730,7 @@ def init_root(tree, ctl, key, graph):
         if i != C_NODE_LIMIT and i != C_SAMPLE_LIMIT:
             ctl[i] = 0
     if graph:
-        find_or_insert(tree, ctl, key, 0.0, 0)
+        find_or_insert(tree, ctl, key, 0.0, 0, 0)
     else:
         ctl[C_NODES] = 1
         init_node(tree, 0, 0.0, 0, key, 0)
@@ -706,10 +740,12 @@ def init_root(tree, ctl, key, graph):
 @njit(cache=True, nogil=True)
 def edge_rank(tree, e, by_visits):
     """Preference of edge e for the best move: -E(child) (highest probability), or under RAVE its MC count
-    (the robust choice), with proven wins first and proven losses last."""
-    ev = tree[T_VALUE][tree[T_ECHILD][e]]
+    (the robust choice), with proven wins first and proven losses last. A child whose value is still a lazy
+    estimate ranks below every refined child (LAZY_RANK_OFFSET): the move played has an exact leaf value."""
+    c = tree[T_ECHILD][e]
+    ev = tree[T_VALUE][c]
     if not by_visits:
-        return -ev
+        return -ev - LAZY_RANK_OFFSET if tree[T_FLAGS][c] & FLAG_LAZY else -ev
     if ev <= -MATE_THRESHOLD:
         return _INF
     if ev >= MATE_THRESHOLD:
@@ -767,29 +803,46 @@ def child_of(tree, v, move):
 
 
 @njit(cache=True, nogil=True)
-def collect_subtree(tree, ctl, new_root, nmap, order, eorder):
-    """Breadth-first numbering of the nodes reachable from new_root: order[j] = old index of new node j,
-    nmap[old] = j, eorder = old edge indices in the new edge order (children of order[0], order[1], ...).
-    Returns (nodes kept, edges kept)."""
+def collect_probable(tree, new_root, t_sel, eps, nmap, order, eorder, reach, keep):
+    """Breadth-first numbering of the nodes reachable from new_root, keeping the children of an expanded node
+    only while its *reach* is at least eps: order[j] = old index of new node j, nmap[old] = j, eorder = old
+    edge indices in the new edge order (kept children of order[0], order[1], ...), keep[j] = 1 when node j
+    keeps its children. reach(root) = 1, reach(c) = reach(v) * pi(c|v) (eq. 1-2 at temperature t_sel) for
+    the first v through which the walk meets c (graph: an approximation of the most probable path).
+    eps = 0 keeps everything (tree reuse). Returns (nodes kept, edges kept)."""
+    value = tree[T_VALUE]
+    echild = tree[T_ECHILD]
     nmap[:] = -1
     order[0] = new_root
     nmap[new_root] = 0
+    reach[0] = 1.0
     head = 0
     tail = 1
     n_edges = 0
     while head < tail:
+        j = head
         v = order[head]
         head += 1
-        if (tree[T_STATE][v] & PHASE_MASK) != EXPANDED:
+        keep[j] = 0
+        if (tree[T_STATE][v] & PHASE_MASK) != EXPANDED or reach[j] < eps:
             continue
+        keep[j] = 1
         f = tree[T_FIRST][v]
-        for i in range(tree[T_COUNT][v]):
+        n = tree[T_COUNT][v]
+        min_e = _INF
+        for i in range(n):
+            min_e = min(min_e, value[echild[f + i]])
+        z = 0.0
+        for i in range(n):
+            z += np.exp(-(value[echild[f + i]] - min_e) / t_sel)
+        for i in range(n):
             eorder[n_edges] = f + i
             n_edges += 1
-            c = tree[T_ECHILD][f + i]
+            c = echild[f + i]
             if nmap[c] < 0:
                 nmap[c] = tail
                 order[tail] = c
+                reach[tail] = reach[j] * np.exp(-(value[c] - min_e) / t_sel) / z
                 tail += 1
     return tail, n_edges
 

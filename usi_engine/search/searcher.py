@@ -34,6 +34,7 @@ KERNEL_BATCH = 1 << 40                      # samples per kernel call: it return
 STALL_SAMPLES = 20000                       # samples without any expansion after which a search is stalled
 POLICIES = {'softmax': core.POLICY_SOFTMAX, 'uct': core.POLICY_UCT, 'rave': core.POLICY_RAVE}
 DEFAULT_VALUE_SCALE = 1000.0
+PRUNE_KEEP = 0.5                            # share of the pool a prune keeps (NodePool.prune)
 
 
 @dataclass
@@ -53,6 +54,7 @@ class SearchOptions:
     reuse: bool = True           # keep the subtree reached by the moves played since the last search
     seed: int = 0
     max_depth: int = 256         # cap on the descent length (also capped by the pos history capacity)
+    prune: bool = True           # a full pool frees its improbable part (NodePool.prune) and the search goes on
 
 
 @dataclass
@@ -121,12 +123,7 @@ class NodePool:
                 break
             n = max(min_nodes, int(n * 0.95))
         self.hash_mb, self.graph, self.uct, self.rave, self.bytes = hash_mb, graph, uct, rave, total
-        er = e if rave else 1
-        self.tree = (np.zeros(n, np.float64), np.full(n, -1, np.int64), np.zeros(n, np.int32),
-                     np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int8), np.zeros(n, np.int16),
-                     np.zeros(e, np.int32), np.full(e, -1, np.int32), np.zeros(e if uct else 1, np.int64),
-                     np.zeros(slots, np.int64), np.full(slots, core.TABLE_EMPTY, np.int64),
-                     np.zeros(er), np.zeros(er), np.zeros(er), np.zeros(er))
+        self.tree = core.new_tree(n, e, slots, uct, rave)
         self.ctl = np.zeros(core.CTL_SIZE, np.int64)
         self.ctl[core.C_NODE_LIMIT] = core.NO_LIMIT
         self.ctl[core.C_SAMPLE_LIMIT] = core.NO_LIMIT
@@ -150,18 +147,47 @@ class NodePool:
     def reroot(self, node, plies):
         """Keep only the part reachable from `node`, moved to the front of the pool with `node` as node 0
         (breadth-first order; unreachable nodes are freed). Returns the number of nodes kept."""
+        return self._compact(node, plies, 1.0, 0.0)
+
+    def prune(self, t_sel, fraction=PRUNE_KEEP):
+        """Free the improbable part of the tree while a search runs (the pool is full): expanded nodes whose
+        reach (product of the selection probabilities along the path from the root, core.collect_probable)
+        is below a threshold lose their children and become unexpanded leaves that keep their backed-up
+        value; the threshold is chosen so that at most `fraction` of the smaller of the node and edge pools
+        stays in use. Returns (nodes kept, threshold)."""
+        reach, keep, counts = self._walk(0, t_sel, 0.0)[2:]
+        expanded = keep.astype(bool)
+        r, c = reach[expanded], counts[expanded]
+        rank = np.argsort(-r, kind='stable')
+        budget = fraction * min(self.node_capacity, self.edge_capacity)
+        fits = np.cumsum(c[rank]) <= budget
+        cut = int(np.count_nonzero(fits))
+        eps = np.inf if cut == 0 else float(r[rank[cut - 1]])
+        return self._compact(0, 0, t_sel, eps), eps
+
+    def _walk(self, node, t_sel, eps):
         t, ctl = self.tree, self.ctl
-        used, edges_used = int(ctl[core.C_NODES]), int(ctl[core.C_EDGES])
+        used = int(ctl[core.C_NODES])
         nmap = np.empty(used, np.int64)
         order = np.empty(used, np.int64)
-        eorder = np.empty(max(1, edges_used), np.int64)
-        kept, kept_edges = core.collect_subtree(t, ctl, np.int64(node), nmap, order, eorder)
-        order, eorder = order[:kept], eorder[:kept_edges]
+        eorder = np.empty(max(1, int(ctl[core.C_EDGES])), np.int64)
+        reach = np.empty(used, np.float64)
+        keep = np.empty(used, np.int8)
+        kept, kept_edges = core.collect_probable(t, np.int64(node), float(t_sel), float(eps), nmap, order, eorder,
+                                                 reach, keep)
+        counts = np.where(keep[:kept].astype(bool), t[core.T_COUNT][order[:kept]], 0)
+        return (nmap, order[:kept], eorder[:kept_edges]), kept, reach[:kept], keep[:kept], counts
+
+    def _compact(self, node, plies, t_sel, eps):
+        """Move what collect_probable keeps to the front of the pool (node becomes node 0), remap the edges,
+        rebuild the graph table; nodes that keep no children become unexpanded. Returns the nodes kept."""
+        t, ctl = self.tree, self.ctl
+        (nmap, order, eorder), kept, _, keep, counts = self._walk(node, t_sel, eps)
+        kept_edges = len(eorder)
         for i in (core.T_VALUE, core.T_KEY, core.T_FLAGS):
             t[i][:kept] = t[i][order]
         t[core.T_DEPTH][:kept] = np.maximum(t[core.T_DEPTH][order] - plies, 0)
-        expanded = (t[core.T_STATE][order] & core.PHASE_MASK) == core.EXPANDED
-        counts = np.where(expanded, t[core.T_COUNT][order], 0)
+        expanded = keep.astype(bool)
         t[core.T_STATE][:kept] = np.where(expanded, core.EXPANDED, core.UNEXPANDED)
         t[core.T_FIRST][:kept] = np.where(expanded, np.cumsum(counts) - counts, -1)
         t[core.T_COUNT][:kept] = counts
@@ -197,6 +223,7 @@ class Searcher:
         self._last_pos = None
         self._last_params = None
         self._stop = threading.Event()
+        self.prunes = 0              # pool prunes in the last search
 
     # --- public API ---------------------------------------------------------------------------------
     def stop(self):
@@ -219,16 +246,14 @@ class Searcher:
         if over:
             return SearchResult(None, None, float(value), is_proven(value))
         reused = self._prepare(pos)
+        self.prunes = 0
         ctl = self.pool.ctl
         infinite = limits.infinite
         ctl[core.C_NODE_LIMIT] = core.NO_LIMIT if infinite or limits.nodes is None else int(limits.nodes)
         ctl[core.C_SAMPLE_LIMIT] = core.NO_LIMIT if infinite or limits.samples is None else int(limits.samples)
         ctl[core.C_STOP] = 1 if self._stop.is_set() else 0
-        workers = [threading.Thread(target=self._worker, args=(i, pos), daemon=True)
-                   for i in range(self.options.threads)]
         self._errors = []
-        for w in workers:
-            w.start()
+        workers = self._start_workers(pos)
         deadline = None if infinite or limits.time_ms is None else start + limits.time_ms / 1000.0
         next_info = start + info_interval
         next_depth = start
@@ -238,8 +263,12 @@ class Searcher:
             now = time.perf_counter()
             if self._stop.is_set() or (deadline is not None and now >= deadline):
                 ctl[core.C_STOP] = 1
-            if ctl[core.C_EXPANSIONS] != last_expansions:
-                last_expansions, stall_base = ctl[core.C_EXPANSIONS], ctl[core.C_SAMPLES]
+            progress = ctl[core.C_EXPANSIONS] + ctl[core.C_REFINED]
+            if progress != last_expansions:
+                last_expansions, stall_base = progress, ctl[core.C_SAMPLES]
+            elif ctl[core.C_MEMFULL] and self.options.prune and not ctl[core.C_STOP]:
+                workers = self._prune(workers, pos)
+                last_expansions = -1
             elif not infinite and (ctl[core.C_MEMFULL] or ctl[core.C_SAMPLES] - stall_base >= STALL_SAMPLES):
                 ctl[core.C_STOP] = 1    # nothing left to expand (pool full, or only terminals reachable)
             if not infinite and now >= next_depth:
@@ -258,6 +287,26 @@ class Searcher:
         return self._result(start, multipv, reused)
 
     # --- internals ----------------------------------------------------------------------------------
+    def _start_workers(self, pos):
+        workers = [threading.Thread(target=self._worker, args=(i, pos), daemon=True)
+                   for i in range(self.options.threads)]
+        for w in workers:
+            w.start()
+        return workers
+
+    def _prune(self, workers, pos):
+        """Pause the workers, free the improbable part of the full pool (NodePool.prune), resume."""
+        ctl = self.pool.ctl
+        ctl[core.C_STOP] = 1
+        for w in workers:
+            w.join()
+        self.pool.prune(self.options.t_sel)
+        self.prunes += 1
+        if self._stop.is_set():
+            return workers
+        ctl[core.C_STOP] = 0
+        return self._start_workers(pos)
+
     def _prepare(self, pos):
         """Reuse the subtree reached from the last root by the moves played since, or start afresh.
         Returns the number of nodes kept."""
@@ -287,7 +336,7 @@ class Searcher:
             self.pool.reset(self.kernels.game.pos_key(pos))
         ctl = self.pool.ctl
         for i in (core.C_SAMPLES, core.C_WORK, core.C_SELDEPTH, core.C_COLLISIONS, core.C_CYCLES,
-                  core.C_EXPANSIONS, core.C_CHILDREN):
+                  core.C_EXPANSIONS, core.C_CHILDREN, core.C_REFINED):
             ctl[i] = 0
         self._last_pos = self.adapter.copy(pos)
         self._last_params = self.adapter.params.copy()
@@ -358,7 +407,7 @@ class Searcher:
             f, n = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
             children = t[core.T_ECHILD][f:f + n]
             ev = t[core.T_VALUE][children]
-            rank = -ev
+            rank = np.where(t[core.T_FLAGS][children] & core.FLAG_LAZY, -ev - core.LAZY_RANK_OFFSET, -ev)
             if self.pool.rave:
                 rank = np.where(ev <= -MATE_THRESHOLD, np.inf,
                                 np.where(ev >= MATE_THRESHOLD, -ev, t[core.T_RN][f:f + n]))

@@ -2,7 +2,18 @@
 
 `expand` generates every legal move and gives each child its value from the child's side to move:
 an exact value for terminals, else the quiescence search over the static evaluation (seed 001 §3,
-step 3, eq. 3 leaf case). Terminal rules, checked in this order after the move:
+step 3, eq. 3 leaf case) — the *exact* expansion. In the *lazy* expansion (`P_EXPANSION`) a child whose
+side to move is not in check gets its static value plus `capture_estimate` (a one-exchange guess of what
+capturing the piece just moved wins) instead, flagged FLAG_LAZY, and the core calls
+`leaf_value` (the same quiescence search) when a sample first reaches it; children that give check keep
+the exact quiescence value at once. Not in check, the quiescence value is at least the static value (stand
+pat, fail-soft), so for the parent the static value alone is never worse than the exact value (an
+optimistic prior); the capture estimate takes the commonest error (a hanging moved piece) out of it. The
+*window* expansion uses the static value alone (an upper bound) and then gives the lazy children whose
+upper bound is within `P_WINDOW` cp of the best exact sibling the quiescence search bounded by that window
+(window_pass): values are exact where the softmax weight is above e^(-window/T). With `P_MATE_PROBE` a
+child in check is first asked `mated_in_two` (mate_probe.py): a check that mates in three is then a
+terminal valued -MATE + 2. Terminal rules, checked in this order after the move:
 
 - repetition against the game history plus the current path (the position's `P_REPETITIONS`-th
   occurrence, 2 by default: the first repeat is final in the search): perpetual check loses for the
@@ -23,34 +34,47 @@ Params layout (float64): see the P_* constants below.
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record
+from eval.shogi_features import MAT_HAND, N_EACC, N_EIDX, OFF_MATERIAL, inc_init, inc_record, inc_value
 from eval.weightfile import load_weights
+from usi_engine.search.core import FLAG_LAZY, FLAG_TERMINAL
 from usi_engine.search.values import MATE
 
-from usi_engine.shogi.layout import (HIST, HIST_STRIDE, H_CHECK, H_KEY, H_MOVE, KEY, KING_SQ, MAX_MOVES,
-                                     MOVE_NUMBER, PLY, SIDE)
+from usi_engine.shogi.layout import (BOARD, DEMOTE, HIST, HIST_STRIDE, H_CHECK, H_KEY, H_MOVE, KEY, KING_SQ, MAX_MOVES,
+                                     MOVE_NUMBER, MOVE_TO_MASK, PLY, SIDE)
 from usi_engine.shogi.movegen import gen_legal
-from usi_engine.shogi.position import (DECL_DRAW, DECL_WIN, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27,
-                       RULE_TRY, TRY_SQUARE, declaration, do_move, history_capacity, repetition,
-                       undo_move)
-from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch_inc, qsearch_scratch
+from usi_engine.shogi.position import (DECL_DRAW, DECL_WIN, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27, RULE_TRY,
+                                       TRY_SQUARE, attackers, declaration, do_move, history_capacity, repetition,
+                                       undo_move)
+from .mate_probe import mated_in_two, probe_scratch
+from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch, qsearch_inc, qsearch_scratch, side_in_check
 from usi_engine.shogi.sfen import move_to_usi
 
 # Params layout.
-P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES = 0, 1, 2, 3, 4
-N_PARAMS = 5
+P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES, P_EXPANSION, P_MATE_PROBE = 0, 1, 2, 3, 4, 5, 6
+P_WINDOW = 7
+N_PARAMS = 8
+EXPANSIONS = {"exact": 0, "lazy": 1, "window": 2}     # P_EXPANSION codes (module docstring)
+EXPANSION_LAZY, EXPANSION_WINDOW = 1, 2
+DEFAULT_WINDOW = 400.0
 CACHE_DEPENDENCIES = ("eval", "usi_engine.shogi")
 
 
 def make_params(qsearch_depth=DEFAULT_MAX_DEPTH, draw_for_black=0.0, repetitions=2,
-                entering_rule=RULE_CSA27, max_moves=0):
-    """The params array `expand` reads."""
+                entering_rule=RULE_CSA27, max_moves=0, expansion="exact", mate_probe=False,
+                window=DEFAULT_WINDOW):
+    """The params array `expand` reads: expansion mode exact / lazy / window (module docstring), window in cp,
+    mate_probe: mated_in_two on every checking child."""
+    if expansion not in EXPANSIONS:
+        raise ValueError(f"unknown expansion {expansion!r}; use one of {', '.join(EXPANSIONS)}")
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_QDEPTH] = qsearch_depth
     params[P_DRAW_FOR_BLACK] = draw_for_black
     params[P_REPETITIONS] = repetitions
     params[P_ENTERING_RULE] = entering_rule
     params[P_MAX_MOVES] = max_moves
+    params[P_EXPANSION] = EXPANSIONS[expansion]
+    params[P_WINDOW] = window
+    params[P_MATE_PROBE] = 1.0 if mate_probe else 0.0
     return params
 
 
@@ -107,6 +131,9 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     """
     n = gen_legal(pos, out_moves)
     qdepth = np.int64(params[P_QDEPTH])
+    mode = np.int64(params[P_EXPANSION])
+    probe = params[P_MATE_PROBE] != 0.0
+    evasions, attacks, replies = probe_scratch()
     rows = qdepth + 1
     moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
     eacc = np.empty((rows + 1, N_EACC), dtype=np.float64)
@@ -118,14 +145,92 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
         terminal, value = terminal_value(pos, params, moves[0])
         if terminal:
             out_values[i] = value
-            out_flags[i] = 1
+            out_flags[i] = FLAG_TERMINAL
+            nodes[0] += 1
+        elif mode != 0 and not side_in_check(pos):
+            out_values[i] = inc_value(pos, weights, eacc, eidx, 1)
+            if mode == EXPANSION_LAZY:
+                out_values[i] += capture_estimate(pos, weights, out_moves[i])
+            out_flags[i] = FLAG_LAZY
+            nodes[0] += 1
+        elif probe and side_in_check(pos) and mated_in_two(pos, evasions, attacks, replies):
+            out_values[i] = -MATE + 2.0           # every evasion allows a mate in one: exact, final
+            out_flags[i] = FLAG_TERMINAL
             nodes[0] += 1
         else:
             out_values[i] = qsearch_inc(pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes,
                                         eacc, eidx, 1)
             out_flags[i] = 0
         undo_move(pos)
+    if mode == EXPANSION_WINDOW:
+        window_pass(pos, weights, params, out_moves, out_values, out_flags, n, moves, keys, pv, frames, counts,
+                    nodes, eacc, eidx)
     return n, nodes[0]
+
+
+@njit(cache=True, nogil=True)
+def capture_swing(weights, ptype):
+    """What capturing a piece of `ptype` is worth to the capturer in the material terms of the weights: the
+    piece leaves the board and its unpromoted type enters the capturer's hand."""
+    return weights[OFF_MATERIAL + ptype] + weights[OFF_MATERIAL + MAT_HAND + DEMOTE[ptype]]
+
+
+@njit(cache=True, nogil=True)
+def capture_estimate(pos, weights, move):
+    """A cheap guess (>= 0) of what the side to move wins by capturing the piece that `move` just put on its
+    square: its full swing when the square is attacked and undefended, else the swing less the capturing
+    piece's (one attacker, one defender: a one-exchange SEE). Added to a lazy child's static value, so a
+    move that hangs its piece is not taken for a good one before the child is refined."""
+    to = move & MOVE_TO_MASK
+    them = pos[SIDE]
+    count, sq = attackers(pos, to, them, 1)
+    if count == 0:
+        return 0.0
+    gain = capture_swing(weights, pos[BOARD + to] & 15)
+    if attackers(pos, to, 1 - them, 1)[0] > 0:
+        gain -= capture_swing(weights, pos[BOARD + sq] & 15)
+    return max(gain, 0.0)
+
+
+@njit(cache=True, nogil=True)
+def window_pass(pos, weights, params, out_moves, out_values, out_flags, n, moves, keys, pv, frames, counts, nodes,
+                eacc, eidx):
+    """The window expansion's second pass over the children the first pass left lazy (static values):
+    best = the best exact value so far (parent's view); in order of their upper bound -static (best first)
+    each child within `window` of best gets the quiescence search bounded by beta = window - best (child's
+    view): exact below beta, flag cleared; a fail-high keeps FLAG_LAZY with its bound (the child is at least
+    `window` worse than best for the parent). A child whose upper bound is already below best - window keeps
+    its static value and FLAG_LAZY. Lazy children are refined (leaf_value) if a sample ever reaches them."""
+    window = params[P_WINDOW]
+    qdepth = np.int64(params[P_QDEPTH])
+    best = -INF
+    for i in range(n):
+        if out_flags[i] != FLAG_LAZY and -out_values[i] > best:
+            best = -out_values[i]
+    order = np.argsort(out_values[:n])
+    for k in range(n):
+        i = order[k]
+        if out_flags[i] != FLAG_LAZY or -out_values[i] < best - window:
+            continue
+        beta = INF if best <= -INF else window - best
+        inc_record(pos, out_moves[i], weights, eacc, eidx, 0)
+        do_move(pos, out_moves[i])
+        v = qsearch_inc(pos, weights, -INF, beta, qdepth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 1)
+        undo_move(pos)
+        out_values[i] = v
+        if v < beta:
+            out_flags[i] = 0
+            if -v > best:
+                best = -v
+
+
+@njit(cache=True, nogil=True)
+def leaf_value(pos, weights, params):
+    """(value, work): the exact leaf value of a child `expand` left lazy, the quiescence search of pos."""
+    qdepth = np.int64(params[P_QDEPTH])
+    moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
+    value = qsearch(pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes)
+    return value, nodes[0]
 
 
 @njit(cache=True, nogil=True)

@@ -1,0 +1,126 @@
+"""`python -m learn run --ray-address` on a real local Ray cluster (started here: one head node with 2 CPUs, so
+two workers; stopped after): configs/learn-smoke.toml end to end, a kill -9 of the driver and --resume. The
+tasks get their weights from Ray's object store and return their games; only the driver writes the run folder."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.learn.test_runner import ROOT, SMOKE, checkpoint, kill_when, metrics
+
+RAY = shutil.which("ray") or str(Path(sys.executable).with_name("ray"))
+
+
+def free_ports(n: int) -> list:
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A head node in its own session and temp folder; yields its address. Stopped by signalling the
+    process group this fixture started (never a machine-wide `ray stop`)."""
+    import ray  # noqa: F401  (the 'test' extra installs it: pip install '.[test]')
+    temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))       # short: Ray's socket paths have a length limit
+    gcs, agent, metrics_port, env_agent = free_ports(4)
+    env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
+    log = open(temp / "head.log", "w")
+    proc = subprocess.Popen(
+        [RAY, "start", "--head", "--block", "--num-cpus", "2", "--temp-dir", str(temp), "--port", str(gcs),
+         "--dashboard-agent-listen-port", str(agent),
+         "--metrics-export-port", str(metrics_port), "--runtime-env-agent-port", str(env_agent),
+         "--include-dashboard", "false", "--disable-usage-stats"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    address = f"127.0.0.1:{gcs}"
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            assert proc.poll() is None, "ray start --head exited: " + (temp / "head.log").read_text()[-2000:]
+            status = subprocess.run([RAY, "status", "--address", address], env=env, capture_output=True, check=False)
+            if status.returncode == 0:
+                break
+            time.sleep(1.0)
+        else:
+            pytest.fail("the Ray head did not come up within 120 s")
+        yield address
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):  # `ray start --block` stops the node's processes on SIGTERM;
+            try:                                     # SIGKILL then ends whatever of the group is left
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+            time.sleep(2.0)
+        proc.wait()
+        log.close()
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_smoke_run_on_a_ray_cluster_with_kill_and_resume(cluster, tmp_path):
+    cfg = SMOKE.read_text().replace("every_games = 4", "every_games = 0")   # the match path is tested locally
+    conf = tmp_path / "ray.toml"
+    conf.write_text(cfg)
+    run = tmp_path / "run"
+    env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "learn", "run", str(conf), "--dir", str(run), "--ray-address", cluster]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    kill_when(proc, lambda: checkpoint(run) >= 1, 300)        # stop the driver hard after the first checkpoint
+    r = subprocess.run(cmd + ["--resume"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr
+    assert "Connected to Ray cluster" in r.stderr or "Connecting to existing Ray cluster" in r.stderr
+    final = json.loads((run / "state.json").read_text())
+    assert final["games_done"] == 4 and final["version"] == 2
+    assert final["wins_b"] + final["wins_w"] + final["draws"] == 4
+    rows = metrics(run)
+    assert [m["games_done"] for m in rows if m["kind"] == "batch"] == [2, 4]   # no batch lost or applied twice
+    assert len(list((run / "records").glob("*.csa"))) == 4 and len(list((run / "records").glob("*.kif"))) == 4
+    assert not list((run / "pending").iterdir())
+    from eval.weightfile import load_weights
+    w0, w2 = load_weights(run / "weights" / "v000000.npz"), load_weights(run / "weights" / "v000002.npz")
+    assert (w0 != w2).sum() > 0
+
+
+def test_ray_task_takes_weights_from_the_object_store_and_returns_the_game(cluster, monkeypatch):
+    """The remote function gets the weights by value (no weight file exists) and returns the whole game,
+    gradient and records included; it runs in a Ray worker process, not in the driver."""
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    from eval.weightfile import load_weights
+    from learn.runner import RayBackend, game_seed
+    from learn.selfplay import SelfPlayConfig
+    backend = RayBackend(cluster, 2)
+    try:
+        backend.set_weights(0, load_weights("material"), Path("nowhere.npz"))
+        sp = SelfPlayConfig(samples=16, grad_samples=8, qdepth=2, max_moves=6, opening_max=2, adjudicate_cp=1.0,
+                            baseline_scale=600.0, lam=0.8, strap_weight=5.0)
+        task = {"run": "t", "version": 0, "index": 3, "seed": game_seed(1, 3), "selfplay": sp.__dict__.copy()}
+        futures = {backend.submit(task): 3}
+        results = []
+        while futures:
+            for f, res in backend.wait_any(futures):
+                futures.pop(f)
+                results.append(res)
+    finally:
+        backend.close()
+    (res,) = results
+    assert res["meta"]["index"] == 3 and res["meta"]["pid"] != os.getpid()
+    assert res["csa"].startswith(b"V2") and res["idx"].shape == res["val"].shape and res["idx"].size > 0
+    assert np.all(np.diff(res["idx"]) > 0)
