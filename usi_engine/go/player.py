@@ -66,7 +66,7 @@ class GoPlayer:
     def __init__(self, settings: PlayerSettings):
         self.settings = settings
         self.searcher: Searcher | None = None
-        self._value_size = None             # board size the adapter's learned value was loaded for
+        self._value_size: int | None = None  # board size the adapter's learned value was loaded for
         self.ready = threading.Event()      # set once warm_up has run
 
     # --- search setup ------------------------------------------------------------------------------
@@ -91,6 +91,7 @@ class GoPlayer:
         """Give the adapter the learned value for this board size (when an option uses it); a size without a
         weight file plays on without it, saying so on stderr."""
         from .value import read_value_weights, shipped_weights
+        assert self.searcher is not None
         self._value_size = size
         adapter = self.searcher.adapter
         adapter.weights, adapter.long_term = np.zeros(1), None

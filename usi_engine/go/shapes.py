@@ -114,9 +114,13 @@ def shape_tables(size: int, ks: tuple = DEFAULT_KS) -> np.ndarray:
     if not ks or any(k not in (1, 2, 3) for k in ks):
         raise ValueError(f"shape sizes {ks}: expected a non-empty subset of (1, 2, 3)")
     ks = tuple(k for k in ks if k <= size)
-    li_parts, ld_parts, reg_k, reg_anchor, reg_ld_start = [], [], [], [], []
+    li_parts: list[np.ndarray] = []
+    ld_parts: list[np.ndarray] = []
+    reg_k: list[int] = []
+    reg_anchor: list[int] = []
+    reg_ld_start: list[int] = []
     n_li = 0
-    li_start = {}
+    li_start: dict[int, int] = {}
     for k in ks:
         img, inv = _shape_images(k)
         li, n = _classes(img.min(axis=0), img[:, inv].min(axis=0))
