@@ -59,7 +59,7 @@ def timed(run):
 
     CPU seconds of this process are reported too: on a shared machine they are the robust figure.
     """
-    run()                                    # compile / warm up
+    run()  # compile / warm up
     work, start, cpu = 0, time.perf_counter(), time.process_time()
     while True:
         work += run()
@@ -81,14 +81,24 @@ def bench_eval(weights_path=None, out=sys.stdout):
     for incremental in (False, True):
         kids, _, kcpu = timed(lambda inc=incremental: _child_eval_loop(positions, w, 10, moves, eacc, eidx, inc)[0])
         child_cpu[incremental] = kcpu / kids * 1e6
-    result = {"positions": positions.shape[0], "evals": n, "seconds": round(dt, 3),
-              "cpu_seconds": round(cpu, 3), "evals_per_s": round(n / dt),
-              "evals_per_cpu_s": round(n / cpu), "us_per_eval": round(cpu / n * 1e6, 3),
-              "us_per_child_full": round(child_cpu[False], 3), "us_per_child_inc": round(child_cpu[True], 3),
-              "inc_speedup": round(child_cpu[False] / child_cpu[True], 2)}
-    print(f"eval: {n} evaluations in {dt:.2f} s ({cpu:.2f} s CPU) = {n / dt:,.0f}/s, "
-          f"{cpu / n * 1e6:.3f} us CPU each; a child (make + evaluate + unmake, all legal moves): "
-          f"{child_cpu[False]:.3f} us in full, {child_cpu[True]:.3f} us incrementally", file=out)
+    result = {
+        "positions": positions.shape[0],
+        "evals": n,
+        "seconds": round(dt, 3),
+        "cpu_seconds": round(cpu, 3),
+        "evals_per_s": round(n / dt),
+        "evals_per_cpu_s": round(n / cpu),
+        "us_per_eval": round(cpu / n * 1e6, 3),
+        "us_per_child_full": round(child_cpu[False], 3),
+        "us_per_child_inc": round(child_cpu[True], 3),
+        "inc_speedup": round(child_cpu[False] / child_cpu[True], 2),
+    }
+    print(
+        f"eval: {n} evaluations in {dt:.2f} s ({cpu:.2f} s CPU) = {n / dt:,.0f}/s, "
+        f"{cpu / n * 1e6:.3f} us CPU each; a child (make + evaluate + unmake, all legal moves): "
+        f"{child_cpu[False]:.3f} us in full, {child_cpu[True]:.3f} us incrementally",
+        file=out,
+    )
     print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)
     return result
 

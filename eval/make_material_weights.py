@@ -20,9 +20,19 @@ from eval.weightfile import MATERIAL_PATH, save_weights
 from usi_engine.shogi import layout as L
 
 BOARD_VALUES = {
-    L.PAWN: 100, L.LANCE: 300, L.KNIGHT: 350, L.SILVER: 500, L.GOLD: 550, L.BISHOP: 800,
-    L.ROOK: 1000, L.PRO_PAWN: 600, L.PRO_LANCE: 580, L.PRO_KNIGHT: 580, L.PRO_SILVER: 570,
-    L.HORSE: 1050, L.DRAGON: 1250,
+    L.PAWN: 100,
+    L.LANCE: 300,
+    L.KNIGHT: 350,
+    L.SILVER: 500,
+    L.GOLD: 550,
+    L.BISHOP: 800,
+    L.ROOK: 1000,
+    L.PRO_PAWN: 600,
+    L.PRO_LANCE: 580,
+    L.PRO_KNIGHT: 580,
+    L.PRO_SILVER: 570,
+    L.HORSE: 1050,
+    L.DRAGON: 1250,
 }
 HAND_BONUS = 1.10
 

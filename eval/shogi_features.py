@@ -49,26 +49,40 @@ and skipped when the weights' KS block is all zero (flag set by inc_init, so a s
 import numpy as np
 from numba import njit
 
-from usi_engine.shogi.layout import (BOARD, DEMOTE, DROP_BASE, GOLD, HAND, KING, KING_SQ, KNIGHT, MOVE_FROM_SHIFT,
-                                     MOVE_PROMO_BIT, MOVE_TO_MASK, PROMOTE, SIDE, WHITE_BIT)
+from usi_engine.shogi.layout import (
+    BOARD,
+    DEMOTE,
+    DROP_BASE,
+    GOLD,
+    HAND,
+    KING,
+    KING_SQ,
+    KNIGHT,
+    MOVE_FROM_SHIFT,
+    MOVE_PROMO_BIT,
+    MOVE_TO_MASK,
+    PROMOTE,
+    SIDE,
+    WHITE_BIT,
+)
 from usi_engine.shogi.position import attacks_along, first_piece
 from usi_engine.shogi.tables import KNIGHT_TARGETS
 
 FEATURE_SET = "shogi-material-kp-pp"
-FEATURE_VERSION = 2                              # 2: + the KS block (version-1 files load with KS = 0)
+FEATURE_VERSION = 2  # 2: + the KS block (version-1 files load with KS = 0)
 
 N_SQ = 81
 # Hand capacity per type 1..7 (PAWN LANCE KNIGHT SILVER BISHOP ROOK GOLD); index 0 unused.
 HAND_MAX = np.array([0, 18, 4, 4, 4, 2, 2, 4], dtype=np.int64)
 HAND_OFFSET = np.array([0, 0, 18, 22, 26, 30, 32, 34], dtype=np.int64)
 HAND_PER_SIDE = 38
-HAND_END = 2 * HAND_PER_SIDE                      # 76
+HAND_END = 2 * HAND_PER_SIDE  # 76
 # ptype -> board kind (P L N S B R G H D); -1 for empty and king; promoted minors move like gold.
 KIND = np.array([-1, 0, 1, 2, 3, 4, 5, 6, -1, 6, 6, 6, 6, 7, 8], dtype=np.int64)
 N_KINDS = 9
-FE_END = HAND_END + 2 * N_KINDS * N_SQ             # 1534
+FE_END = HAND_END + 2 * N_KINDS * N_SQ  # 1534
 
-N_MATERIAL = 24                                  # board ptype 0..15, hand 16 + ptype (1..7)
+N_MATERIAL = 24  # board ptype 0..15, hand 16 + ptype (1..7)
 MAT_HAND = 16
 OFF_MATERIAL = 0
 OFF_KP = N_MATERIAL
@@ -76,12 +90,12 @@ N_KP = 2 * N_SQ * FE_END
 OFF_PP = OFF_KP + N_KP
 N_PP = FE_END * (FE_END - 1) // 2
 OFF_KS = OFF_PP + N_PP
-KS_CAP = 3                                       # attacker counts 0, 1, 2+ per side
-KS_ZONE = 9                                      # 3x3 squares around a king
-N_KS = 2 * KS_ZONE * KS_CAP * KS_CAP             # (king ours/theirs, zone square, our count, their count)
+KS_CAP = 3  # attacker counts 0, 1, 2+ per side
+KS_ZONE = 9  # 3x3 squares around a king
+N_KS = 2 * KS_ZONE * KS_CAP * KS_CAP  # (king ours/theirs, zone square, our count, their count)
 N_WEIGHTS = OFF_KS + N_KS
 
-MAX_PIECES = 40                                  # non-king pieces (38 in a full set), with slack
+MAX_PIECES = 40  # non-king pieces (38 in a full set), with slack
 MAX_FEATURES = N_MATERIAL + 2 * MAX_PIECES + MAX_PIECES * (MAX_PIECES - 1) // 2 + 2 * KS_ZONE
 
 
@@ -183,7 +197,7 @@ def ks_features(pos, w, out_idx, out_coef, nf, emit):
     of the square from the king after the 180-degree rotation for White); off-board squares have none."""
     stm = pos[SIDE]
     value = 0.0
-    for t in range(2):                               # t 0: the side to move's king, 1: the other king
+    for t in range(2):  # t 0: the side to move's king, 1: the other king
         colour = stm ^ t
         ksq = pos[KING_SQ + colour]
         if ksq < 0:
@@ -299,17 +313,17 @@ def gradient(pos, w):
 #   afresh. About 4 x 38 table reads for a capture instead of 703 + 76 for a full evaluation.
 # The value equals evaluate() up to float rounding (summation order); tests compare the two.
 
-EA_MAT = 0                     # material from Black's side (frame 0 sign)
-EA_PP = 1                      # + f: PP sum in frame f
-EA_KP = 3                      # + 2 * f + c: KP sum of colour c's king in frame f
+EA_MAT = 0  # material from Black's side (frame 0 sign)
+EA_PP = 1  # + f: PP sum in frame f
+EA_KP = 3  # + 2 * f + c: KP sum of colour c's king in frame f
 N_EACC = 7
-EI_N = MAX_PIECES              # eidx[row, :n] = piece indices in frame 0; eidx[row, EI_N] = n
-EI_KSQ = EI_N + 1              # + c: colour c's king square (-1 none)
-EI_VALID = EI_KSQ + 2          # bit f set: frame f of this row is computed
-EI_NCH = EI_VALID + 1          # changed objects of the move into this row (0, 1 or 2); BASE_ROW: none
+EI_N = MAX_PIECES  # eidx[row, :n] = piece indices in frame 0; eidx[row, EI_N] = n
+EI_KSQ = EI_N + 1  # + c: colour c's king square (-1 none)
+EI_VALID = EI_KSQ + 2  # bit f set: frame f of this row is computed
+EI_NCH = EI_VALID + 1  # changed objects of the move into this row (0, 1 or 2); BASE_ROW: none
 BASE_ROW = -1
-EI_CH = EI_NCH + 1             # + 3 * j: (list slot, old index, new index) of changed object j
-EI_KS = EI_CH + 6              # 1 when the weights' KS block is not all zero (else inc_value skips the KS term)
+EI_CH = EI_NCH + 1  # + 3 * j: (list slot, old index, new index) of changed object j
+EI_KS = EI_CH + 6  # 1 when the weights' KS block is not all zero (else inc_value skips the KS term)
 N_EIDX = EI_KS + 1
 
 
@@ -420,7 +434,7 @@ def inc_record(pos, move, w, eacc, eidx, row):
     """Before do_move(pos, move): fill row + 1 (the child) from row; frames are left to inc_frame."""
     nxt = row + 1
     n = eidx[row, EI_N]
-    for i in range(n):                  # (a slice copy within one array may go through a temporary)
+    for i in range(n):  # (a slice copy within one array may go through a temporary)
         eidx[nxt, i] = eidx[row, i]
     eidx[nxt, EI_N] = n
     eidx[nxt, EI_KSQ] = eidx[row, EI_KSQ]
@@ -432,7 +446,7 @@ def inc_record(pos, move, w, eacc, eidx, row):
     frm = (move >> MOVE_FROM_SHIFT) & 0x7F
     mat = eacc[row, EA_MAT]
     nch = 0
-    if frm > DROP_BASE:                                       # drop
+    if frm > DROP_BASE:  # drop
         pt = frm - DROP_BASE
         cnt = pos[HAND + 8 * us + pt]
         _change(eidx, nxt, 0, hand_bp(us, pt, cnt - 1), board_bp(us, pt, to))
@@ -443,7 +457,7 @@ def inc_record(pos, move, w, eacc, eidx, row):
         victim = pos[to]
         if victim != 0:
             vt = victim & (WHITE_BIT - 1)
-            ht = DEMOTE[vt]                                   # the type it becomes in hand
+            ht = DEMOTE[vt]  # the type it becomes in hand
             cnt = pos[HAND + 8 * us + ht]
             _change(eidx, nxt, 0, board_bp(1 - us, vt, to), hand_bp(us, ht, cnt))
             nch = 1

@@ -27,7 +27,7 @@ import numpy as np
 from eval import shogi_features as F
 
 BLOCKS = ("material", "kp", "pp", "ks")
-VERSION_BLOCKS = {1: BLOCKS[:3], F.FEATURE_VERSION: BLOCKS}    # the blocks each readable version stores
+VERSION_BLOCKS = {1: BLOCKS[:3], F.FEATURE_VERSION: BLOCKS}  # the blocks each readable version stores
 SHAPES = {
     "material": (F.N_MATERIAL,),
     "kp": (2, F.N_SQ, F.FE_END),
@@ -36,8 +36,8 @@ SHAPES = {
 }
 STORE_DTYPE = np.dtype("<f4")
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-DEFAULT_PATH = WEIGHTS_DIR / "default.npz"      # the engine's evaluation: learned from material (docs/learning.md)
-MATERIAL_PATH = WEIGHTS_DIR / "material.npz"    # material only: the start of learning runs
+DEFAULT_PATH = WEIGHTS_DIR / "default.npz"  # the engine's evaluation: learned from material (docs/learning.md)
+MATERIAL_PATH = WEIGHTS_DIR / "material.npz"  # material only: the start of learning runs
 
 
 class WeightFileError(ValueError):
@@ -51,10 +51,10 @@ class WeightFileError(ValueError):
 
 def _split(w):
     """Views of the blocks of a flat weight vector, shaped as stored."""
-    mat = w[F.OFF_MATERIAL:F.OFF_MATERIAL + F.N_MATERIAL]
-    kp = w[F.OFF_KP:F.OFF_KP + F.N_KP].reshape(SHAPES["kp"])
-    pp = w[F.OFF_PP:F.OFF_PP + F.N_PP]
-    ks = w[F.OFF_KS:F.OFF_KS + F.N_KS].reshape(SHAPES["ks"])
+    mat = w[F.OFF_MATERIAL : F.OFF_MATERIAL + F.N_MATERIAL]
+    kp = w[F.OFF_KP : F.OFF_KP + F.N_KP].reshape(SHAPES["kp"])
+    pp = w[F.OFF_PP : F.OFF_PP + F.N_PP]
+    ks = w[F.OFF_KS : F.OFF_KS + F.N_KS].reshape(SHAPES["ks"])
     return {"material": mat, "kp": kp, "pp": pp, "ks": ks}
 
 
@@ -71,16 +71,18 @@ def write_archive(path, blocks, feature_set, version, value_scale, **notes):
     format; the generic half of save_weights, for every game's weight files."""
     blocks = {k: np.asarray(v).astype(STORE_DTYPE) for k, v in blocks.items()}
     meta = dict(notes)
-    meta.update({
-        "feature_set": feature_set,
-        "version": version,
-        "value_scale": float(value_scale),
-        "dtype": STORE_DTYPE.str,
-        "shapes": {k: list(v.shape) for k, v in blocks.items()},
-        "sha256": _checksum(blocks, list(blocks)),
-    })
+    meta.update(
+        {
+            "feature_set": feature_set,
+            "version": version,
+            "value_scale": float(value_scale),
+            "dtype": STORE_DTYPE.str,
+            "shapes": {k: list(v.shape) for k, v in blocks.items()},
+            "sha256": _checksum(blocks, list(blocks)),
+        }
+    )
     path = Path(path)
-    with open(path, "wb") as f:      # a file object keeps numpy from appending ".npz"
+    with open(path, "wb") as f:  # a file object keeps numpy from appending ".npz"
         np.savez_compressed(f, meta=np.array(json.dumps(meta, sort_keys=True)), **blocks)
     return path
 
@@ -112,8 +114,10 @@ def read_archive(path, feature_set, version_shapes):
         raise WeightFileError(path, f"feature set '{meta['feature_set']}', expected '{feature_set}'")
     shapes = version_shapes.get(meta["version"]) if isinstance(meta["version"], int) else None
     if shapes is None:
-        raise WeightFileError(path, f"feature-set version {meta['version']!r}, expected one of "
-                                    f"{', '.join(map(str, sorted(version_shapes)))}")
+        raise WeightFileError(
+            path,
+            f"feature-set version {meta['version']!r}, expected one of {', '.join(map(str, sorted(version_shapes)))}",
+        )
     scale = meta["value_scale"]
     if not isinstance(scale, (int, float)) or not np.isfinite(scale) or scale <= 0:
         raise WeightFileError(path, f"value_scale {scale!r} is not a positive number")
@@ -151,10 +155,12 @@ def save_weights(path, w, value_scale=1.0, **notes):
 def read_weights(path):
     """(flat float64 weight vector in centipawns, metadata dict) of a weight file; validates all. A block the
     file's version lacks is zero."""
-    blocks, meta = read_archive(path, F.FEATURE_SET,
-                                {v: {k: SHAPES[k] for k in names} for v, names in VERSION_BLOCKS.items()})
-    return np.concatenate([blocks[k].ravel() if k in blocks else np.zeros(int(np.prod(SHAPES[k])))
-                           for k in BLOCKS]), meta
+    blocks, meta = read_archive(
+        path, F.FEATURE_SET, {v: {k: SHAPES[k] for k in names} for v, names in VERSION_BLOCKS.items()}
+    )
+    return np.concatenate(
+        [blocks[k].ravel() if k in blocks else np.zeros(int(np.prod(SHAPES[k]))) for k in BLOCKS]
+    ), meta
 
 
 def weights_location(spec=None) -> Path:

@@ -15,9 +15,15 @@ from .match.ladder import add_ladder_parser
 from .plot import add_plot_parser
 from .runner import add_evaluate_parser, add_run_parser
 
-
-COMMANDS = (add_match_parser, add_ladder_parser, add_arena_parser, add_run_parser, add_evaluate_parser, add_plot_parser,
-            add_go_td_parser)
+COMMANDS = (
+    add_match_parser,
+    add_ladder_parser,
+    add_arena_parser,
+    add_run_parser,
+    add_evaluate_parser,
+    add_plot_parser,
+    add_go_td_parser,
+)
 
 
 def main(argv=None) -> int:

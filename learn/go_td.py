@@ -25,8 +25,9 @@ BLOCK = 100
 
 
 def add_go_td_parser(sub) -> None:
-    p = sub.add_parser("go-td", help="learn Go value weights (local shapes) by TD self-play",
-                       description=__doc__.splitlines()[0])
+    p = sub.add_parser(
+        "go-td", help="learn Go value weights (local shapes) by TD self-play", description=__doc__.splitlines()[0]
+    )
     p.add_argument("run", help="run folder (created, or resumed when it holds weights/latest.npz)")
     p.add_argument("--games", type=int, default=10000, help="total self-play games of the run")
     p.add_argument("--size", type=int, default=9)
@@ -42,8 +43,14 @@ def add_go_td_parser(sub) -> None:
 
 
 def _config(args) -> dict:
-    return {"size": args.size, "komi": args.komi, "ks": sorted(int(c) for c in args.ks), "alpha": args.alpha,
-            "epsilon": args.epsilon, "seed": args.seed}
+    return {
+        "size": args.size,
+        "komi": args.komi,
+        "ks": sorted(int(c) for c in args.ks),
+        "alpha": args.alpha,
+        "epsilon": args.epsilon,
+        "seed": args.seed,
+    }
 
 
 def read_curve(run: Path) -> list:
@@ -55,23 +62,26 @@ def read_curve(run: Path) -> list:
         try:
             rows.append(json.loads(line))
         except json.JSONDecodeError:
-            continue            # a line cut by a kill at the very end
+            continue  # a line cut by a kill at the very end
     return rows
 
 
 def plot_curve(run: Path) -> Path:
     """RUN/curve.png: mean squared error of V against the outcome over games (and Black's score), smoothed."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     rows = read_curve(run)
     games = np.array([r["games_done"] for r in rows])
-    window = max(1, len(rows) // 100)        # a running mean over 1 % of the blocks smooths the noise
+    window = max(1, len(rows) // 100)  # a running mean over 1 % of the blocks smooths the noise
 
     def smooth(key):
         values = np.array([r[key] for r in rows], dtype=float)
         return np.convolve(values, np.ones(window) / window, mode="valid")
-    games = games[window - 1:]              # each mean is drawn at the last block it covers
+
+    games = games[window - 1 :]  # each mean is drawn at the last block it covers
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot(games, smooth("mse"), label=f"MSE of V vs outcome (mean of {window} blocks)")
     ax.plot(games, smooth("black_score"), label="Black's score", alpha=0.6)
@@ -126,14 +136,35 @@ def run_go_td(args) -> int:
                 start = time.time()
                 wins, moves, err, positions = V.td_selfplay(pos, tab, theta, n, args.alpha, args.epsilon, cap, rng)
                 done += n
-                V.save_value_weights(run / "weights" / "latest.tmp", theta, args.size, ks, games=done,
-                                     komi=args.komi, alpha=args.alpha, epsilon=args.epsilon)
-                os.replace(run / "weights" / "latest.tmp", latest)      # a kill never leaves half a file
+                V.save_value_weights(
+                    run / "weights" / "latest.tmp",
+                    theta,
+                    args.size,
+                    ks,
+                    games=done,
+                    komi=args.komi,
+                    alpha=args.alpha,
+                    epsilon=args.epsilon,
+                )
+                os.replace(run / "weights" / "latest.tmp", latest)  # a kill never leaves half a file
                 if done % args.checkpoint_every < n:
-                    V.save_value_weights(run / "weights" / f"g{done:08d}.npz", theta, args.size, ks, games=done,
-                                         komi=args.komi, alpha=args.alpha, epsilon=args.epsilon)
-                row = {"games_done": done, "black_score": wins / n, "moves": moves / n,
-                       "mse": err / max(1, positions), "seconds": time.time() - start}
+                    V.save_value_weights(
+                        run / "weights" / f"g{done:08d}.npz",
+                        theta,
+                        args.size,
+                        ks,
+                        games=done,
+                        komi=args.komi,
+                        alpha=args.alpha,
+                        epsilon=args.epsilon,
+                    )
+                row = {
+                    "games_done": done,
+                    "black_score": wins / n,
+                    "moves": moves / n,
+                    "mse": err / max(1, positions),
+                    "seconds": time.time() - start,
+                }
                 log.write(json.dumps(row) + "\n")
                 log.flush()
                 bar.update(n)

@@ -32,7 +32,7 @@ from eval.shogi_features import FE_END, HAND_END, N_KP, N_SQ, OFF_KP, OFF_KS, OF
 from .pg import SparseAdaGrad
 
 GROUPS = ("material", "kp", "pp", "ks")
-N_OFFSETS = 17                            # file / rank offsets -8 .. +8
+N_OFFSETS = 17  # file / rank offsets -8 .. +8
 
 
 def group_of(idx):
@@ -43,7 +43,7 @@ def group_of(idx):
 def piece_square_map() -> np.ndarray:
     """KP entry -> piece object p for the own-king table (table 0), -1 for the other king's table."""
     m = np.full(N_KP, -1, np.int64)
-    m[:N_SQ * FE_END] = np.tile(np.arange(FE_END), N_SQ)
+    m[: N_SQ * FE_END] = np.tile(np.arange(FE_END), N_SQ)
     return m
 
 
@@ -120,8 +120,11 @@ class ShogiUpdate:
         self.trainable = np.array([g in groups for g in GROUPS])
         state = state or {}
         self.direct = SparseAdaGrad(w, lr=lr, l2=l2, max_step=max_step, h=state.get("h"), w0=w0)
-        self.factors = [Factor(name, flr, l2, max_step, state.get(f"u_{name}"), state.get(f"hu_{name}"))
-                        for name, flr in (("p", factor_lr), ("rel", rel_factor_lr)) if flr > 0]
+        self.factors = [
+            Factor(name, flr, l2, max_step, state.get(f"u_{name}"), state.get(f"hu_{name}"))
+            for name, flr in (("p", factor_lr), ("rel", rel_factor_lr))
+            if flr > 0
+        ]
 
     @property
     def w(self):

@@ -52,25 +52,31 @@ from usi_engine.shogi_search.quiescence import pv_leaf_gradient, qsearch_root, q
 MODE_FULL, MODE_PAPER = 0, 1
 MODES = {'full': MODE_FULL, 'paper': MODE_PAPER}
 METHODS = ('sampled', 'exact', 'pgleaf')
-DEFAULT_CLIP = 50.0          # |path product| cap of the sampled estimator (variance control)
-MAX_PATH = 1024              # longest root -> leaf path followed
+DEFAULT_CLIP = 50.0  # |path product| cap of the sampled estimator (variance control)
+MAX_PATH = 1024  # longest root -> leaf path followed
 
 
 # --- tree helpers ---------------------------------------------------------------------------------
 
+
 @njit(cache=True, nogil=True)
 def is_inner(tree, v):
     """v is expanded, has children and a heuristic (not proven) value: its value depends on children."""
-    return ((tree[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED and tree[core.T_COUNT][v] > 0
-            and not is_proven(tree[core.T_VALUE][v]))
+    return (
+        (tree[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED
+        and tree[core.T_COUNT][v] > 0
+        and not is_proven(tree[core.T_VALUE][v])
+    )
 
 
 @njit(cache=True, nogil=True)
 def is_leaf(tree, v):
     """v is an unexpanded non-terminal node: its value is a static (quiescence) value."""
-    return ((tree[core.T_STATE][v] & core.PHASE_MASK) != core.EXPANDED
-            and (tree[core.T_FLAGS][v] & core.FLAG_TERMINAL) == 0
-            and not is_proven(tree[core.T_VALUE][v]))
+    return (
+        (tree[core.T_STATE][v] & core.PHASE_MASK) != core.EXPANDED
+        and (tree[core.T_FLAGS][v] & core.FLAG_TERMINAL) == 0
+        and not is_proven(tree[core.T_VALUE][v])
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -96,8 +102,7 @@ def add_leaf(acc, mark, touched, n_touched, leaf, k):
 
 
 @njit(cache=True, nogil=True)
-def exact_coefs(tree, start, k0, learner_moves, t, mode, acc, mark, touched, n_touched, stack_n, stack_k,
-                stack_l):
+def exact_coefs(tree, start, k0, learner_moves, t, mode, acc, mark, touched, n_touched, stack_n, stack_k, stack_l):
     """Exact leaf coefficients of k0 * dE(start)/dw (eq. 16-23 unrolled: every path, pi * factor per step).
     learner_moves: the learner is to move at `start`. Explicit stack (no recursion in cached numba)."""
     p = np.empty(MAX_MOVES, np.float64)
@@ -142,8 +147,7 @@ def draw_index(p, n, rng):
 
 
 @njit(cache=True, nogil=True)
-def sample_coefs(tree, start, k0, learner_moves, t, mode, n_samples, clip, rng, acc, mark, touched,
-                 n_touched):
+def sample_coefs(tree, start, k0, learner_moves, t, mode, n_samples, clip, rng, acc, mark, touched, n_touched):
     """Sampled leaf coefficients of k0 * dE(start)/dw (eq. 24-29): n_samples paths drawn by pi, each adding
     k0 * prod(factors) / n_samples to its leaf; |path product| is clipped to `clip`."""
     p = np.empty(MAX_MOVES, np.float64)
@@ -186,8 +190,25 @@ def pv_leaf(tree, start):
 
 
 @njit(cache=True, nogil=True)
-def eligibility_coefs(tree, root, played, method, t_back, t_learn, mode, n_samples, clip, rng, value_coef,
-                      acc, mark, touched, stack_n, stack_k, stack_l):
+def eligibility_coefs(
+    tree,
+    root,
+    played,
+    method,
+    t_back,
+    t_learn,
+    mode,
+    n_samples,
+    clip,
+    rng,
+    value_coef,
+    acc,
+    mark,
+    touched,
+    stack_n,
+    stack_k,
+    stack_l,
+):
     """Leaf coefficients of T_a * e(t) = g(a_t) - sum_a pi_a(a) g(a) (eq. 15) for the root edge `played`,
     with g(a) = -dE(c_a)/dw, plus value_coef * dE(root)/dw (the critic term; 0 = none). method 0 sampled /
     1 exact / 2 PGLeaf. Returns the number of touched leaves (indices in touched[:n], coefficients in
@@ -200,33 +221,50 @@ def eligibility_coefs(tree, root, played, method, t_back, t_learn, mode, n_sampl
             if is_leaf(tree, leaf):
                 n_touched = add_leaf(acc, mark, touched, n_touched, leaf, value_coef * (-1.0) ** plies)
         elif method == 1:
-            n_touched = exact_coefs(tree, root, value_coef, True, t_back, MODE_FULL, acc, mark, touched,
-                                    n_touched, stack_n, stack_k, stack_l)
+            n_touched = exact_coefs(
+                tree,
+                root,
+                value_coef,
+                True,
+                t_back,
+                MODE_FULL,
+                acc,
+                mark,
+                touched,
+                n_touched,
+                stack_n,
+                stack_k,
+                stack_l,
+            )
         else:
-            n_touched = sample_coefs(tree, root, value_coef, True, t_back, MODE_FULL, n_samples, clip, rng,
-                                     acc, mark, touched, n_touched)
+            n_touched = sample_coefs(
+                tree, root, value_coef, True, t_back, MODE_FULL, n_samples, clip, rng, acc, mark, touched, n_touched
+            )
     p = np.empty(MAX_MOVES, np.float64)
     n = child_policy(tree, root, t_learn, p)
     f = tree[core.T_FIRST][root]
     for i in range(n):
         c = tree[core.T_ECHILD][f + i]
-        k = (1.0 if f + i == played else 0.0) - p[i]      # g(a_t) - sum pi_a g(a), each g = -dE(c)
+        k = (1.0 if f + i == played else 0.0) - p[i]  # g(a_t) - sum pi_a g(a), each g = -dE(c)
         if method == 2:
             leaf, plies = pv_leaf(tree, c)
             if is_leaf(tree, leaf):
                 n_touched = add_leaf(acc, mark, touched, n_touched, leaf, -k * (-1.0) ** plies)
         elif method == 1:
-            n_touched = exact_coefs(tree, c, -k, False, t_back, mode, acc, mark, touched, n_touched,
-                                    stack_n, stack_k, stack_l)
+            n_touched = exact_coefs(
+                tree, c, -k, False, t_back, mode, acc, mark, touched, n_touched, stack_n, stack_k, stack_l
+            )
         elif f + i == played:
-            n_touched = sample_coefs(tree, c, -1.0, False, t_back, mode, n_samples, clip, rng,
-                                     acc, mark, touched, n_touched)
+            n_touched = sample_coefs(
+                tree, c, -1.0, False, t_back, mode, n_samples, clip, rng, acc, mark, touched, n_touched
+            )
     if method == 0:
         # sum_a pi_a(a) g(a): draw root edges by pi_a (T_a), then paths below them
         for _ in range(n_samples):
             c = tree[core.T_ECHILD][f + draw_index(p, n, rng)]
-            n_touched = sample_coefs(tree, c, 1.0 / n_samples, False, t_back, mode, 1, clip,
-                                     rng, acc, mark, touched, n_touched)
+            n_touched = sample_coefs(
+                tree, c, 1.0 / n_samples, False, t_back, mode, 1, clip, rng, acc, mark, touched, n_touched
+            )
     return n_touched
 
 
@@ -287,8 +325,7 @@ def node_quiescence_gradient(pos, w, qdepth, scratch, tree, parent_node, parent_
 
 
 @njit(cache=True, nogil=True)
-def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched, n_touched, acc, scales,
-                         grads):
+def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched, n_touched, acc, scales, grads):
     """grads[j] += scales[j] * sum_l acc[l] * dE_s(l)/dw for every row j, over the touched leaves l (one
     pass over the leaves fills several weighted sums, e.g. e(t) and b_t * e(t)): each leaf position is reached
     by replaying its moves on pos, its quiescence value recomputed and differentiated at the quiescence
@@ -303,8 +340,9 @@ def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched
         leaf = touched[j]
         k = acc[leaf]
         acc[leaf] = 0.0
-        value, nf = node_quiescence_gradient(pos, w, qdepth, scratch, tree, parent_node, parent_edge, leaf, path,
-                                             idx, coef)
+        value, nf = node_quiescence_gradient(
+            pos, w, qdepth, scratch, tree, parent_node, parent_edge, leaf, path, idx, coef
+        )
         worst = max(worst, abs(value - tree[core.T_VALUE][leaf]))
         for j in range(grads.shape[0]):
             kj = k * scales[j]
@@ -329,8 +367,7 @@ def shogi_strap_gradients(pos, w, qdepth, tree, root, n_nodes, parent_node, pare
     for v in range(n_nodes):
         if (v != root and parent_edge[v] < 0) or not is_inner(tree, v):
             continue
-        q, nf = node_quiescence_gradient(pos, w, qdepth, scratch, tree, parent_node, parent_edge, v, path, idx,
-                                         coef)
+        q, nf = node_quiescence_gradient(pos, w, qdepth, scratch, tree, parent_node, parent_edge, v, path, idx, coef)
         pq = np.tanh(q / (2.0 * vscale))
         k = weight * (np.tanh(tree[core.T_VALUE][v] / (2.0 * vscale)) - pq) * (1.0 - pq * pq) / (2.0 * vscale)
         for i in range(nf):
@@ -351,6 +388,7 @@ def backup_all(tree, order, n, t):
 
 # --- Python side ------------------------------------------------------------------------------------
 
+
 def make_pool(n_nodes, n_edges):
     """An empty tree tuple in the core's layout (core.T_*), for trees built outside a search."""
     return core.new_tree(n_nodes, n_edges)
@@ -364,7 +402,7 @@ def full_width_tree(game, pos, weights, params, depth, t):
     values = np.zeros(MAX_MOVES, np.float64)
     flags = np.zeros(MAX_MOVES, np.int8)
     rng = np.zeros(1, np.uint64)
-    nodes = [(0.0, 0, 0, [])]          # (value, flags, depth, children edges [(move, node)])
+    nodes = [(0.0, 0, 0, [])]  # (value, flags, depth, children edges [(move, node)])
     frontier = [(0, [])]
     for d in range(depth):
         nxt = []
@@ -395,7 +433,7 @@ def full_width_tree(game, pos, weights, params, depth, t):
                 tree[core.T_EMOVE][e] = m
                 tree[core.T_ECHILD][e] = c
                 e += 1
-    order = np.arange(len(nodes), dtype=np.int64)      # children always after their parent
+    order = np.arange(len(nodes), dtype=np.int64)  # children always after their parent
     backup_all(tree, order, np.int64(len(nodes)), float(t))
     return tree, len(nodes)
 
@@ -417,15 +455,47 @@ class TreeGradient:
     def leaf_coefs(self, tree, root, played, method, t_back, t_learn, mode, samples, clip, rng, value_coef=0.0):
         """(leaf nodes, coefficients) of T_a * e(t) + value_coef * dE(root)/dw for the root edge `played`
         (see eligibility_coefs)."""
-        n = eligibility_coefs(tree, np.int64(root), np.int64(played), np.int64(METHODS.index(method)),
-                              float(t_back), float(t_learn), np.int64(MODES[mode]), np.int64(samples),
-                              float(clip), rng, float(value_coef), self.acc, self.mark, self.touched,
-                              self.queue, self.stack_k, self.stack_l)
+        n = eligibility_coefs(
+            tree,
+            np.int64(root),
+            np.int64(played),
+            np.int64(METHODS.index(method)),
+            float(t_back),
+            float(t_learn),
+            np.int64(MODES[mode]),
+            np.int64(samples),
+            float(clip),
+            rng,
+            float(value_coef),
+            self.acc,
+            self.mark,
+            self.touched,
+            self.queue,
+            self.stack_k,
+            self.stack_l,
+        )
         self.mark[self.touched[:n]] = 0
         return self.touched[:n], self.acc
 
-    def shogi_eligibility(self, tree, root, pos, weights, qdepth, played, method, t_back, t_learn, mode,
-                          samples, clip, rng, grad, scale=1.0, value_coef=0.0):
+    def shogi_eligibility(
+        self,
+        tree,
+        root,
+        pos,
+        weights,
+        qdepth,
+        played,
+        method,
+        t_back,
+        t_learn,
+        mode,
+        samples,
+        clip,
+        rng,
+        grad,
+        scale=1.0,
+        value_coef=0.0,
+    ):
         """grad += scale * (e(t) + value_coef * dE(root)/dw) for the shogi search tree below pos (eq. 15;
         value_coef = 0: the eligibility alone); returns (touched leaves, largest leaf-value mismatch).
         grad may also be 2-D (rows, N_WEIGHTS) with one scale per row: row j += scale[j] * (...), all rows
@@ -434,20 +504,45 @@ class TreeGradient:
         scales = np.asarray(scale, np.float64).reshape(-1) / t_learn
         if scales.shape[0] != grads.shape[0]:
             raise ValueError(f"{grads.shape[0]} gradient rows but {scales.shape[0]} scales")
-        leaves, acc = self.leaf_coefs(tree, root, played, method, t_back, t_learn, mode, samples, clip, rng,
-                                      value_coef * t_learn)
+        leaves, acc = self.leaf_coefs(
+            tree, root, played, method, t_back, t_learn, mode, samples, clip, rng, value_coef * t_learn
+        )
         n = leaves.shape[0]
         parent_links(tree, np.int64(root), self.parent_node, self.parent_edge, self.queue)
-        worst = shogi_leaf_gradients(pos, weights, np.int64(qdepth), tree, self.parent_node, self.parent_edge,
-                                     self.touched, np.int64(n), acc, scales, grads)
+        worst = shogi_leaf_gradients(
+            pos,
+            weights,
+            np.int64(qdepth),
+            tree,
+            self.parent_node,
+            self.parent_edge,
+            self.touched,
+            np.int64(n),
+            acc,
+            scales,
+            grads,
+        )
         return n, float(worst)
 
     def shogi_strap(self, tree, root, n_nodes, pos, weights, qdepth, vscale, weight, grad):
         """grad += the search-bootstrapping direction over the tree below pos (shogi_strap_gradients);
         returns the number of nodes used."""
         parent_links(tree, np.int64(root), self.parent_node, self.parent_edge, self.queue)
-        return int(shogi_strap_gradients(pos, weights, np.int64(qdepth), tree, np.int64(root), np.int64(n_nodes),
-                                         self.parent_node, self.parent_edge, float(vscale), float(weight), grad))
+        return int(
+            shogi_strap_gradients(
+                pos,
+                weights,
+                np.int64(qdepth),
+                tree,
+                np.int64(root),
+                np.int64(n_nodes),
+                self.parent_node,
+                self.parent_edge,
+                float(vscale),
+                float(weight),
+                grad,
+            )
+        )
 
 
 class SparseAdaGrad:

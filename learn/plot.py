@@ -23,7 +23,7 @@ def read_metrics(run_dir) -> list:
             try:
                 rows.append(json.loads(line))
             except json.JSONDecodeError:
-                continue        # a line cut by a kill -9 at the very end
+                continue  # a line cut by a kill -9 at the very end
     return rows
 
 
@@ -31,6 +31,7 @@ def plot_run(run_dir, out=None) -> Path:
     """Draw the learning curve of run_dir into `out` (default RUN/learning-curve.png); returns the path."""
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -39,12 +40,16 @@ def plot_run(run_dir, out=None) -> Path:
     batches = [r for r in rows if r.get("kind") == "batch"]
     evals = [r for r in rows if r.get("kind") == "eval"]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
-    series = sorted({(r["vs"], r.get("openings", "run")) for r in evals if r.get("elo") is not None},
-                    key=lambda s: (s[0] != "start", s[0], s[1] != "run", s[1]))
+    series = sorted(
+        {(r["vs"], r.get("openings", "run")) for r in evals if r.get("elo") is not None},
+        key=lambda s: (s[0] != "start", s[0], s[1] != "run", s[1]),
+    )
     for n, (label, openings) in enumerate(series):
-        pts = sorted((r for r in evals if (r["vs"], r.get("openings", "run")) == (label, openings)
-                      and r.get("elo") is not None), key=lambda r: r["games_done"])
-        x = [r["games_done"] + 4 * n for r in pts]         # a small shift keeps overlapping bars apart
+        pts = sorted(
+            (r for r in evals if (r["vs"], r.get("openings", "run")) == (label, openings) and r.get("elo") is not None),
+            key=lambda r: r["games_done"],
+        )
+        x = [r["games_done"] + 4 * n for r in pts]  # a small shift keeps overlapping bars apart
         y = [r["elo"] for r in pts]
         lo = [r["elo"] - (r["elo_lower"] if r["elo_lower"] is not None else r["elo"]) for r in pts]
         hi = [(r["elo_upper"] if r["elo_upper"] is not None else r["elo"]) - r["elo"] for r in pts]

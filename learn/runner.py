@@ -48,30 +48,30 @@ GRADIENT_DTYPE = np.float32
 
 @dataclass
 class EvalConfig:
-    every_games: int = 0          # 0 = no periodic evaluation
-    games: int = 20               # games per match (pairs of colours per opening)
-    nodes: int = 20000            # fixed nodes per move
+    every_games: int = 0  # 0 = no periodic evaluation
+    games: int = 20  # games per match (pairs of colours per opening)
+    nodes: int = 20000  # fixed nodes per move
     concurrency: int = 1
-    opening_plies: int = 6        # random opening plies (softmax at selfplay.opening_temp, start weights)
+    opening_plies: int = 6  # random opening plies (softmax at selfplay.opening_temp, start weights)
     max_moves: int = 256
-    engine: str = ""              # engine command; empty = this Python running `-m usi_engine`
+    engine: str = ""  # engine command; empty = this Python running `-m usi_engine`
     hash_mb: int = 64
 
 
 @dataclass
 class RunConfig:
     dir: str
-    games: int = 100              # total self-play games
-    batch_games: int = 8          # games per weight update (and per checkpoint)
+    games: int = 100  # total self-play games
+    batch_games: int = 8  # games per weight update (and per checkpoint)
     seed: int = 1
     workers: int = 2
-    start_weights: str = "material"   # a shipped name (eval/weights/NAME.npz) or a weight file path
-    lr: float = 2.0               # AdaGrad step (centipawns)
-    l2: float = 0.0               # pull toward the start weights
-    max_step: float = 10.0        # per-coordinate step clip (centipawns)
-    groups: tuple = ("material", "kp", "pp", "ks")   # feature groups that learn directly (learn/optim.py)
-    factor_lr: float = 0.0        # > 0: AdaGrad step of the shared piece-square factor of the KP table
-    rel_factor_lr: float = 0.0    # > 0: AdaGrad step of the king-relative factor of the KP table
+    start_weights: str = "material"  # a shipped name (eval/weights/NAME.npz) or a weight file path
+    lr: float = 2.0  # AdaGrad step (centipawns)
+    l2: float = 0.0  # pull toward the start weights
+    max_step: float = 10.0  # per-coordinate step clip (centipawns)
+    groups: tuple = ("material", "kp", "pp", "ks")  # feature groups that learn directly (learn/optim.py)
+    factor_lr: float = 0.0  # > 0: AdaGrad step of the shared piece-square factor of the KP table
+    rel_factor_lr: float = 0.0  # > 0: AdaGrad step of the king-relative factor of the KP table
     selfplay: sp.SelfPlayConfig = field(default_factory=sp.SelfPlayConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
@@ -95,8 +95,7 @@ def load_config(path) -> RunConfig:
     bad = set(ev) - set(EvalConfig.__dataclass_fields__)
     if bad:
         raise ValueError(f"{path}: unknown [eval] setting(s) {', '.join(sorted(bad))}")
-    cfg = RunConfig(selfplay=sp.SelfPlayConfig.from_dict(data.get("selfplay", {})), eval=EvalConfig(**ev),
-                    **flat)
+    cfg = RunConfig(selfplay=sp.SelfPlayConfig.from_dict(data.get("selfplay", {})), eval=EvalConfig(**ev), **flat)
     cfg.groups = tuple(cfg.groups)
     if min(cfg.games, cfg.batch_games, cfg.workers) < 1:
         raise ValueError(f"{path}: games, batch_games and workers must be >= 1")
@@ -104,6 +103,7 @@ def load_config(path) -> RunConfig:
 
 
 # --- files --------------------------------------------------------------------------------------
+
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Write via a temporary file, fsync, rename: readers see the old or the new file, never a part."""
@@ -149,9 +149,10 @@ def play_game(task: dict, weights) -> dict:
     function serves local worker processes and Ray tasks. The SelfPlayer stays cached in the process between
     tasks of one version (`task["version"]` with `task["run"]`, the run's identity)."""
     from eval.shogi_features import N_WEIGHTS
+
     key = (task["run"], task["version"])
     if _WORKER.get("key") != key:
-        w = np.array(weights, dtype=np.float64)           # a private, writable copy (object-store arrays are read-only)
+        w = np.array(weights, dtype=np.float64)  # a private, writable copy (object-store arrays are read-only)
         cfg = sp.SelfPlayConfig.from_dict(task["selfplay"])
         if "player" in _WORKER and _WORKER["player"].cfg == cfg:
             _WORKER["player"].set_weights(w)
@@ -163,18 +164,18 @@ def play_game(task: dict, weights) -> dict:
     for g in grads.values():
         g.clear()
     out = player.play(task["seed"], grads)
-    total = sum(g.total(out.reward(s)) for s, g in grads.items())       # sum_t A_t e(t)
+    total = sum(g.total(out.reward(s)) for s, g in grads.items())  # sum_t A_t e(t)
     idx = np.flatnonzero(total)
     meta = out.as_dict()
     meta.update(index=task["index"], version=task["version"], pid=os.getpid())
     csa, kif = sp.record_bytes(out)
-    return {"meta": meta, "idx": idx.astype(np.int64), "val": total[idx].astype(GRADIENT_DTYPE),
-            "csa": csa, "kif": kif}
+    return {"meta": meta, "idx": idx.astype(np.int64), "val": total[idx].astype(GRADIENT_DTYPE), "csa": csa, "kif": kif}
 
 
 def play_local(task: dict, weights_file: str) -> dict:
     """Local worker process: the weights come from the run folder on this machine (read once per version)."""
     from eval.weightfile import load_weights
+
     if _WORKER.get("key") != (task["run"], task["version"]):
         return play_game(task, load_weights(weights_file))
     return play_game(task, None)
@@ -188,8 +189,10 @@ def store_game(run_dir: Path, result: dict) -> dict:
     records.mkdir(parents=True, exist_ok=True)
     (records / f"{name}.csa").write_bytes(result["csa"])
     (records / f"{name}.kif").write_bytes(result["kif"])
-    atomic_save(pending_path(run_dir, meta["index"]),
-                lambda f: np.savez(f, idx=result["idx"], val=result["val"], meta=np.array(json.dumps(meta))))
+    atomic_save(
+        pending_path(run_dir, meta["index"]),
+        lambda f: np.savez(f, idx=result["idx"], val=result["val"], meta=np.array(json.dumps(meta))),
+    )
     return meta
 
 
@@ -199,6 +202,7 @@ def read_pending(path: Path):
 
 
 # --- backends -------------------------------------------------------------------------------------
+
 
 def exit_with_parent(parent_pid: int, poll_s: float = 0.5) -> None:
     """Worker initializer: end this process when the run process is gone (kill -9 of the run alone would
@@ -218,8 +222,9 @@ class LocalBackend:
     version's weight file from the run folder; the driver writes everything."""
 
     def __init__(self, workers: int):
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
-                                        initializer=exit_with_parent, initargs=(os.getpid(),))
+        self.pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=get_context("spawn"), initializer=exit_with_parent, initargs=(os.getpid(),)
+        )
 
     def set_weights(self, version: int, w, path: Path) -> None:
         self.weights_file = str(path)
@@ -250,7 +255,7 @@ class RayBackend:
         self.ray = ray
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
         self.remote = ray.remote(num_cpus=1, max_retries=2)(play_game)
-        self.weights_ref: object = None           # a ray.ObjectRef of the current version's weights
+        self.weights_ref: object = None  # a ray.ObjectRef of the current version's weights
 
     def set_weights(self, version: int, w, path: Path) -> None:
         self.weights_ref = self.ray.put(np.asarray(w, dtype=np.float64))
@@ -268,6 +273,7 @@ class RayBackend:
 
 # --- the run ---------------------------------------------------------------------------------------
 
+
 class Run:
     def __init__(self, cfg: RunConfig, config_path, workers=None, ray_address=None, out=sys.stderr):
         self.cfg = cfg
@@ -280,6 +286,7 @@ class Run:
     # state ---------------------------------------------------------------------------------------------
     def _init_state(self) -> dict:
         from eval.weightfile import load_weights, save_weights
+
         if self.dir.exists() and any(self.dir.iterdir()):
             raise ValueError(f"run folder {self.dir} is not empty; use --resume to continue it")
         for sub in ("weights", "opt", "pending", "records", "eval"):
@@ -287,9 +294,19 @@ class Run:
         shutil.copyfile(self.config_path, self.dir / "config.toml")
         w = load_weights(self.cfg.start_weights)
         save_weights(weights_path(self.dir, 0), w, source="learn run start")
-        state = {"run_id": os.urandom(8).hex(), "version": 0, "games_done": 0, "best": 0, "seed": self.cfg.seed,
-                 "seconds": 0.0,
-                 "positions": 0, "wins_b": 0, "wins_w": 0, "draws": 0, "opt": None}
+        state = {
+            "run_id": os.urandom(8).hex(),
+            "version": 0,
+            "games_done": 0,
+            "best": 0,
+            "seed": self.cfg.seed,
+            "seconds": 0.0,
+            "positions": 0,
+            "wins_b": 0,
+            "wins_w": 0,
+            "draws": 0,
+            "opt": None,
+        }
         self._write_state(state)
         return state
 
@@ -301,24 +318,36 @@ class Run:
         if not path.is_file():
             raise ValueError(f"{path}: no run to resume")
         state = json.loads(path.read_text())
-        state.setdefault("run_id", str(self.dir.resolve()))      # runs started before run ids existed
+        state.setdefault("run_id", str(self.dir.resolve()))  # runs started before run ids existed
         return state
 
     def _optimizer(self, state):
         from eval.weightfile import load_weights
+
         from .optim import ShogiUpdate
+
         w = load_weights(weights_path(self.dir, state["version"]))
         w0 = load_weights(weights_path(self.dir, 0))
         saved = {}
         if state["opt"]:
             with np.load(self.dir / "opt" / state["opt"], allow_pickle=False) as z:
                 saved = dict(z)
-        return ShogiUpdate(w, w0, self.cfg.lr, self.cfg.l2, self.cfg.max_step, self.cfg.groups, self.cfg.factor_lr,
-                           saved, self.cfg.rel_factor_lr)
+        return ShogiUpdate(
+            w,
+            w0,
+            self.cfg.lr,
+            self.cfg.l2,
+            self.cfg.max_step,
+            self.cfg.groups,
+            self.cfg.factor_lr,
+            saved,
+            self.cfg.rel_factor_lr,
+        )
 
     def _checkpoint(self, state, opt) -> None:
         """Weights and optimiser state under the new version's names, then state.json (atomic) last."""
         from eval.weightfile import save_weights
+
         v = state["version"]
         tmp = weights_path(self.dir, v).with_suffix(".tmp")
         save_weights(tmp, opt.w, source="learn run", checkpoint=v, games=state["games_done"])
@@ -334,6 +363,7 @@ class Run:
     # loop ---------------------------------------------------------------------------------------------
     def run(self, resume: bool) -> dict:
         from tqdm import tqdm
+
         backend = RayBackend(self.ray_address, self.workers) if self.ray_address else LocalBackend(self.workers)
         try:
             state = self.load_state() if resume else self._init_state()
@@ -356,11 +386,21 @@ class Run:
                 self._checkpoint(state, opt)
                 for i in batch:
                     pending_path(self.dir, i).unlink(missing_ok=True)
-                stats.update(kind="batch", version=state["version"], games_done=state["games_done"],
-                             seconds=round(state["seconds"], 3), time=time.time())
+                stats.update(
+                    kind="batch",
+                    version=state["version"],
+                    games_done=state["games_done"],
+                    seconds=round(state["seconds"], 3),
+                    time=time.time(),
+                )
                 self._metric(stats)
-                bar.set_postfix(loss=f"{stats['loss']:+.3f}", b=state["wins_b"], w=state["wins_w"],
-                                d=state["draws"], pos_s=f"{stats['positions_per_s']:.0f}")
+                bar.set_postfix(
+                    loss=f"{stats['loss']:+.3f}",
+                    b=state["wins_b"],
+                    w=state["wins_w"],
+                    d=state["draws"],
+                    pos_s=f"{stats['positions_per_s']:.0f}",
+                )
                 every = cfg.eval.every_games
                 if every and (batch.stop // every > first // every or batch.stop == cfg.games):
                     self._evaluate(state)
@@ -386,8 +426,13 @@ class Run:
             backend.set_weights(state["version"], opt.w, weights_path(self.dir, state["version"]))
         for i in batch:
             if i not in metas:
-                task = {"run": state["run_id"], "version": state["version"], "index": i,
-                        "seed": game_seed(state["seed"], i), "selfplay": self.cfg.selfplay.__dict__.copy()}
+                task = {
+                    "run": state["run_id"],
+                    "version": state["version"],
+                    "index": i,
+                    "seed": game_seed(state["seed"], i),
+                    "selfplay": self.cfg.selfplay.__dict__.copy(),
+                }
                 futures[backend.submit(task)] = i
         t0 = time.perf_counter()
         while futures:
@@ -395,8 +440,7 @@ class Run:
                 meta = store_game(self.dir, result)
                 metas[futures.pop(f)] = meta
                 bar.update(1)
-                bar.set_postfix(games_s=f"{len(metas) / max(1e-9, time.perf_counter() - t0):.3f}",
-                                last=meta["reason"])
+                bar.set_postfix(games_s=f"{len(metas) / max(1e-9, time.perf_counter() - t0):.3f}", last=meta["reason"])
         return metas
 
     def _update(self, state, opt, batch, metas) -> dict:
@@ -417,14 +461,21 @@ class Run:
             state[key] += 1
             state["positions"] += m["nodes"]
         secs = sum(m["seconds"] for m in ms)
-        return {"games": len(ms), "loss": float(np.mean([m["loss"] for m in ms])),
-                "grad_norm": float(np.linalg.norm(g)), "half_agreement": agreement, **signal, **steps,
-                "touched": int(uniq.size),
-                "plies": float(np.mean([len(m["moves"]) for m in ms])),
-                "positions_per_s": sum(m["nodes"] for m in ms) / max(secs, 1e-9),
-                "game_seconds": secs / len(ms), "reasons": _count(m["reason"] for m in ms),
-                "leaf_mismatch": max(m["leaf_mismatch"] for m in ms),
-                "material": opt.w[:24].round(1).tolist()}
+        return {
+            "games": len(ms),
+            "loss": float(np.mean([m["loss"] for m in ms])),
+            "grad_norm": float(np.linalg.norm(g)),
+            "half_agreement": agreement,
+            **signal,
+            **steps,
+            "touched": int(uniq.size),
+            "plies": float(np.mean([len(m["moves"]) for m in ms])),
+            "positions_per_s": sum(m["nodes"] for m in ms) / max(secs, 1e-9),
+            "game_seconds": secs / len(ms),
+            "reasons": _count(m["reason"] for m in ms),
+            "leaf_mismatch": max(m["leaf_mismatch"] for m in ms),
+            "material": opt.w[:24].round(1).tolist(),
+        }
 
     def _metric(self, record: dict) -> None:
         with open(self.dir / "metrics.jsonl", "a", encoding="utf-8") as f:
@@ -444,8 +495,16 @@ class Run:
                 state["best"] = v
                 self._write_state(state)
 
-    def evaluate(self, version: int, other: int, label: str, games_done: int, games: int | None = None,
-                 openings: list | None = None, openings_name: str = "run") -> dict:
+    def evaluate(
+        self,
+        version: int,
+        other: int,
+        label: str,
+        games_done: int,
+        games: int | None = None,
+        openings: list | None = None,
+        openings_name: str = "run",
+    ) -> dict:
         """Match checkpoint `version` against checkpoint `other` at the configured fixed nodes (`games`
         default eval.games; `openings` default the run's eval openings, named `openings_name` in the row;
         records in eval/vVERSION-vs-LABEL-GAMESg[-NAME]), Elo +- 95 % appended to the metrics as an "eval"
@@ -454,30 +513,54 @@ class Run:
         tag = f"-{games}g" + ("" if openings_name == "run" else f"-{openings_name}")
         summary = self._match(version, other, label, games, openings, tag)
         elo = summary["elo_pentanomial"] or summary["elo_trinomial"]
-        self._metric({"kind": "eval", "vs": label, "version": version, "opponent": other,
-                      "games_done": games_done, "games": summary["games"],
-                      "wins": summary["wins"], "losses": summary["losses"], "draws": summary["draws"],
-                      "score": summary["score"], "elo": elo["elo"], "elo_lower": elo["lower"],
-                      "elo_upper": elo["upper"], "openings": openings_name, "time": time.time()})
+        self._metric(
+            {
+                "kind": "eval",
+                "vs": label,
+                "version": version,
+                "opponent": other,
+                "games_done": games_done,
+                "games": summary["games"],
+                "wins": summary["wins"],
+                "losses": summary["losses"],
+                "draws": summary["draws"],
+                "score": summary["score"],
+                "elo": elo["elo"],
+                "elo_lower": elo["lower"],
+                "elo_upper": elo["upper"],
+                "openings": openings_name,
+                "time": time.time(),
+            }
+        )
         return summary
 
     def _match(self, version: int, other: int, label: str, games: int, openings: list | None, tag: str) -> dict:
         from .match.clock import TimeControl
         from .match.match import EngineSpec, Match, MatchConfig
         from .match.shogi_game import ShogiRules
+
         ev = self.cfg.eval
         command = ev.engine or f"{sys.executable} -m usi_engine"
 
         def spec(name, v):
-            return EngineSpec(name, command, {"EvalFile": str(weights_path(self.dir, v).resolve()),
-                                              "USI_Hash": str(ev.hash_mb), "Threads": "1"})
+            return EngineSpec(
+                name,
+                command,
+                {"EvalFile": str(weights_path(self.dir, v).resolve()), "USI_Hash": str(ev.hash_mb), "Threads": "1"},
+            )
+
         folder = self.dir / "eval" / f"v{version:06d}-vs-{label}{tag}"
         config = MatchConfig(
-            game="shogi", engines=(spec(f"v{version}", version), spec(f"v{other}", other)),
-            tc=TimeControl.from_args(nodes=ev.nodes), games=games, concurrency=ev.concurrency,
+            game="shogi",
+            engines=(spec(f"v{version}", version), spec(f"v{other}", other)),
+            tc=TimeControl.from_args(nodes=ev.nodes),
+            games=games,
+            concurrency=ev.concurrency,
             openings=openings or eval_openings(self.cfg, max(1, games // 2)),
             shogi_rules=ShogiRules(max_moves=ev.max_moves),
-            records_dir=str(folder), json_path=str(folder / "summary.json"))
+            records_dir=str(folder),
+            json_path=str(folder / "summary.json"),
+        )
         with open(os.devnull, "w") as quiet:
             return Match(config, out=quiet).run()
 
@@ -488,9 +571,11 @@ def eval_openings(cfg: RunConfig, count: int, seed: int | None = None) -> list:
     the match runner."""
     from eval.weightfile import load_weights
     from usi_engine.shogi import Board, move_to_usi
-    from usi_engine.shogi_search.game import make_params
     from usi_engine.shogi.layout import MAX_MOVES
+    from usi_engine.shogi_search.game import make_params
+
     from .match.openings import Opening
+
     w = load_weights(cfg.start_weights)
     params = make_params(qsearch_depth=cfg.selfplay.qdepth)
     rng = np.random.default_rng([cfg.seed if seed is None else seed, 7])
@@ -517,7 +602,7 @@ def split_half_agreement(parts, uniq, inv) -> float | None:
     halves = np.zeros((2, uniq.shape[0]))
     start = 0
     for k, (idx, val) in enumerate(parts):
-        np.add.at(halves[k % 2], inv[start:start + idx.shape[0]], val)
+        np.add.at(halves[k % 2], inv[start : start + idx.shape[0]], val)
         start += idx.shape[0]
     norm = np.linalg.norm(halves[0]) * np.linalg.norm(halves[1])
     return float(halves[0] @ halves[1] / norm) if norm > 0 else None
@@ -530,7 +615,9 @@ def pooled_signal_games(parts) -> dict:
     king-relative pooling of both tables (learn/optim.py factors) and the king-safety block. Small N* = a
     learnable direction."""
     from eval.shogi_features import N_KS, OFF_KP, OFF_KS, OFF_PP
+
     from .optim import pool_kp
+
     n = len(parts)
     if n < 2:
         return {}
@@ -564,8 +651,11 @@ def _count(items) -> dict:
 
 
 def add_run_parser(sub) -> None:
-    p = sub.add_parser("run", help="self-play PG-expectation learning run (checkpoints, resume, workers)",
-                       description="Self-play learning (docs/learning.md).")
+    p = sub.add_parser(
+        "run",
+        help="self-play PG-expectation learning run (checkpoints, resume, workers)",
+        description="Self-play learning (docs/learning.md).",
+    )
     p.add_argument("config", help="TOML run configuration (configs/learn.toml)")
     p.add_argument("--resume", action="store_true", help="continue the run in the configured folder")
     p.add_argument("--workers", type=int, default=None, help="local worker processes (default: config)")
@@ -590,24 +680,33 @@ def run_command(a) -> int:
 
 
 def add_evaluate_parser(sub) -> None:
-    p = sub.add_parser("evaluate", help="match a checkpoint of a run folder against another; Elo into its metrics",
-                       description="Play checkpoint VERSION of RUN against checkpoint --vs at the run's [eval] "
-                                   "settings and append the result to RUN/metrics.jsonl (drawn by `plot`). "
-                                   "Safe beside a running `run`: it reads checkpoints and only appends.")
+    p = sub.add_parser(
+        "evaluate",
+        help="match a checkpoint of a run folder against another; Elo into its metrics",
+        description="Play checkpoint VERSION of RUN against checkpoint --vs at the run's [eval] "
+        "settings and append the result to RUN/metrics.jsonl (drawn by `plot`). "
+        "Safe beside a running `run`: it reads checkpoints and only appends.",
+    )
     p.add_argument("run", help="run folder (contains config.toml and weights/)")
     p.add_argument("--version", type=int, default=None, help="checkpoint to evaluate (default: the latest)")
     p.add_argument("--vs", type=int, default=0, help="opponent checkpoint (default 0 = the start weights)")
     p.add_argument("--games", type=int, default=None, help="games (default: the run's eval.games)")
-    p.add_argument("--openings", default=None,
-                   help="opening file (docs/match.md; default: the run's seeded eval openings)")
-    p.add_argument("--openings-seed", type=int, default=None,
-                   help="draw the eval openings with this seed instead of the run's (an independent set)")
+    p.add_argument(
+        "--openings", default=None, help="opening file (docs/match.md; default: the run's seeded eval openings)"
+    )
+    p.add_argument(
+        "--openings-seed",
+        type=int,
+        default=None,
+        help="draw the eval openings with this seed instead of the run's (an independent set)",
+    )
     p.add_argument("--concurrency", type=int, default=None, help="games at once (default: eval.concurrency)")
     p.set_defaults(handler=evaluate_command)
 
 
 def evaluate_command(a) -> int:
     from .match.match import MatchError, format_summary, load_openings
+
     try:
         if a.openings and a.openings_seed is not None:
             raise ValueError("--openings and --openings-seed exclude each other")
@@ -643,4 +742,5 @@ def evaluate_command(a) -> int:
 def checkpoint_games(run_dir, version: int) -> int:
     """Self-play games behind checkpoint `version` (from its weight file's metadata; 0 for the start)."""
     from eval.weightfile import read_weights
+
     return int(read_weights(weights_path(run_dir, version))[1].get("games", 0))

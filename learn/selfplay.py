@@ -54,8 +54,8 @@ from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE_THRESHOLD
 from usi_engine.shogi import Board, adjudicate, move_to_usi
 from usi_engine.shogi.board import declaration_rule_code
-from usi_engine.shogi_search.game import ShogiAdapter, expand, make_params
 from usi_engine.shogi.layout import MAX_MOVES
+from usi_engine.shogi_search.game import ShogiAdapter, expand, make_params
 
 from . import pg
 from .match.records import KIF_ENCODING, ShogiRecord, write_csa, write_kif
@@ -63,29 +63,29 @@ from .match.records import KIF_ENCODING, ShogiRecord, write_csa, write_kif
 
 @dataclass
 class SelfPlayConfig:
-    samples: int = 200            # MCSS samples per move
-    t_sel: float = 92.0           # selection temperature (centipawns)
-    t_back: float = 92.0          # backup temperature: the tree's pi in the gradient factors
-    t_learn: float = 92.0         # learner's root policy temperature T_a (move choice and eq. 15)
+    samples: int = 200  # MCSS samples per move
+    t_sel: float = 92.0  # selection temperature (centipawns)
+    t_back: float = 92.0  # backup temperature: the tree's pi in the gradient factors
+    t_learn: float = 92.0  # learner's root policy temperature T_a (move choice and eq. 15)
     hash_mb: float = 16.0
     qdepth: int = 8
-    method: str = "sampled"       # sampled | exact | pgleaf (learn/pg.py)
-    mode: str = "full"            # full (both sides differentiate) | paper (opponent pi_b fixed)
-    grad_samples: int = 256       # sampled paths per eligibility term
+    method: str = "sampled"  # sampled | exact | pgleaf (learn/pg.py)
+    mode: str = "full"  # full (both sides differentiate) | paper (opponent pi_b fixed)
+    grad_samples: int = 256  # sampled paths per eligibility term
     clip: float = pg.DEFAULT_CLIP
     opening_min: int = 0
     opening_max: int = 8
     opening_temp: float = 300.0
-    max_moves: int = 256          # game length cap (plies)
+    max_moves: int = 256  # game length cap (plies)
     declaration_rule: str = "CSARule27"  # entering-king rule of the games and their searches (incl. TryRule)
-    adjudicate_cp: float = 0.0    # > 0: at the cap, |E(root)| >= this decides the game; else a draw
-    resign_cp: float = 0.0        # > 0: resign after resign_moves own moves with E(root) <= -resign_cp
+    adjudicate_cp: float = 0.0  # > 0: at the cap, |E(root)| >= this decides the game; else a draw
+    resign_cp: float = 0.0  # > 0: resign after resign_moves own moves with E(root) <= -resign_cp
     resign_moves: int = 3
-    baseline_scale: float = 0.0   # > 0: reward baseline b_t = tanh(E(root) / (2 * baseline_scale)), centipawns
-    lam: float = 1.0              # advantage lambda: 1 = game result minus baseline; < 1 bootstraps (docstring)
-    value_weight: float = 0.0     # > 0: critic term, each move adds value_weight * db_t/dw to e(t) (TD(lam) on b_t)
-    strap_weight: float = 0.0     # > 0: search bootstrapping, static values regressed toward the tree's values
-    pg_weight: float = 1.0        # weight of sum_t A_t e(t) (policy term, with the critic); 0 = bootstrapping only
+    baseline_scale: float = 0.0  # > 0: reward baseline b_t = tanh(E(root) / (2 * baseline_scale)), centipawns
+    lam: float = 1.0  # advantage lambda: 1 = game result minus baseline; < 1 bootstraps (docstring)
+    value_weight: float = 0.0  # > 0: critic term, each move adds value_weight * db_t/dw to e(t) (TD(lam) on b_t)
+    strap_weight: float = 0.0  # > 0: search bootstrapping, static values regressed toward the tree's values
+    pg_weight: float = 1.0  # weight of sum_t A_t e(t) (policy term, with the critic); 0 = bootstrapping only
 
     @classmethod
     def from_dict(cls, d: dict) -> "SelfPlayConfig":
@@ -119,16 +119,16 @@ class SelfPlayConfig:
 
 @dataclass
 class GameOutcome:
-    moves: list                 # USI strings from the start position
-    winner: str | None          # "b", "w" or None
+    moves: list  # USI strings from the start position
+    winner: str | None  # "b", "w" or None
     reason: str
-    learned_moves: int = 0      # moves with an eligibility
-    nodes: int = 0              # positions evaluated by the searches
+    learned_moves: int = 0  # moves with an eligibility
+    nodes: int = 0  # positions evaluated by the searches
     samples: int = 0
     seconds: float = 0.0
-    log_pi: list = None         # (side "b"/"w", log pi_a(a_t), baseline b_t) of each learned move
+    log_pi: list = None  # (side "b"/"w", log pi_a(a_t), baseline b_t) of each learned move
     leaf_mismatch: float = 0.0  # largest |recomputed - stored| leaf value (should be ~0)
-    lam: float = 1.0            # the advantage lambda the game was learned with
+    lam: float = 1.0  # the advantage lambda the game was learned with
 
     def reward(self, side: str) -> float:
         return 0.0 if self.winner is None else (1.0 if self.winner == side else -1.0)
@@ -200,14 +200,16 @@ class SelfPlayer:
     def __init__(self, weights, cfg: SelfPlayConfig, seed: int = 0):
         self.cfg = cfg
         self.weights = weights
-        self.params = make_params(qsearch_depth=cfg.qdepth,
-                                  entering_rule=declaration_rule_code(cfg.declaration_rule))
+        self.params = make_params(qsearch_depth=cfg.qdepth, entering_rule=declaration_rule_code(cfg.declaration_rule))
         self.adapter = ShogiAdapter(weights, self.params)
         # the length cap is handled in play() (a draw or adjudicated by the searched value)
         self.rules = adjudicate.GameRules(cfg.declaration_rule, max_moves=0, auto_declare=True)
-        self.searcher = Searcher(self.adapter, SearchOptions(
-            threads=1, hash_mb=cfg.hash_mb, t_sel=cfg.t_sel, t_back=cfg.t_back, graph=False, reuse=True,
-            seed=seed))
+        self.searcher = Searcher(
+            self.adapter,
+            SearchOptions(
+                threads=1, hash_mb=cfg.hash_mb, t_sel=cfg.t_sel, t_back=cfg.t_back, graph=False, reuse=True, seed=seed
+            ),
+        )
         self.tg = None
         self._buf = (np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.float64), np.zeros(MAX_MOVES, np.int8))
 
@@ -285,13 +287,36 @@ class SelfPlayer:
         if cfg.pg_weight > 0:
             scales = tuple(cfg.pg_weight * x for x in grad.scales_for_move(b))
             _, worst = self.tg.shogi_eligibility(
-                tree, 0, board.pos, self.weights, cfg.qdepth, int(edges[a]), cfg.method, cfg.t_back,
-                cfg.t_learn, cfg.mode, cfg.grad_samples, cfg.clip, srng, grad.rows, scales,
-                value_coef=cfg.value_weight * db_de)
+                tree,
+                0,
+                board.pos,
+                self.weights,
+                cfg.qdepth,
+                int(edges[a]),
+                cfg.method,
+                cfg.t_back,
+                cfg.t_learn,
+                cfg.mode,
+                cfg.grad_samples,
+                cfg.clip,
+                srng,
+                grad.rows,
+                scales,
+                value_coef=cfg.value_weight * db_de,
+            )
             out.leaf_mismatch = max(out.leaf_mismatch, worst)
-        if cfg.strap_weight > 0:       # result-free: the P row (AdvantageSum.total = r * Z + P)
-            self.tg.shogi_strap(tree, 0, int(self.searcher.pool.ctl[core.C_NODES]), board.pos, self.weights,
-                                cfg.qdepth, cfg.baseline_scale, cfg.strap_weight, grad.rows[1])
+        if cfg.strap_weight > 0:  # result-free: the P row (AdvantageSum.total = r * Z + P)
+            self.tg.shogi_strap(
+                tree,
+                0,
+                int(self.searcher.pool.ctl[core.C_NODES]),
+                board.pos,
+                self.weights,
+                cfg.qdepth,
+                cfg.baseline_scale,
+                cfg.strap_weight,
+                grad.rows[1],
+            )
         out.learned_moves += 1
         out.log_pi.append((side, float(np.log(max(p[a], 1e-300))), b))
         return int(tree[core.T_EMOVE][edges[a]])
@@ -301,8 +326,17 @@ def record_bytes(outcome: GameOutcome, event: str = "selfplay") -> tuple:
     """(CSA, KIF) file contents of a self-play game (learn/match/records.py writers), as bytes."""
     loser = None if outcome.winner is None else ("w" if outcome.winner == "b" else "b")
     reason = {"adjudication": "resign"}.get(outcome.reason, outcome.reason)
-    rec = ShogiRecord("selfplay", "selfplay", None, outcome.moves, [0.0] * len(outcome.moves), outcome.winner,
-                      reason, loser, time.strftime("%Y/%m/%d %H:%M:%S"), event=event,
-                      comment=f"reason {outcome.reason}")
+    rec = ShogiRecord(
+        "selfplay",
+        "selfplay",
+        None,
+        outcome.moves,
+        [0.0] * len(outcome.moves),
+        outcome.winner,
+        reason,
+        loser,
+        time.strftime("%Y/%m/%d %H:%M:%S"),
+        event=event,
+        comment=f"reason {outcome.reason}",
+    )
     return write_csa(rec).encode(), write_kif(rec).encode(KIF_ENCODING, errors="replace")
-

@@ -5,8 +5,9 @@ import sys
 
 
 def _bench(*args):
-    out = subprocess.run([sys.executable, "-m", "usi_engine", "bench", *args], capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-m", "usi_engine", "bench", *args], capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, out.stderr
     last = out.stdout.strip().splitlines()[-1]
     return dict(field.split("=", 1) for field in last.split())

@@ -14,11 +14,13 @@ from learn.match.engines import EngineError, EngineProcess
 from learn.match.go_game import parse_score
 
 ROOT = Path(__file__).resolve().parent.parent
-FIRST_TIMEOUT = 600.0          # a cold numba cache compiles the Go kernels before the first answer
-REQUIRED = ("protocol_version name version known_command list_commands quit boardsize clear_board komi "
-            "play genmove undo showboard final_score final_status_list time_settings time_left "
-            "kgs-time_settings kgs-genmove_cleanup loadsgf fixed_handicap place_free_handicap "
-            "set_free_handicap reg_genmove gogui-analyze_commands lz-analyze").split()
+FIRST_TIMEOUT = 600.0  # a cold numba cache compiles the Go kernels before the first answer
+REQUIRED = (
+    "protocol_version name version known_command list_commands quit boardsize clear_board komi "
+    "play genmove undo showboard final_score final_status_list time_settings time_left "
+    "kgs-time_settings kgs-genmove_cleanup loadsgf fixed_handicap place_free_handicap "
+    "set_free_handicap reg_genmove gogui-analyze_commands lz-analyze"
+).split()
 
 
 class GtpProcess:
@@ -67,7 +69,7 @@ class GtpProcess:
 @pytest.fixture(scope="module")
 def gtp():
     p = GtpProcess("--size", "9", "--komi", "7", "--seconds", "0.2", "--resign", "0")
-    p.ok("boardsize 9", timeout=FIRST_TIMEOUT)     # the first answer waits for the kernels (loaded or compiled)
+    p.ok("boardsize 9", timeout=FIRST_TIMEOUT)  # the first answer waits for the kernels (loaded or compiled)
     p.ok("genmove b")
     p.ok("clear_board")
     yield p
@@ -99,9 +101,9 @@ def test_malformed_input_gets_errors_and_the_engine_keeps_answering(gtp):
     assert gtp.ask("genmove")[0].startswith("? ")
     assert gtp.ask("time_left b x 0")[0].startswith("? ")
     assert gtp.ask("final_status_list sideways")[0].startswith("? ")
-    gtp.send("")                          # empty lines and comments are skipped,
+    gtp.send("")  # empty lines and comments are skipped,
     gtp.send("# just a comment")
-    assert gtp.ask("5\tname # trailing comment\x01") == ["=5 MCSS"]   # tabs -> spaces, controls dropped
+    assert gtp.ask("5\tname # trailing comment\x01") == ["=5 MCSS"]  # tabs -> spaces, controls dropped
     assert gtp.ask("protocol_version") == ["= 2"]
 
 
@@ -109,11 +111,11 @@ def test_play_undo_showboard_and_illegal_moves(gtp):
     gtp.ok("clear_board")
     gtp.ok("play b e5")
     assert stones(gtp, "X") == 1
-    assert gtp.ask("play w E5") == ["? illegal move"]         # occupied
+    assert gtp.ask("play w E5") == ["? illegal move"]  # occupied
     gtp.ok("play w d5")
     gtp.ok("play w f5")
-    gtp.ok("play w e4")                                      # same colour twice is legal input
-    gtp.ok("play w e6")                                      # captures e5
+    gtp.ok("play w e4")  # same colour twice is legal input
+    gtp.ok("play w e6")  # captures e5
     assert stones(gtp, "X") == 0 and stones(gtp, "O") == 4
     gtp.ok("undo")
     assert stones(gtp, "X") == 1
@@ -123,7 +125,7 @@ def test_play_undo_showboard_and_illegal_moves(gtp):
     gtp.ok("clear_board")
     for v in ("a2", "b1"):
         gtp.ok(f"play w {v}")
-    assert gtp.ask("play b a1") == ["? illegal move"]         # suicide
+    assert gtp.ask("play b a1") == ["? illegal move"]  # suicide
 
 
 def test_genmove_plays_a_legal_move_and_reg_genmove_does_not(gtp):
@@ -160,9 +162,9 @@ def test_loadsgf_positions(gtp, tmp_path):
     path.write_text("(;GM[1]FF[4]SZ[9]KM[6.5]AB[aa];B[ee];W[dd];B[ce];W[cc])")
     assert gtp.ok(f"loadsgf {path}") == "black"
     assert stones(gtp, "X") == 3 and stones(gtp, "O") == 2
-    assert gtp.ok(f"loadsgf {path} 3") == "black"             # before move 3 (B ce)
+    assert gtp.ok(f"loadsgf {path} 3") == "black"  # before move 3 (B ce)
     assert stones(gtp, "X") == 2 and stones(gtp, "O") == 1
-    assert gtp.ok(f"loadsgf {path} C7") == "white"            # before the first move at C7 (W cc)
+    assert gtp.ok(f"loadsgf {path} C7") == "white"  # before the first move at C7 (W cc)
     assert "komi 6.5" in gtp.ok("showboard")
     assert gtp.ask(f"loadsgf {tmp_path / 'missing.sgf'}")[0].startswith("? cannot load file")
     bad = tmp_path / "bad.sgf"
@@ -173,13 +175,13 @@ def test_loadsgf_positions(gtp, tmp_path):
 
 def test_time_settings_keep_genmove_within_the_clock(gtp):
     gtp.ok("clear_board")
-    gtp.ok("time_settings 0 1 1")                 # 1 s per move, Canadian 1 stone
+    gtp.ok("time_settings 0 1 1")  # 1 s per move, Canadian 1 stone
     gtp.ok("time_left b 1 1")
     start = time.perf_counter()
     gtp.ok("genmove b")
     assert time.perf_counter() - start < 1.0
     gtp.ok("kgs-time_settings absolute 30")
-    gtp.ok("time_left w 0.5 0")                   # nearly flagged: answer at once
+    gtp.ok("time_left w 0.5 0")  # nearly flagged: answer at once
     start = time.perf_counter()
     gtp.ok("genmove w")
     assert time.perf_counter() - start < 0.5
@@ -192,7 +194,7 @@ def test_lz_analyze_streams_until_the_next_line(gtp):
     gtp.send("7 lz-analyze b 10")
     assert gtp.line(30) == "=7"
     infos = [gtp.line(30) for _ in range(2)]
-    gtp.send("")                                  # any line, even empty, stops it
+    gtp.send("")  # any line, even empty, stops it
     rest = []
     while True:
         line = gtp.line(30)
@@ -269,21 +271,20 @@ def test_play_accepts_a_superko_repetition_that_genmove_never_makes(gtp):
     for colour, vertices in (("b", ["C5", "D6", "D4"]), ("w", ["D5", "E6", "E4", "F5"])):
         for v in vertices:
             gtp.ok(f"play {colour} {v}")
-    gtp.ok("play b E5")                     # captures D5
+    gtp.ok("play b E5")  # captures D5
     gtp.ok("play w pass")
-    assert gtp.ask("play w D5") == ["="]    # retakes: the position after `play w F5` again (superko)
+    assert gtp.ask("play w D5") == ["="]  # retakes: the position after `play w F5` again (superko)
     assert stones(gtp, "X") == 3 and stones(gtp, "O") == 4
     move = gtp.ok("genmove b")
-    assert move.upper() != "E5"             # retaking would repeat the position after `play b E5`
+    assert move.upper() != "E5"  # retaking would repeat the position after `play b E5`
 
 
 def test_cold_start_answers_first_timed_genmove_in_time(tmp_path):
     """A first start (empty numba cache, as on a user's machine) compiles the Go kernels before the first
     answer, saying so on stderr, so the first genmove under a 2 s byoyomi is searched within its clock
     (it used to wait ~28 s for the compile)."""
-    log = tmp_path / "gtp.log"                  # the transcript holds the engine's stderr
-    p = GtpProcess("--size", "9", "--komi", "7", env={"NUMBA_CACHE_DIR": str(tmp_path / "numba")},
-                   log_path=str(log))
+    log = tmp_path / "gtp.log"  # the transcript holds the engine's stderr
+    p = GtpProcess("--size", "9", "--komi", "7", env={"NUMBA_CACHE_DIR": str(tmp_path / "numba")}, log_path=str(log))
     try:
         t0 = time.monotonic()
         p.ok("time_settings 0 2 1", timeout=FIRST_TIMEOUT)

@@ -10,8 +10,7 @@ PRINT_CACHE_DIR = "import usi_engine, numba; print(numba.config.CACHE_DIR)"
 
 
 def _cache_dir_in_fresh_process(env):
-    out = subprocess.run([sys.executable, "-c", PRINT_CACHE_DIR], env=env, capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", PRINT_CACHE_DIR], env=env, capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
 

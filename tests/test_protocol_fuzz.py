@@ -21,9 +21,13 @@ from tests.usi_driver import FIRST_ISREADY_TIMEOUT, UsiProcess
 
 pytestmark = pytest.mark.process
 
-FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-ANSWER_TIMEOUT = 30.0          # seconds for the answers of one example (a stalled engine fails the test)
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+ANSWER_TIMEOUT = 30.0  # seconds for the answers of one example (a stalled engine fails the test)
 
 # Printable text without line breaks: what a GUI or a corrupted pipe could put on one line.
 JUNK = st.text(alphabet=string.ascii_letters + string.digits + string.punctuation + " \t", max_size=30)
@@ -61,18 +65,36 @@ class _Drawer:
 
 # --- USI ---------------------------------------------------------------------------------------------
 USI_RESPONSES = {"id", "option", "usiok", "readyok", "bestmove", "info"}
-USI_COMMANDS = {"usi", "isready", "setoption", "usinewgame", "position", "go", "stop", "ponderhit", "gameover",
-                "quit"}
+USI_COMMANDS = {"usi", "isready", "setoption", "usinewgame", "position", "go", "stop", "ponderhit", "gameover", "quit"}
 USI_LINES = [
-    "isready", "usinewgame", "usi", "stop", "ponderhit", "gameover win", "gameover lose", "gameover draw",
-    "position startpos", "position startpos moves 7g7f 3c3d 8h2b+ 3a2b",
+    "isready",
+    "usinewgame",
+    "usi",
+    "stop",
+    "ponderhit",
+    "gameover win",
+    "gameover lose",
+    "gameover draw",
+    "position startpos",
+    "position startpos moves 7g7f 3c3d 8h2b+ 3a2b",
     "position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1 moves 3c3d",
-    "position sfen 4k4/9/4P4/9/9/9/9/9/4K4 b G 1", "position sfen 8k/9/9/9/9/9/9/9/K8 b - 1",
-    "setoption name MultiPV value 2", "setoption name MultiPV value 1", "setoption name USI_Ponder value true",
-    "setoption name NoSuchOption value 3", "setoption name PvInterval value 0",
+    "position sfen 4k4/9/4P4/9/9/9/9/9/4K4 b G 1",
+    "position sfen 8k/9/9/9/9/9/9/9/K8 b - 1",
+    "setoption name MultiPV value 2",
+    "setoption name MultiPV value 1",
+    "setoption name USI_Ponder value true",
+    "setoption name NoSuchOption value 3",
+    "setoption name PvInterval value 0",
 ]
-USI_GOES = ["go nodes 300", "go depth 2", "go movetime 30", "go btime 0 wtime 0 byoyomi 50", "go infinite",
-            "go ponder btime 1000 wtime 1000 byoyomi 50", "go btime 200 wtime 200 binc 10 winc 10"]
+USI_GOES = [
+    "go nodes 300",
+    "go depth 2",
+    "go movetime 30",
+    "go btime 0 wtime 0 byoyomi 50",
+    "go infinite",
+    "go ponder btime 1000 wtime 1000 byoyomi 50",
+    "go btime 200 wtime 200 binc 10 winc 10",
+]
 
 
 @st.composite
@@ -111,6 +133,7 @@ def usi():
 
 def test_usi_id_name_carries_the_project_version(usi):
     import usi_engine
+
     lines, _ = usi.usi()
     assert f"id name MCSS {usi_engine.__version__}" in lines
 
@@ -121,7 +144,7 @@ def test_usi_answers_only_as_the_protocol_allows(usi, stream):
     lines, goes, readies = stream
     for line in lines:
         usi.send(line)
-    usi.send("stop")                # a `go` cut short by a mutated line must still end
+    usi.send("stop")  # a `go` cut short by a mutated line must still end
     usi.send("isready")
     readies += 1
     got, bestmoves, readyoks = [], 0, 0
@@ -144,11 +167,33 @@ def test_usi_answers_only_as_the_protocol_allows(usi, stream):
 
 # --- GTP ---------------------------------------------------------------------------------------------
 GTP_LINES = [
-    "protocol_version", "name", "version", "known_command play", "known_command nonsense", "list_commands",
-    "boardsize 9", "boardsize 7", "boardsize 19", "clear_board", "komi 6.5", "komi 7", "play b E5",
-    "play white C3", "play b pass", "undo", "showboard", "final_score", "final_status_list dead",
-    "time_settings 0 1 1", "time_left b 10 0", "fixed_handicap 2", "genmove b", "genmove w",
-    "reg_genmove b", "kgs-time_settings none", "gogui-analyze_commands",
+    "protocol_version",
+    "name",
+    "version",
+    "known_command play",
+    "known_command nonsense",
+    "list_commands",
+    "boardsize 9",
+    "boardsize 7",
+    "boardsize 19",
+    "clear_board",
+    "komi 6.5",
+    "komi 7",
+    "play b E5",
+    "play white C3",
+    "play b pass",
+    "undo",
+    "showboard",
+    "final_score",
+    "final_status_list dead",
+    "time_settings 0 1 1",
+    "time_left b 10 0",
+    "fixed_handicap 2",
+    "genmove b",
+    "genmove w",
+    "reg_genmove b",
+    "kgs-time_settings none",
+    "gogui-analyze_commands",
 ]
 
 
@@ -178,7 +223,7 @@ def gtp_streams(draw):
             if genmoves > 2:
                 continue
         if {"lz-analyze", "quit"} & set(line.replace("\t", " ").split()[:2]):
-            continue                # streaming and ending commands are tested in test_gtp.py
+            continue  # streaming and ending commands are tested in test_gtp.py
         if draw(st.booleans()):
             line = f"{draw(st.integers(0, 10**6))} {line}"
         lines.append(line)
@@ -211,6 +256,6 @@ def test_gtp_answers_every_command_once_with_its_id(gtp, stream):
         head = response[0]
         assert head[:1] in ("=", "?"), (line, response)
         assert head[1:].split(" ", 1)[0] == ident, (line, response)
-    gtp.send("99 protocol_version")        # nothing left over: the next answer is this one's
+    gtp.send("99 protocol_version")  # nothing left over: the next answer is this one's
     assert gtp.response(ANSWER_TIMEOUT) == ["=99 2"], stream
     assert gtp.proc.poll() is None

@@ -16,7 +16,7 @@ from usi_engine.timeman import (
     round_up_to_second,
 )
 
-S = TimeSettings()          # YaneuraOu defaults: NetworkDelay 120, NetworkDelay2 1120, minimum 2000
+S = TimeSettings()  # YaneuraOu defaults: NetworkDelay 120, NetworkDelay2 1120, minimum 2000
 
 
 def test_byoyomi_only_spends_all_but_the_worst_delay():
@@ -39,7 +39,7 @@ def test_main_time_with_byoyomi_rounds_up_to_second_minus_delay():
 
 
 def test_little_main_time_left_spends_everything():
-    p = plan(SideClock(time=11000, byoyomi=10000), S)     # 11000 < 1.2 * 10000
+    p = plan(SideClock(time=11000, byoyomi=10000), S)  # 11000 < 1.2 * 10000
     assert p.stop_ms == p.hard_ms == 11000 + 10000 - 1120
 
 
@@ -47,7 +47,7 @@ def test_fischer_uses_increment():
     without = plan(SideClock(time=60000, inc=0), S)
     with_inc = plan(SideClock(time=60000, inc=10000), S)
     assert with_inc.stop_ms > without.stop_ms
-    assert with_inc.stop_ms <= with_inc.hard_ms == 60000 - 1120      # increment is credited after the move
+    assert with_inc.stop_ms <= with_inc.hard_ms == 60000 - 1120  # increment is credited after the move
 
 
 @pytest.mark.parametrize("time_ms", [300000, 60000, 10000, 3000, 1500])
@@ -55,7 +55,7 @@ def test_sudden_death_never_past_a_twentieth(time_ms):
     p = plan(SideClock(time=time_ms), S)
     assert p.stop_ms <= p.hard_ms
     if time_ms >= 20000:
-        assert p.stop_ms <= time_ms / 20 + 1000         # rounding up to the second at most adds < 1 s
+        assert p.stop_ms <= time_ms / 20 + 1000  # rounding up to the second at most adds < 1 s
     assert p.stop_ms >= 1
 
 
@@ -73,7 +73,7 @@ def test_byoyomi_game_never_loses_on_time():
     left = 120000
     for _ in range(200):
         p = plan(SideClock(time=left, byoyomi=5000), S)
-        used = p.stop_ms + 500                            # a delay below NetworkDelay2
+        used = p.stop_ms + 500  # a delay below NetworkDelay2
         assert used <= left + 5000
         left = max(0, left - max(0, used - 5000) // 1000 * 1000)
 
@@ -104,7 +104,7 @@ def test_game_length_rule_shortens_horizon():
 
 def test_round_up_to_second():
     assert round_up_to_second(14630, 120) == 14880
-    assert round_up_to_second(14950, 120) == 14950       # never earlier than asked
+    assert round_up_to_second(14950, 120) == 14950  # never earlier than asked
     assert round_up_to_second(3000, 120) == 3000
 
 
@@ -120,12 +120,12 @@ def canadian(main, period, stones):
 
 def test_no_clock_and_no_limit_give_none():
     assert CanadianClock().seconds_for_move(BLACK, 40) is None
-    assert canadian(0, 5, 0).seconds_for_move(BLACK, 40) is None           # GTP's "0 T 0": no time limit
+    assert canadian(0, 5, 0).seconds_for_move(BLACK, 40) is None  # GTP's "0 T 0": no time limit
     assert canadian(0, 0, 0).seconds_for_move(BLACK, 40) is None
 
 
 def test_byoyomi_only_uses_most_of_the_period_minus_the_safety_margin():
-    secs = canadian(0, 2, 1).seconds_for_move(BLACK, 40)        # kgs byoyomi 2 s = 1-stone periods
+    secs = canadian(0, 2, 1).seconds_for_move(BLACK, 40)  # kgs byoyomi 2 s = 1-stone periods
     assert secs == pytest.approx(PERIOD_USE * 2 - SAFETY_S)
     assert secs < 2 - SAFETY_S / 2
 
@@ -159,7 +159,7 @@ def test_a_canadian_game_never_overruns_its_periods():
         left, stones = 30.0, 20
         while stones:
             clock.time_left(BLACK, left, stones)
-            left -= clock.seconds_for_move(BLACK, 40) + 0.2        # 0.2 s of pipe and process delay
+            left -= clock.seconds_for_move(BLACK, 40) + 0.2  # 0.2 s of pipe and process delay
             stones -= 1
             assert left > 0
 

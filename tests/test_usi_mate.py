@@ -16,13 +16,13 @@ from usi_engine.shogi import Board
 from usi_engine.shogi_search.mate import MATE_PROBLEMS, MateSolver, gives_check
 
 NO_MATE = [
-    "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",   # no check at all
-    "4k4/9/9/9/9/9/9/9/9 b P2r2b4g4s4n4l17p 1",                         # one pawn check, then nothing
-    "7nl/7k1/9/7pp/9/9/9/9/9 b GS2r2b3g3s3n3l16p 1",                    # checks run out (cshogi agrees)
+    "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",  # no check at all
+    "4k4/9/9/9/9/9/9/9/9 b P2r2b4g4s4n4l17p 1",  # one pawn check, then nothing
+    "7nl/7k1/9/7pp/9/9/9/9/9 b GS2r2b3g3s3n3l16p 1",  # checks run out (cshogi agrees)
 ]
 UNDECIDED = "l3k1s2/r2s1gp1l/n1p1pp1pn/p1P1g4/Pprp1P1Np/3+bP1PPS/1G1P1S2P/B1G4KL/3L5 w np 80"  # > 10 s
-EXHAUSTIVE_PLIES = 5          # defences with at most this many plies left are refuted by exhaustive search
-SHORTEST_CHECKED = 7          # lines up to this long are checked to be the shortest
+EXHAUSTIVE_PLIES = 5  # defences with at most this many plies left are refuted by exhaustive search
+SHORTEST_CHECKED = 7  # lines up to this long are checked to be the shortest
 SOLVE_SECONDS = 60.0
 
 
@@ -69,7 +69,7 @@ def assert_forced_mate(sfen, line):
             left = len(line) - i - 2
             for reply in list(board.legal_moves) if left > 0 else []:
                 board.push(reply)
-                assert still_mate(board, left), f"defence {cshogi.move_to_usi(reply)} after {line[:i + 1]} escapes"
+                assert still_mate(board, left), f"defence {cshogi.move_to_usi(reply)} after {line[: i + 1]} escapes"
                 board.pop()
     assert board.is_check() and not list(board.legal_moves), "the line does not end in checkmate"
     assert len(line) % 2 == 1
@@ -155,7 +155,7 @@ def mate_answer(eng, sfen, go="go mate 20000", timeout=30.0):
     eng.send(go)
     lines, _ = eng.expect_prefix("checkmate", timeout)
     assert not any(s.startswith("bestmove") for s in lines)
-    assert eng.drain(0.2) == []                      # exactly one answer
+    assert eng.drain(0.2) == []  # exactly one answer
     return lines[-1].split()[1:]
 
 

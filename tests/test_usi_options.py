@@ -6,7 +6,7 @@ import pytest
 from tests.usi_driver import UsiProcess, option, running_engine
 from usi_engine.options import OPTIONS, OptionValues, find
 
-TRY_POSITION = "9/4K4/9/9/9/9/9/9/k8 b 2r2b4g4s4n4l18p 1"     # Black king one step from 5a
+TRY_POSITION = "9/4K4/9/9/9/9/9/9/k8 b 2r2b4g4s4n4l18p 1"  # Black king one step from 5a
 
 
 def test_option_table_parses_and_rejects():
@@ -34,13 +34,20 @@ def test_options_map_onto_search_options_and_game_params():
     from usi_engine.search.searcher import SearchOptions
     from usi_engine.shogi.board import declaration_rule_code
     from usi_engine.shogi_search.game import make_params
+
     for name, _ in list(SEARCH_OPTION_FIELDS.values()) + list(GAME_PARAM_FIELDS.values()):
         find(name)
     assert set(SEARCH_OPTION_FIELDS) <= {f.name for f in dataclasses.fields(SearchOptions)}
     assert set(GAME_PARAM_FIELDS) <= set(inspect.signature(make_params).parameters)
     values = OptionValues(config_files=[])
-    for name, value in (("Threads", "3"), ("TemperatureSpread", "150"), ("GraphSearch", "false"),
-                        ("SelectionPolicy", "uct"), ("EnteringKingRule", "TryRule"), ("QSearchDepth", "5")):
+    for name, value in (
+        ("Threads", "3"),
+        ("TemperatureSpread", "150"),
+        ("GraphSearch", "false"),
+        ("SelectionPolicy", "uct"),
+        ("EnteringKingRule", "TryRule"),
+        ("QSearchDepth", "5"),
+    ):
         values.set(name, value)
     options = SearchOptions(**search_options(values))
     assert (options.threads, options.t_sel_spread, options.graph, options.policy) == (3, 1.5, False, "uct")
@@ -99,7 +106,7 @@ def test_bad_evalfile_falls_back_to_default(eng, tmp_path):
     lines, _ = eng.expect_prefix("bestmove", 10.0)
     assert lines[-1].split()[1] not in ("resign", "win")
     eng.send("setoption name EvalFile value <empty>")
-    eng.isready(60.0)          # as a GUI does: the weights reload here, not inside the next test's timed go
+    eng.isready(60.0)  # as a GUI does: the weights reload here, not inside the next test's timed go
 
 
 def test_try_rule_plays_the_try_move(eng):
@@ -111,8 +118,8 @@ def test_try_rule_plays_the_try_move(eng):
 
 
 def test_resign_value(eng):
-    with option(eng, "ResignValue", 0, 99999):                  # resign at any score <= 0
-        eng.send("position sfen 4k4/9/9/9/9/9/9/9/4K4 b 2r2b4g4s4n4l18p 1")   # bare kings vs all in hand
+    with option(eng, "ResignValue", 0, 99999):  # resign at any score <= 0
+        eng.send("position sfen 4k4/9/9/9/9/9/9/9/4K4 b 2r2b4g4s4n4l18p 1")  # bare kings vs all in hand
         eng.send("go movetime 500")
         lines, _ = eng.expect_prefix("bestmove", 10.0)
         assert lines[-1] == "bestmove resign"
@@ -131,6 +138,7 @@ def test_consideration_mode_streams_pv(eng):
 def test_shipped_margins_leave_time_at_byoyomi_one_second():
     """NetworkDelay2's shipped default is a local-GUI margin (YaneuraOu's 1120 would leave ~0 ms)."""
     from usi_engine import timeman
+
     values = OptionValues()
     settings = timeman.TimeSettings(network_delay=values["NetworkDelay"], network_delay2=values["NetworkDelay2"])
     stop = timeman.plan(timeman.SideClock(byoyomi=1000), settings).stop_ms

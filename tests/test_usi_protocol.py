@@ -8,15 +8,14 @@ import time
 
 import pytest
 
-from tests.usi_driver import (UsiProcess, assert_quiet, bestmoves, go_and_answer, legal_in, option,
-                              running_engine)
+from tests.usi_driver import UsiProcess, assert_quiet, bestmoves, go_and_answer, legal_in, option, running_engine
 from usi_engine.options import find
 
-DECLARABLE = "2SGKGS2/1R5B1/LN1PPP1NL/9/9/9/9/9/4k4 b 7Prb2g2s2n2l8p 1"        # 28 points, 13 pieces
-ONE_SHORT = "2SGKGS2/1R5B1/LN1PPP1NL/9/9/9/9/9/4k4 b 6Prb2g2s2n2l9p 1"         # 27 points
-MATED = "4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1"                                      # White to move, mated
-PAWN_DROP_MATE = "R6sk/9/7G1/9/9/9/9/9/4K4 b P 1"       # P*1b would mate: illegal (the silver 2a is pinned)
-FAST_GO = "go btime 0 wtime 0 byoyomi 1500"                                    # NetworkDelay2=1000 below
+DECLARABLE = "2SGKGS2/1R5B1/LN1PPP1NL/9/9/9/9/9/4k4 b 7Prb2g2s2n2l8p 1"  # 28 points, 13 pieces
+ONE_SHORT = "2SGKGS2/1R5B1/LN1PPP1NL/9/9/9/9/9/4k4 b 6Prb2g2s2n2l9p 1"  # 27 points
+MATED = "4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1"  # White to move, mated
+PAWN_DROP_MATE = "R6sk/9/7G1/9/9/9/9/9/4K4 b P 1"  # P*1b would mate: illegal (the silver 2a is pinned)
+FAST_GO = "go btime 0 wtime 0 byoyomi 1500"  # NetworkDelay2=1000 below
 PONDER_GO = "go ponder btime 0 wtime 0 byoyomi 1500"
 FAST_OPTIONS = (("NetworkDelay2", 1000), ("NetworkDelay", 100), ("MinimumThinkingTime", 1000))
 
@@ -56,16 +55,38 @@ def test_usiok_fast_registration_only_run():
         assert seconds < 0.5
         assert lines[0].startswith("id name") and lines[1].startswith("id author")
         names = [s.split()[2] for s in lines if s.startswith("option name")]
-        for required in ("Threads", "USI_Hash", "USI_Ponder", "MultiPV", "EvalFile", "NetworkDelay",
-                         "NetworkDelay2", "MinimumThinkingTime", "SlowMover", "ResignValue", "DrawValueBlack",
-                         "DrawValueWhite", "MaxMovesToDraw", "EnteringKingRule", "DepthLimit", "NodesLimit",
-                         "ConsiderationMode", "PvInterval", "LogFile", "SoftmaxTemperature",
-                         "BackupTemperature", "TemperatureSpread", "QSearchDepth", "GraphSearch",
-                         "SelectionPolicy", "Seed"):
+        for required in (
+            "Threads",
+            "USI_Hash",
+            "USI_Ponder",
+            "MultiPV",
+            "EvalFile",
+            "NetworkDelay",
+            "NetworkDelay2",
+            "MinimumThinkingTime",
+            "SlowMover",
+            "ResignValue",
+            "DrawValueBlack",
+            "DrawValueWhite",
+            "MaxMovesToDraw",
+            "EnteringKingRule",
+            "DepthLimit",
+            "NodesLimit",
+            "ConsiderationMode",
+            "PvInterval",
+            "LogFile",
+            "SoftmaxTemperature",
+            "BackupTemperature",
+            "TemperatureSpread",
+            "QSearchDepth",
+            "GraphSearch",
+            "SelectionPolicy",
+            "Seed",
+        ):
             assert required in names
         for s in lines:
             if s.startswith("option name"):
-                assert s.split()[3] == "type"          # names without spaces
+                assert s.split()[3] == "type"  # names without spaces
         e.send("quit")
         assert e.proc.wait(5) == 0
     finally:
@@ -76,7 +97,7 @@ def test_cold_start_first_timed_move_is_searched_in_time(tmp_path):
     """A first start (empty numba cache, as on a user's machine): isready compiles everything, including the
     search kernel, so the first timed move is a real search answered within its byoyomi. (The warm-up used
     to end on its 2 s deadline before its first kernel call, leaving a ~30 s compile for move 1.)"""
-    env = {"NUMBA_CACHE_DIR": str(tmp_path / "numba")}       # added to this process's environment
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "numba")}  # added to this process's environment
     with running_engine((("NetworkDelay2", 500),), env=env) as e:
         position = "position startpos moves 7g7f"
         t0 = time.perf_counter()
@@ -109,7 +130,7 @@ def test_game_with_byoyomi_gives_legal_move_and_pv(eng):
 
 def test_ponder_held_until_stop_exactly_one_bestmove(eng):
     pos = "position startpos moves 7g7f 3c3d"
-    start_ponder(eng, pos, hold=1.5)                 # held although its search time would be over
+    start_ponder(eng, pos, hold=1.5)  # held although its search time would be over
     seconds, _ = released_answer(eng, pos, "stop")
     print(f"stop -> bestmove {1000 * seconds:.1f} ms")
     assert seconds < 0.1
@@ -119,14 +140,14 @@ def test_ponderhit_clock_starts_at_ponderhit(eng):
     pos = "position startpos moves 7g7f 3c3d 2g2f"
     start_ponder(eng, pos)
     seconds, _ = released_answer(eng, pos, "ponderhit")
-    assert 0.3 < seconds < 1.4, seconds              # byoyomi 1500 - NetworkDelay2 1000, from ponderhit
+    assert 0.3 < seconds < 1.4, seconds  # byoyomi 1500 - NetworkDelay2 1000, from ponderhit
 
 
 def test_ponderhit_with_new_times(eng):
     pos = "position startpos moves 2g2f 8c8d"
     start_ponder(eng, pos, "go ponder btime 60000 wtime 60000 byoyomi 0", 0.3)
     seconds, _ = released_answer(eng, pos, "ponderhit btime 0 wtime 0 byoyomi 1300")
-    assert seconds < 1.2, seconds                    # 1300 - 1000 = 300 ms, not the 60 s main time
+    assert seconds < 1.2, seconds  # 1300 - 1000 = 300 ms, not the 60 s main time
 
 
 def test_gameover_during_ponder_then_reuse(eng):
@@ -160,7 +181,7 @@ def test_infinite_until_stop_and_readyok_during_search(eng):
 
 def test_go_byoyomi_only_keyword_parser(eng):
     pos = "position startpos moves 7g7f"
-    lines, answer = ask(eng, pos, "go byoyomi 1500 foo bar")   # cshogi CLI style, junk tokens
+    lines, answer = ask(eng, pos, "go byoyomi 1500 foo bar")  # cshogi CLI style, junk tokens
     assert legal_in(pos, answer[1])
 
 
@@ -201,7 +222,7 @@ def test_max_moves_to_draw_makes_the_next_move_a_draw(eng):
         kind, value = last_score(lines)
         assert kind == "cp" and abs(value) <= 10 and legal_in(position, answer[1])
         lines, _ = ask(eng, position.replace(" 80", " 60"), "go nodes 3000")
-        assert last_score(lines)[0] == "mate"          # far from the limit: unchanged
+        assert last_score(lines)[0] == "mate"  # far from the limit: unchanged
 
 
 def test_declaration_win_and_one_point_short(eng):
@@ -235,24 +256,53 @@ def test_invalid_position_then_go_resigns_with_error(eng):
     lines, _ = eng.expect_prefix("bestmove", 5.0)
     assert lines[-1] == "bestmove resign"
     assert any(s.startswith("info string error") for s in lines)
-    pos = "position startpos moves 7g7f"                       # a valid position afterwards works again
+    pos = "position startpos moves 7g7f"  # a valid position afterwards works again
     _, answer = ask(eng, pos)
     assert legal_in(pos, answer[1])
 
 
 MALFORMED = [
-    "garbage", "", "   ", "\t", "gogo", "position", "position sfen", "position sfen xyz b - 1",
-    "position sfen 9/9/9/9/9/9/9/9/9 q - 1", "position sfen lnsgkgsnl/9/9/9/9/9/9/9/9 b - 1 extra",
-    "position startpos moves 7g7z", "position startpos moves P*5e", "position startpos moves 7g7f 7g7f",
-    "position startpos moves 1a1b", "position sfen 10/9/9/9/9/9/9/9/9 b - 1", "position fen startpos",
-    "setoption", "setoption name", "setoption name Threads value abc", "setoption name Threads value 0",
-    "setoption name MultiPV value -3", "setoption name NoSuchOption value 1",
-    "setoption name EnteringKingRule value Nonsense", "setoption name USI_Ponder value maybe",
-    "setoption name GraphSearch", "stop", "ponderhit", "ponderhit btime x", "gameover", "gameover maybe",
-    "usinewgame extra", "d", "isready now", "\x00\x01\x02", "日本語", "position startpos moves " + "7g7f " * 50,
-    "goo btime -5", "setoption name USI_Hash value 99999999999999999999",
+    "garbage",
+    "",
+    "   ",
+    "\t",
+    "gogo",
+    "position",
+    "position sfen",
+    "position sfen xyz b - 1",
+    "position sfen 9/9/9/9/9/9/9/9/9 q - 1",
+    "position sfen lnsgkgsnl/9/9/9/9/9/9/9/9 b - 1 extra",
+    "position startpos moves 7g7z",
+    "position startpos moves P*5e",
+    "position startpos moves 7g7f 7g7f",
+    "position startpos moves 1a1b",
+    "position sfen 10/9/9/9/9/9/9/9/9 b - 1",
+    "position fen startpos",
+    "setoption",
+    "setoption name",
+    "setoption name Threads value abc",
+    "setoption name Threads value 0",
+    "setoption name MultiPV value -3",
+    "setoption name NoSuchOption value 1",
+    "setoption name EnteringKingRule value Nonsense",
+    "setoption name USI_Ponder value maybe",
+    "setoption name GraphSearch",
+    "stop",
+    "ponderhit",
+    "ponderhit btime x",
+    "gameover",
+    "gameover maybe",
+    "usinewgame extra",
+    "d",
+    "isready now",
+    "\x00\x01\x02",
+    "日本語",
+    "position startpos moves " + "7g7f " * 50,
+    "goo btime -5",
+    "setoption name USI_Hash value 99999999999999999999",
     "position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 0",
-    "position sfen 4k4/9/9/9/9/9/9/9/9 b 99P 1", "position sfen 4k4/9/9/9/9/9/9/9/P3K4 b - 1",
+    "position sfen 4k4/9/9/9/9/9/9/9/9 b 99P 1",
+    "position sfen 4k4/9/9/9/9/9/9/9/P3K4 b - 1",
 ]
 
 
@@ -271,8 +321,7 @@ def test_malformed_lines_engine_stays_alive(eng):
 
 
 def test_specific_errors_are_reported(eng):
-    for line in ("position sfen xyz b - 1", "position startpos moves 7g7f 7g7f",
-                 "setoption name Threads value abc"):
+    for line in ("position sfen xyz b - 1", "position startpos moves 7g7f 7g7f", "setoption name Threads value abc"):
         eng.send(line)
         lines, _ = eng.expect_prefix("info string error", 5.0)
     eng.send("setoption name USI_Hash value 64")
@@ -309,7 +358,7 @@ def test_go_while_searching_gives_one_bestmove_per_go(eng):
     eng.send("go infinite")
     eng.drain(0.3)
     t0 = eng.send(second)
-    eng.send(FAST_GO)                                # no stop: the new go ends the old one
+    eng.send(FAST_GO)  # no stop: the new go ends the old one
     lines, t1 = eng.expect_prefix("bestmove", 5.0)
     assert t1 - t0 < 0.2 and legal_in(first, lines[-1].split()[1])
     lines, _ = eng.expect_prefix("bestmove", 5.0)
@@ -327,10 +376,10 @@ def test_pawn_drop_mate_is_never_played(eng):
 
 
 ODD_SFENS = [
-    "4k4/9/9/9/9/9/9/9/9 b G",                      # no move counter, no Black king (tsume style)
-    "9/9/9/9/9/9/9/9/9 b - 1",                      # no kings at all
-    "4k4/9/9/9/9/9/9/9/4K4 w - 1",                  # bare kings
-    "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1",   # White to move from the start
+    "4k4/9/9/9/9/9/9/9/9 b G",  # no move counter, no Black king (tsume style)
+    "9/9/9/9/9/9/9/9/9 b - 1",  # no kings at all
+    "4k4/9/9/9/9/9/9/9/4K4 w - 1",  # bare kings
+    "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1",  # White to move from the start
 ]
 
 
@@ -341,7 +390,7 @@ def test_odd_sfen_answers_legal_move_or_resign(eng, sfen):
     lines, _ = eng.expect_prefix("bestmove", 10.0)
     move = lines[-1].split()[1]
     if any(s.startswith("info string error: position") for s in lines):
-        assert move == "resign"                     # rejected SFEN: never a move for it
+        assert move == "resign"  # rejected SFEN: never a move for it
     else:
         assert move == "resign" or legal_in(f"position sfen {sfen}", move)
     eng.isready()
@@ -353,7 +402,7 @@ def test_repeated_positions_in_history_are_replayed(eng):
     eng.send(pos)
     eng.send("d")
     lines, _ = eng.expect_prefix("moves ", 5.0)
-    assert len(lines[-1].split()) - 1 == 2 + 12         # every move kept (repetition needs the history)
+    assert len(lines[-1].split()) - 1 == 2 + 12  # every move kept (repetition needs the history)
     _, answer = ask(eng, pos)
     assert legal_in(pos, answer[1])
 
@@ -374,8 +423,10 @@ def test_default_margins_answer_within_byoyomi(eng):
             moves.append(lines[-1].split()[1])
             assert legal_in(pos, moves[-1])
         times.sort()
-        print(f"answers at byoyomi 1000 with default margins: median {1000 * times[3]:.0f} ms, "
-              f"slowest {1000 * times[-1]:.0f} ms")
+        print(
+            f"answers at byoyomi 1000 with default margins: median {1000 * times[3]:.0f} ms, "
+            f"slowest {1000 * times[-1]:.0f} ms"
+        )
         assert times[3] < 0.8 and times[-1] < 1.2
     finally:
         for name, value in FAST_OPTIONS:

@@ -16,7 +16,7 @@ from pathlib import Path
 from learn.match.engines import EngineError, EngineProcess
 
 ROOT = Path(__file__).resolve().parent.parent
-FIRST_ISREADY_TIMEOUT = 600.0      # cold numba cache: the first isready compiles everything
+FIRST_ISREADY_TIMEOUT = 600.0  # cold numba cache: the first isready compiles everything
 
 
 class UsiProcess:
@@ -28,8 +28,13 @@ class UsiProcess:
         full_env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
         fd, self.log_path = tempfile.mkstemp(prefix="usi-test-", suffix=".log")
         os.close(fd)
-        self.engine = EngineProcess([sys.executable, "-m", "usi_engine", *args], "usi-engine", cwd=str(ROOT),
-                                    log_path=self.log_path, env=full_env)
+        self.engine = EngineProcess(
+            [sys.executable, "-m", "usi_engine", *args],
+            "usi-engine",
+            cwd=str(ROOT),
+            log_path=self.log_path,
+            env=full_env,
+        )
         self.engine.start()
         self.proc = self.engine.proc
 
@@ -51,8 +56,9 @@ class UsiProcess:
             try:
                 t, line = self.engine.readline(deadline)
             except EngineError as e:
-                raise AssertionError(f"{e.kind} after {timeout} s at most; got {seen[-20:]}; "
-                                     f"log: {self.log_tail()}") from None
+                raise AssertionError(
+                    f"{e.kind} after {timeout} s at most; got {seen[-20:]}; log: {self.log_tail()}"
+                ) from None
             seen.append(line)
             if predicate(line):
                 return seen, t
@@ -136,9 +142,10 @@ def assert_quiet(eng, wait=0.5):
 def legal_in(position_cmd, move):
     """Whether `move` is legal in the position of a `position ...` command (cshogi as the oracle)."""
     import cshogi
+
     tokens = position_cmd.split()[1:]
-    moves = tokens[tokens.index("moves") + 1:] if "moves" in tokens else []
-    head = tokens[:tokens.index("moves")] if "moves" in tokens else tokens
+    moves = tokens[tokens.index("moves") + 1 :] if "moves" in tokens else []
+    head = tokens[: tokens.index("moves")] if "moves" in tokens else tokens
     board = cshogi.Board() if head == ["startpos"] else cshogi.Board(" ".join(head[1:]))
     for m in moves:
         assert board.push_usi(m), m

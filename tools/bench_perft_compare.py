@@ -60,7 +60,7 @@ def compile_times():
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         results = []
-        for _ in range(2):                      # cold (empty cache), then warm
+        for _ in range(2):  # cold (empty cache), then warm
             start = time.perf_counter()
             subprocess.run([sys.executable, "-c", WARM_UP], cwd=root, env=env, check=True)
             results.append(time.perf_counter() - start)
@@ -79,13 +79,17 @@ def main():
         assert ours_nodes == their_nodes, (ours_nodes, their_nodes)
         ours_nps, their_nps = ours_nodes / ours_s, their_nodes / their_s
         label = "bulk" if bulk else "make/unmake"
-        print(f"perft({args.depth}) {label}: ours {ours_nps / 1e6:.2f}M/s ({ours_s:.2f} s), "
-              f"cshogi {their_nps / 1e6:.2f}M/s ({their_s:.2f} s), ratio {ours_nps / their_nps:.2f}x")
+        print(
+            f"perft({args.depth}) {label}: ours {ours_nps / 1e6:.2f}M/s ({ours_s:.2f} s), "
+            f"cshogi {their_nps / 1e6:.2f}M/s ({their_s:.2f} s), ratio {ours_nps / their_nps:.2f}x"
+        )
     d = args.python_shogi_depth
     ps_nodes, ps_s = timed(python_shogi_perft, python_shogi.Board(), d)
     ours_nodes, ours_s = bench_perft(None, d, False)
-    print(f"perft({d}): python-shogi {ps_nodes / ps_s / 1e3:.1f}k/s, ours {ours_nodes / ours_s / 1e6:.2f}M/s, "
-          f"ratio {ours_nodes / ours_s / (ps_nodes / ps_s):.0f}x")
+    print(
+        f"perft({d}): python-shogi {ps_nodes / ps_s / 1e3:.1f}k/s, ours {ours_nodes / ours_s / 1e6:.2f}M/s, "
+        f"ratio {ours_nodes / ours_s / (ps_nodes / ps_s):.0f}x"
+    )
     if args.compile:
         cold, warm = compile_times()
         print(f"rules core compile: cold {cold:.1f} s, warm-cache load {warm:.2f} s (fresh processes)")

@@ -14,5 +14,6 @@ if ! command -v gnugo >/dev/null 2>&1; then
     fi
 fi
 python3 -m ruff check .
+python3 -m ruff format --check .
 python3 -m mypy
 exec python3 -m pytest "$@"

@@ -22,21 +22,27 @@ def bench_main(argv):
     args, rest = parser.parse_known_args(argv)
     if args.what == "perft":
         from .shogi.bench import run
+
         run(args.sfen, args.depth, args.bulk)
     elif args.what == "eval":
         from eval.bench import bench_eval
+
         bench_eval(args.weights)
     elif args.what == "qsearch":
         from .shogi_search.bench import bench_qsearch
+
         bench_qsearch(args.weights)
     elif args.what == "mate":
         from .shogi_search.mate import bench as mate_bench
+
         mate_bench(args.seconds)
     elif args.what == "signature":
         from .shogi_search.bench import bench_signature
+
         bench_signature()
     elif args.what == "search":
         from .shogi_search.bench import search_main
+
         return search_main(rest)
     return 0
 
@@ -47,12 +53,17 @@ def main(argv=None):
         return bench_main(argv[1:])
     if argv and argv[0] == "gtp":
         from .gtp import main as gtp_main
+
         return gtp_main(argv[1:])
     if not argv or argv[0] == "usi":
         from .usi import main as usi_main
+
         return usi_main()
-    print("usage: usi-engine [usi] | usi-engine gtp [options] | "
-          "usi-engine bench perft|eval|qsearch|search|signature|mate ...", file=sys.stderr)
+    print(
+        "usage: usi-engine [usi] | usi-engine gtp [options] | "
+        "usi-engine bench perft|eval|qsearch|search|signature|mate ...",
+        file=sys.stderr,
+    )
     return 2
 
 

@@ -40,22 +40,23 @@ if TYPE_CHECKING:
     from .search.searcher import SearchResult
 
 WATCHDOG_POLL = 0.005
-SNAPSHOT_GRACE = 0.04         # s after stop/deadline: answer with the latest snapshot's move if the search
-FALLBACK_AFTER_STOP = 0.15     # has not returned; without a snapshot wait this long, then any legal move
-SNAPSHOT_INTERVAL = 0.1        # s between search snapshots (fallback move; PV checks when streaming)
+SNAPSHOT_GRACE = 0.04  # s after stop/deadline: answer with the latest snapshot's move if the search
+FALLBACK_AFTER_STOP = 0.15  # has not returned; without a snapshot wait this long, then any legal move
+SNAPSHOT_INTERVAL = 0.1  # s between search snapshots (fallback move; PV checks when streaming)
 MIN_PV_INTERVAL = 0.05
 WARMUP_SAMPLES = 64
 WARMUP_MS = 2000.0
-BARE_GO_SECONDS = 5.0          # a `go` without clock or limit thinks this long
-ROOT_MATE_PLY = 7              # mates this short are solved before the search ...
-ROOT_MATE_SECONDS = 0.1        # ... within this time
-ROOT_MATE_SHARE = 0.1          # ... and at most this share of the move's time
+BARE_GO_SECONDS = 5.0  # a `go` without clock or limit thinks this long
+ROOT_MATE_PLY = 7  # mates this short are solved before the search ...
+ROOT_MATE_SECONDS = 0.1  # ... within this time
+ROOT_MATE_SHARE = 0.1  # ... and at most this share of the move's time
 
 
 # --- typed input --------------------------------------------------------------------------------
 @dataclass
 class Times:
     """Both sides' clocks as a GUI sends them with a search (ms; 0 = not given)."""
+
     btime: int = 0
     wtime: int = 0
     binc: int = 0
@@ -66,6 +67,7 @@ class Times:
 @dataclass
 class GoLimits:
     """What bounds one search: the clocks, fixed limits (0 = none), ponder and infinite mode."""
+
     times: Times = field(default_factory=Times)
     movetime: int = 0
     nodes: int = 0
@@ -78,6 +80,7 @@ class GoLimits:
 @dataclass(frozen=True)
 class Score:
     """A search value for the side to move: centipawns, or a proven mate in `plies` (negative: we are mated)."""
+
     cp: int | None = None
     mate: int | None = None
 
@@ -92,6 +95,7 @@ class Score:
 @dataclass(frozen=True)
 class PvLine:
     """One principal variation (USI move texts) with its score."""
+
     score: Score
     moves: tuple[str, ...] = ()
 
@@ -99,13 +103,14 @@ class PvLine:
 @dataclass(frozen=True)
 class SearchInfo:
     """A report of the search's state; fields that are None are not known for this report."""
+
     depth: int | None = None
     seldepth: int | None = None
     time_ms: int | None = None
     nodes: int | None = None
     hashfull: int | None = None
-    lines: tuple[PvLine, ...] = ()       # best first
-    multipv: bool = False                # the lines are numbered MultiPV lines
+    lines: tuple[PvLine, ...] = ()  # best first
+    multipv: bool = False  # the lines are numbered MultiPV lines
 
     @classmethod
     def from_result(cls, result: SearchResult, move_to_str: Callable[[int], str]) -> SearchInfo:
@@ -113,15 +118,25 @@ class SearchInfo:
         if len(result.multipv) <= 1:
             lines = (PvLine(Score.from_value(result.value), tuple(result.pv_str)),)
         else:
-            lines = tuple(PvLine(Score.from_value(value), tuple(move_to_str(m) for m in moves))
-                          for _, value, moves in result.multipv)
-        return cls(depth=depth, seldepth=max(depth, result.seldepth), time_ms=max(0, int(result.time_ms)),
-                   nodes=result.nodes, hashfull=result.hashfull, lines=lines, multipv=len(result.multipv) > 1)
+            lines = tuple(
+                PvLine(Score.from_value(value), tuple(move_to_str(m) for m in moves))
+                for _, value, moves in result.multipv
+            )
+        return cls(
+            depth=depth,
+            seldepth=max(depth, result.seldepth),
+            time_ms=max(0, int(result.time_ms)),
+            nodes=result.nodes,
+            hashfull=result.hashfull,
+            lines=lines,
+            multipv=len(result.multipv) > 1,
+        )
 
 
 @dataclass(frozen=True)
 class MateAnswer:
     """The answer of `go_mate`: status "mate" with its line, "nomate" or "timeout"."""
+
     status: str
     line: tuple[str, ...] = ()
 
@@ -138,29 +153,31 @@ class BenchResult:
 @dataclass
 class EngineCallbacks:
     """How the engine reports; every callback may be called from a search thread."""
+
     info: Callable[[SearchInfo], None]
-    bestmove: Callable[[str, str | None], None]     # move ("resign", "win" or a USI move), ponder move
-    mate: Callable[[MateAnswer], None]              # the answer of go_mate
-    message: Callable[[str], None]                  # free text for the user (errors start with "error: ")
+    bestmove: Callable[[str, str | None], None]  # move ("resign", "win" or a USI move), ponder move
+    mate: Callable[[MateAnswer], None]  # the answer of go_mate
+    message: Callable[[str], None]  # free text for the user (errors start with "error: ")
 
 
 @dataclass
 class GoState:
     """One `go` from start to its single best move."""
+
     limits: GoLimits
-    board: object                        # a copy of the position searched (None: invalid position)
-    mate_ms: int | None = None           # go_mate: time limit (None: until stop)
+    board: object  # a copy of the position searched (None: invalid position)
+    mate_ms: int | None = None  # go_mate: time limit (None: until stop)
     start: float = field(default_factory=time.perf_counter)
-    deadline: float | None = None        # perf_counter time to end the search
+    deadline: float | None = None  # perf_counter time to end the search
     pondering: bool = False
     stop: threading.Event = field(default_factory=threading.Event)
-    hold: threading.Event = field(default_factory=threading.Event)   # set = the best move may be reported
-    done: threading.Event = field(default_factory=threading.Event)   # set once the best move is reported
+    hold: threading.Event = field(default_factory=threading.Event)  # set = the best move may be reported
+    done: threading.Event = field(default_factory=threading.Event)  # set once the best move is reported
     stop_time: float | None = None
     legal: list = field(default_factory=list)
-    last: SearchResult | None = None     # latest snapshot of the search
-    searcher: object = None              # the Searcher running this go (for the watchdog's stop)
-    finished: threading.Event = field(default_factory=threading.Event)   # set when the go thread ends
+    last: SearchResult | None = None  # latest snapshot of the search
+    searcher: object = None  # the Searcher running this go (for the watchdog's stop)
+    finished: threading.Event = field(default_factory=threading.Event)  # set when the go thread ends
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def release(self):
@@ -174,6 +191,7 @@ class GoState:
 @dataclass
 class Answer:
     """A best move decided by the engine (move "resign" / "win" included) and its ponder move."""
+
     move: str
     ponder: str | None = None
 
@@ -194,8 +212,8 @@ class Engine:
         self._search_key = None
         self._weights_path = None
         self._ready = False
-        self._lock = threading.Lock()            # preparation (prepare, a go without prepare)
-        self._search_lock = threading.Lock()     # one Searcher.search at a time
+        self._lock = threading.Lock()  # preparation (prepare, a go without prepare)
+        self._search_lock = threading.Lock()  # one Searcher.search at a time
         for err in self.options.errors:
             self._error(err)
 
@@ -226,6 +244,7 @@ class Engine:
         """The position after `moves` from `sfen` (None: the start position). ValueError on a bad SFEN or an
         illegal or malformed move; the engine then keeps no position (see `clear_position`)."""
         from .shogi import Board
+
         self.board = None
         board = Board() if sfen is None else Board(sfen)
         for i, move in enumerate(moves):
@@ -319,10 +338,10 @@ class Engine:
                 self._set_deadline(state, state.start)
                 threading.Thread(target=self._watchdog, args=(state,), daemon=True).start()
                 if previous is not None:
-                    previous.join()          # one search at a time; the watchdog answers if this is late
-                self._prepare()              # normally done by prepare(); the watchdog covers a late one
+                    previous.join()  # one search at a time; the watchdog answers if this is late
+                self._prepare()  # normally done by prepare(); the watchdog covers a late one
                 answer = self._root_mate(state) or self._search(state)
-        except Exception as e:           # never die without answering
+        except Exception as e:  # never die without answering
             self._error(f"search failed: {type(e).__name__}: {e}")
             answer = self._fallback(state)
         state.hold.wait()
@@ -361,18 +380,30 @@ class Engine:
             state.deadline = None
             return
         black = state.board.turn == 0
-        clock = timeman.SideClock(time=times.btime if black else times.wtime, inc=times.binc if black else times.winc,
-                                  byoyomi=times.byoyomi, movetime=limits.movetime, ply=state.board.ply)
+        clock = timeman.SideClock(
+            time=times.btime if black else times.wtime,
+            inc=times.binc if black else times.winc,
+            byoyomi=times.byoyomi,
+            movetime=limits.movetime,
+            ply=state.board.ply,
+        )
         if not (clock.time or clock.inc or clock.byoyomi or clock.movetime):
-            state.deadline = None       # go nodes / depth / bare go: limits only
+            state.deadline = None  # go nodes / depth / bare go: limits only
             if not (limits.nodes or limits.depth or self.options["NodesLimit"] or self.options["DepthLimit"]):
                 state.deadline = start + BARE_GO_SECONDS
             return
         o = self.options
-        plan = timeman.plan(clock, timeman.TimeSettings(
-            network_delay=o["NetworkDelay"], network_delay2=o["NetworkDelay2"],
-            minimum_thinking_time=o["MinimumThinkingTime"], slow_mover=o["SlowMover"],
-            ponder=o["USI_Ponder"], max_moves_to_draw=o["MaxMovesToDraw"]))
+        plan = timeman.plan(
+            clock,
+            timeman.TimeSettings(
+                network_delay=o["NetworkDelay"],
+                network_delay2=o["NetworkDelay2"],
+                minimum_thinking_time=o["MinimumThinkingTime"],
+                slow_mover=o["SlowMover"],
+                ponder=o["USI_Ponder"],
+                max_moves_to_draw=o["MaxMovesToDraw"],
+            ),
+        )
         state.deadline = start + plan.stop_ms / 1000.0
 
     def _watchdog(self, state: GoState) -> None:
@@ -395,6 +426,7 @@ class Engine:
 
     def _search(self, state: GoState) -> Answer:
         from .search.searcher import Limits
+
         limits, o = state.limits, self.options
         nodes = limits.nodes or o["NodesLimit"] or None
         depth = limits.depth or o["DepthLimit"] or None
@@ -408,12 +440,13 @@ class Engine:
         reporter = _InfoReporter(self, state, streaming, max(MIN_PV_INTERVAL, o["PvInterval"] / 1000.0))
         with self._search_lock:
             state.searcher = self.searcher
-            if state.stop.is_set():                # stopped before it could start (the watchdog may
-                return self._fallback(state)       # already have answered)
-            result = self.searcher.search(state.board.pos, search_limits, on_info=reporter,
-                                          multipv=o["MultiPV"], info_interval=SNAPSHOT_INTERVAL)
+            if state.stop.is_set():  # stopped before it could start (the watchdog may
+                return self._fallback(state)  # already have answered)
+            result = self.searcher.search(
+                state.board.pos, search_limits, on_info=reporter, multipv=o["MultiPV"], info_interval=SNAPSHOT_INTERVAL
+            )
         state.last = result
-        if result.best_move_str is None:          # root not expanded in time: legal moves exist
+        if result.best_move_str is None:  # root not expanded in time: legal moves exist
             return self._fallback(state)
         reporter.emit(result)
         if result.value <= -o["ResignValue"]:
@@ -461,6 +494,7 @@ class Engine:
             key = tuple(sorted(settings.items()))
             if self.searcher is None or key != self._search_key:
                 from .search.searcher import SearchOptions, Searcher
+
                 self.searcher = Searcher(self.adapter, SearchOptions(**settings))
                 self._search_key = key
                 self._ready = False
@@ -468,14 +502,15 @@ class Engine:
                 self._warm_search()
                 self._ready = True
                 gc.collect()
-                gc.freeze()      # the ~10^5 objects of numba's compiler stay out of later collections:
-                                 # a full collection over them holds the GIL ~0.2 s (a late bestmove)
+                gc.freeze()  # the ~10^5 objects of numba's compiler stay out of later collections:
+                # a full collection over them holds the GIL ~0.2 s (a late bestmove)
 
     def _prepare_rules(self) -> None:
         """Compile (or load) the rules kernels and the mate solver; allocate the solver's table once."""
         if self.mate_solver is None:
             from .shogi import board
             from .shogi_search import mate
+
             board.warm_up()
             solver = mate.MateSolver()
             mate.warm_up(solver)
@@ -484,7 +519,9 @@ class Engine:
     def _load_adapter(self) -> None:
         """Weights (EvalFile; a bad file -> error message and the default weights) and game params."""
         from eval.weightfile import load_weights
+
         from .shogi_search.game import ShogiAdapter, make_params
+
         path = self.options["EvalFile"] or None
         if self.adapter is None or path != self._weights_path:
             try:
@@ -503,6 +540,7 @@ class Engine:
     def _set_draw_value(self, turn: int) -> None:
         """Repetition value from Black's view, given the colour we play (YaneuraOu's DrawValue*)."""
         from .shogi_search.game import P_DRAW_FOR_BLACK
+
         o = self.options
         self.adapter.params[P_DRAW_FOR_BLACK] = o["DrawValueBlack"] if turn == 0 else -o["DrawValueWhite"]
 
@@ -511,6 +549,7 @@ class Engine:
         second after a move so that tree reuse (reroot) is compiled here and not in a timed move."""
         from .search.searcher import Limits
         from .shogi import Board
+
         board = Board()
         limits = Limits(samples=WARMUP_SAMPLES, time_ms=WARMUP_MS)
         with self._search_lock:
@@ -556,9 +595,10 @@ class Engine:
         line = result.line
         limit = self.options["MaxMovesToDraw"]
         if limit and state.board.move_number - 1 + len(line) - 1 >= limit:
-            return None             # the game is drawn before the mate completes: leave it to the search
-        self.callbacks.info(SearchInfo(depth=len(line), nodes=result.nodes,
-                                       lines=(PvLine(Score(mate=len(line)), tuple(line)),)))
+            return None  # the game is drawn before the mate completes: leave it to the search
+        self.callbacks.info(
+            SearchInfo(depth=len(line), nodes=result.nodes, lines=(PvLine(Score(mate=len(line)), tuple(line)),))
+        )
         return Answer(line[0], line[1] if len(line) > 1 else None)
 
     # --- extensions ---------------------------------------------------------------------------------
@@ -566,6 +606,7 @@ class Engine:
         """Search the start position for `seconds` and measure the speed."""
         from .search.searcher import Limits
         from .shogi import Board
+
         self._prepare()
         with self._search_lock:
             result = self.searcher.search(Board().pos, Limits(time_ms=seconds * 1000.0))

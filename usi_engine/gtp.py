@@ -36,10 +36,18 @@ NAME = "MCSS"
 # for an engine not named KataGo (Lizzie's Leelaz.java), so GTP answers a Leela Zero-like version.
 VERSION = "0.17"
 ANALYZE_MULTIPV = 10
-DEFAULT_ANALYZE_INTERVAL = 1.0     # s between lz-analyze reports (the argument is in centiseconds)
+DEFAULT_ANALYZE_INTERVAL = 1.0  # s between lz-analyze reports (the argument is in centiseconds)
 MIN_ANALYZE_INTERVAL = 0.05
-STARS = {2: "G7 C3", 3: "G7 C3 C7", 4: "C7 G7 C3 G3", 5: "C7 G7 C3 G3 E5", 6: "C7 G7 C5 G5 C3 G3",
-         7: "C7 G7 C5 G5 C3 G3 E5", 8: "C7 E7 G7 C5 G5 C3 E3 G3", 9: "C7 E7 G7 C5 G5 C3 E3 G3 E5"}
+STARS = {
+    2: "G7 C3",
+    3: "G7 C3 C7",
+    4: "C7 G7 C3 G3",
+    5: "C7 G7 C3 G3 E5",
+    6: "C7 G7 C5 G5 C3 G3",
+    7: "C7 G7 C5 G5 C3 G3 E5",
+    8: "C7 E7 G7 C5 G5 C3 E3 G3",
+    9: "C7 E7 G7 C5 G5 C3 E3 G3 E5",
+}
 POLICY_NAMES = {"mcss": "softmax", "softmax": "softmax", "uct": "uct", "rave": "rave"}
 COLOUR_WORDS = ("b", "w", "black", "white")
 
@@ -71,9 +79,10 @@ def analysis_line(board: GoBoard, result) -> str:
     records = []
     for order, r in enumerate(result.root):
         wr = int(round(10000 * r.winrate))
-        records.append(f"info move {board.vertex(r.move)} visits {r.visits} winrate {wr} "
-                       f"prior {int(round(10000 * r.prob))} lcb {wr} order {order} pv "
-                       + " ".join(board.vertex(m) for m in r.pv))
+        records.append(
+            f"info move {board.vertex(r.move)} visits {r.visits} winrate {wr} "
+            f"prior {int(round(10000 * r.prob))} lcb {wr} order {order} pv " + " ".join(board.vertex(m) for m in r.pv)
+        )
     return " ".join(records)
 
 
@@ -90,17 +99,32 @@ class GtpEngine:
         self.player = GoPlayer(player_settings(args))
         self.quit = False
         self.commands = {
-            "protocol_version": lambda a: "2", "name": lambda a: NAME, "version": lambda a: VERSION,
-            "known_command": self.cmd_known, "list_commands": lambda a: "\n".join(sorted(self.commands)),
-            "quit": self.cmd_quit, "boardsize": self.cmd_boardsize, "clear_board": self.cmd_clear,
-            "komi": self.cmd_komi, "play": self.cmd_play, "genmove": self.cmd_genmove, "undo": self.cmd_undo,
-            "showboard": lambda a: "\n" + self.board.to_string(), "final_score": self.cmd_final_score,
-            "final_status_list": self.cmd_final_status, "time_settings": self.cmd_time_settings,
-            "time_left": self.cmd_time_left, "kgs-time_settings": self.cmd_kgs_time,
-            "kgs-genmove_cleanup": self.cmd_cleanup, "loadsgf": self.cmd_loadsgf,
-            "fixed_handicap": self.cmd_fixed_handicap, "place_free_handicap": self.cmd_fixed_handicap,
-            "set_free_handicap": self.cmd_set_free_handicap, "reg_genmove": self.cmd_reg_genmove,
-            "gogui-analyze_commands": self.cmd_analyze_commands, "lz-analyze": None,
+            "protocol_version": lambda a: "2",
+            "name": lambda a: NAME,
+            "version": lambda a: VERSION,
+            "known_command": self.cmd_known,
+            "list_commands": lambda a: "\n".join(sorted(self.commands)),
+            "quit": self.cmd_quit,
+            "boardsize": self.cmd_boardsize,
+            "clear_board": self.cmd_clear,
+            "komi": self.cmd_komi,
+            "play": self.cmd_play,
+            "genmove": self.cmd_genmove,
+            "undo": self.cmd_undo,
+            "showboard": lambda a: "\n" + self.board.to_string(),
+            "final_score": self.cmd_final_score,
+            "final_status_list": self.cmd_final_status,
+            "time_settings": self.cmd_time_settings,
+            "time_left": self.cmd_time_left,
+            "kgs-time_settings": self.cmd_kgs_time,
+            "kgs-genmove_cleanup": self.cmd_cleanup,
+            "loadsgf": self.cmd_loadsgf,
+            "fixed_handicap": self.cmd_fixed_handicap,
+            "place_free_handicap": self.cmd_fixed_handicap,
+            "set_free_handicap": self.cmd_set_free_handicap,
+            "reg_genmove": self.cmd_reg_genmove,
+            "gogui-analyze_commands": self.cmd_analyze_commands,
+            "lz-analyze": None,
         }
 
     # --- output ------------------------------------------------------------------------------------
@@ -237,7 +261,7 @@ class GtpEngine:
                 self._set_clock(float(a[1]), 0, 0)
             elif kind == "canadian":
                 self._set_clock(float(a[1]), float(a[2]), int(a[3]))
-            elif kind == "byoyomi":     # periods of T seconds: count one period as a 1-stone Canadian period
+            elif kind == "byoyomi":  # periods of T seconds: count one period as a 1-stone Canadian period
                 self._set_clock(float(a[1]), float(a[2]), 1)
             else:
                 raise GtpError("syntax error")
@@ -255,7 +279,7 @@ class GtpEngine:
         return ""
 
     def _board_empty(self):
-        stones = self.board.pos[L.BOARD:L.BOARD + L.BOARD_CAP]
+        stones = self.board.pos[L.BOARD : L.BOARD + L.BOARD_CAP]
         return not np.any((stones == L.BLACK) | (stones == L.WHITE))
 
     def _place_handicap(self, vertices):
@@ -279,14 +303,19 @@ class GtpEngine:
             points = [self.board.parse_vertex(v) for v in a]
         except ValueError:
             raise GtpError("bad vertex list") from None
-        if len(points) < 2 or L.PASS in points or len(set(points)) != len(points) or \
-                len(points) >= self.size * self.size:
+        if (
+            len(points) < 2
+            or L.PASS in points
+            or len(set(points)) != len(points)
+            or len(points) >= self.size * self.size
+        ):
             raise GtpError("bad vertex list")
         self._place_handicap([self.board.vertex(p) for p in points])
         return ""
 
     def cmd_loadsgf(self, a):
         from usi_engine.go.sgf import load_sgf
+
         if not a:
             raise GtpError("cannot load file")
         try:
@@ -298,13 +327,15 @@ class GtpEngine:
         return "black" if to_move == L.BLACK else "white"
 
     def cmd_analyze_commands(self, a):
-        return "\n".join([
-            "plist/Dead Stones/final_status_list dead",
-            "plist/Alive Stones/final_status_list alive",
-            "plist/Seki Stones/final_status_list seki",
-            "string/Final Score/final_score",
-            "none/Analyze (lz)/lz-analyze %m 100",
-        ])
+        return "\n".join(
+            [
+                "plist/Dead Stones/final_status_list dead",
+                "plist/Alive Stones/final_status_list alive",
+                "plist/Seki Stones/final_status_list seki",
+                "string/Final Score/final_score",
+                "none/Analyze (lz)/lz-analyze %m 100",
+            ]
+        )
 
     # --- lz-analyze --------------------------------------------------------------------------------
     def analyze(self, ident, args, lines):
@@ -319,8 +350,9 @@ class GtpEngine:
                 interval = max(MIN_ANALYZE_INTERVAL, int(tok) / 100.0)
         self.send(f"={ident}\n")
         board = self.board
-        analysis = self.player.analyze(board, colour, lambda result: self.send(analysis_line(board, result) + "\n"),
-                                       interval, ANALYZE_MULTIPV)
+        analysis = self.player.analyze(
+            board, colour, lambda result: self.send(analysis_line(board, result) + "\n"), interval, ANALYZE_MULTIPV
+        )
         nxt = lines.get()
         analysis.stop()
         self.send("\n")
@@ -343,7 +375,7 @@ class GtpEngine:
             result = handler(args)
         except GtpError as e:
             return f"?{ident} {e}\n\n"
-        except Exception as e:      # never let a command kill the engine
+        except Exception as e:  # never let a command kill the engine
             traceback.print_exc(file=sys.stderr)
             return f"?{ident} internal error: {type(e).__name__}: {e}\n\n"
         return f"={ident} {result}\n\n" if result else f"={ident}\n\n"
@@ -358,8 +390,11 @@ def _reader(stream, lines):
 def _warm_up(player: GoPlayer) -> None:
     """Load or compile the kernels (see the module docstring), telling the user on stderr."""
     start = time.perf_counter()
-    print(f"{NAME}: loading the search kernels (a first start compiles them, which takes a minute or so)",
-          file=sys.stderr, flush=True)
+    print(
+        f"{NAME}: loading the search kernels (a first start compiles them, which takes a minute or so)",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         player.warm_up()
     except Exception:
@@ -370,17 +405,35 @@ def _warm_up(player: GoPlayer) -> None:
 def player_settings(args) -> PlayerSettings:
     """The GoPlayer settings of the command line."""
     return PlayerSettings(
-        policy=POLICY_NAMES[args.policy], threads=args.threads, hash_mb=args.hash, playouts=args.playouts,
-        leaf_playouts=args.leaf_playouts, rave_playouts=args.rave_playouts, t_sel=args.t_sel, t_back=args.t_back,
-        c_uct=args.c_uct, c_rave=args.c_rave, rave_bias=args.rave_bias, graph=not args.tree, seed=args.seed,
-        resign=args.resign, leaf=args.leaf, prior_mix=args.prior_mix, td_share=args.td_share,
-        value_weights=args.value_weights)
+        policy=POLICY_NAMES[args.policy],
+        threads=args.threads,
+        hash_mb=args.hash,
+        playouts=args.playouts,
+        leaf_playouts=args.leaf_playouts,
+        rave_playouts=args.rave_playouts,
+        t_sel=args.t_sel,
+        t_back=args.t_back,
+        c_uct=args.c_uct,
+        c_rave=args.c_rave,
+        rave_bias=args.rave_bias,
+        graph=not args.tree,
+        seed=args.seed,
+        resign=args.resign,
+        leaf=args.leaf,
+        prior_mix=args.prior_mix,
+        td_share=args.td_share,
+        value_weights=args.value_weights,
+    )
 
 
 def build_parser():
     p = argparse.ArgumentParser(prog="usi-engine gtp", description="Go over GTP (MCSS / UCT / MC-RAVE).")
-    p.add_argument("--policy", choices=sorted(POLICY_NAMES), default="rave",
-                   help="tree policy: rave (MC-RAVE, default), mcss (softmax), uct")
+    p.add_argument(
+        "--policy",
+        choices=sorted(POLICY_NAMES),
+        default="rave",
+        help="tree policy: rave (MC-RAVE, default), mcss (softmax), uct",
+    )
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--hash", type=float, default=256.0, help="node pool in MB")
     p.add_argument("--seconds", type=float, default=1.0, help="seconds per move without a GTP clock")
@@ -391,16 +444,35 @@ def build_parser():
     p.add_argument("--c-uct", type=float, default=300.0, help="UCT exploration (value units)")
     p.add_argument("--c-rave", type=float, default=0.0, help="RAVE exploration (outcomes in [0,1])")
     p.add_argument("--rave-bias", type=float, default=0.016, help="RAVE bias b of seed 000 eq. 47")
-    p.add_argument("--rave-playouts", type=int, default=4,
-                   help="RAVE: children given a playout per expansion (+ tactical ones; 0 = all)")
-    p.add_argument("--leaf", choices=("playouts", "learned"), default="playouts",
-                   help="mcss/uct leaf value: playouts, or learned (local-shape value, no playout)")
-    p.add_argument("--prior-mix", type=float, default=0.0,
-                   help="RAVE prior: weight of the learned value against the heuristic prior (0..1)")
-    p.add_argument("--td-share", type=float, default=0.0,
-                   help="Dyna-2: share of each move's time spent on TD search of the short-term memory")
-    p.add_argument("--value-weights", default=None,
-                   help="Go value weight file (default: the shipped usi_engine/go/weights/go<size>.npz)")
+    p.add_argument(
+        "--rave-playouts",
+        type=int,
+        default=4,
+        help="RAVE: children given a playout per expansion (+ tactical ones; 0 = all)",
+    )
+    p.add_argument(
+        "--leaf",
+        choices=("playouts", "learned"),
+        default="playouts",
+        help="mcss/uct leaf value: playouts, or learned (local-shape value, no playout)",
+    )
+    p.add_argument(
+        "--prior-mix",
+        type=float,
+        default=0.0,
+        help="RAVE prior: weight of the learned value against the heuristic prior (0..1)",
+    )
+    p.add_argument(
+        "--td-share",
+        type=float,
+        default=0.0,
+        help="Dyna-2: share of each move's time spent on TD search of the short-term memory",
+    )
+    p.add_argument(
+        "--value-weights",
+        default=None,
+        help="Go value weight file (default: the shipped usi_engine/go/weights/go<size>.npz)",
+    )
     p.add_argument("--resign", type=float, default=0.05, help="resign below this winrate (0 = never)")
     p.add_argument("--size", type=int, default=19)
     p.add_argument("--komi", type=float, default=7.5)
@@ -436,7 +508,7 @@ def main(argv=None, stdin=None, stdout=None):
             continue
         ident, name, rest = _command_name(line)
         if name != "quit":
-            warm.join()                     # the first answer waits for the kernels (module docstring)
+            warm.join()  # the first answer waits for the kernels (module docstring)
         if name == "lz-analyze":
             try:
                 pending = engine.analyze(ident, rest, lines)
@@ -444,7 +516,7 @@ def main(argv=None, stdin=None, stdout=None):
                 traceback.print_exc(file=sys.stderr)
                 engine.send(f"?{ident} internal error: {e}\n\n")
                 continue
-            if pending is None:             # end of input while analysing
+            if pending is None:  # end of input while analysing
                 break
             if not clean_line(pending):
                 pending = None

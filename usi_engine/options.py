@@ -21,13 +21,14 @@ CONFIG_ENV = "MCSS_ENGINE_CONFIG"
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "engine.toml"
 ENTERING_KING_RULES = ("NoEnteringKing", "CSARule24", "CSARule27", "TryRule")
 SELECTION_POLICIES = ("softmax", "uct")
-EXPANSION_MODES = ("exact", "lazy", "window")          # docs/search.md, "Expansion modes"
-EMPTY_STRING = "<empty>"          # USI's spelling of an empty string value
+EXPANSION_MODES = ("exact", "lazy", "window")  # docs/search.md, "Expansion modes"
+EMPTY_STRING = "<empty>"  # USI's spelling of an empty string value
 
 
 @dataclass(frozen=True)
 class Option:
     """One USI option: type is check | spin | combo | string | filename | button."""
+
     name: str
     type: str
     default: object = None
@@ -127,8 +128,12 @@ OPTIONS = (
     _spin("BackupTemperature", 92, 0, 100000, "T_back: backup temperature (cp); 0 = minimax backup"),
     _spin("TemperatureSpread", 100, 100, 1000, "percent: threads use T_sel/spread .. T_sel*spread"),
     _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
-    _combo("Expansion", "exact", EXPANSION_MODES,
-           "children by quiescence (exact), statically then refined when reached (lazy), or within a window"),
+    _combo(
+        "Expansion",
+        "exact",
+        EXPANSION_MODES,
+        "children by quiescence (exact), statically then refined when reached (lazy), or within a window",
+    ),
     _spin("ExpansionWindow", 400, 0, 100000, "cp: window expansion, siblings this far below the best stay lazy"),
     _check("MateProbe", False, "at each expansion, test every checking move for a mate in three"),
     _check("GraphSearch", True, "share transpositions between paths"),
@@ -140,6 +145,7 @@ BY_NAME = {o.name.lower(): o for o in OPTIONS}
 
 def _entering_rule_code(rule: str) -> int:
     from .shogi.board import declaration_rule_code  # the rules core: imported at the first isready only
+
     return declaration_rule_code(rule)
 
 

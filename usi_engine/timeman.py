@@ -49,26 +49,28 @@ PONDER_BONUS = 1.25
 SUDDEN_DEATH_DIVISOR = 20
 BYOYOMI_ALL_IN = 1.2
 
-MIN_MOVES_LEFT = 12        # Canadian clock: main time is spread over at least this many moves
-PERIOD_USE = 0.8           # ... share of a period's time per stone that is used
-SAFETY_S = 0.25            # ... seconds kept back per move (process start-up, pipes, the controller)
-SAFETY_FRACTION = 0.25     # ... but at most this fraction of the share (short byoyomi periods)
-MIN_SECONDS = 0.05         # ... never think less than this
+MIN_MOVES_LEFT = 12  # Canadian clock: main time is spread over at least this many moves
+PERIOD_USE = 0.8  # ... share of a period's time per stone that is used
+SAFETY_S = 0.25  # ... seconds kept back per move (process start-up, pipes, the controller)
+SAFETY_FRACTION = 0.25  # ... but at most this fraction of the share (short byoyomi periods)
+MIN_SECONDS = 0.05  # ... never think less than this
 
 
 @dataclass
 class SideClock:
     """The clock of the side to move, from a `go` (or `ponderhit`) command."""
-    time: int = 0          # main time left
-    inc: int = 0           # Fischer increment per move
+
+    time: int = 0  # main time left
+    inc: int = 0  # Fischer increment per move
     byoyomi: int = 0
-    movetime: int = 0      # `go movetime`: think exactly this long (0 = unset)
-    ply: int = 0           # game ply (move number - 1), for the game-length horizon
+    movetime: int = 0  # `go movetime`: think exactly this long (0 = unset)
+    ply: int = 0  # game ply (move number - 1), for the game-length horizon
 
 
 @dataclass
 class TimeSettings:
     """The options that shape the plan (YaneuraOu names)."""
+
     network_delay: int = 120
     network_delay2: int = 1120
     minimum_thinking_time: int = 2000
@@ -79,8 +81,8 @@ class TimeSettings:
 
 @dataclass
 class Plan:
-    stop_ms: int           # end the search after this long
-    hard_ms: int           # never think past this (the clock ceiling)
+    stop_ms: int  # end the search after this long
+    hard_ms: int  # never think past this (the clock ceiling)
 
 
 def round_up_to_second(ms: float, network_delay: int) -> int:
@@ -133,7 +135,7 @@ class CanadianClock:
         self.main = self.period = 0.0
         self.stones = 0
         self.enabled = False
-        self.left: dict = {}     # colour -> (seconds, stones left in the period; 0 = in main time)
+        self.left: dict = {}  # colour -> (seconds, stones left in the period; 0 = in main time)
 
     def set(self, main: float, period: float, stones: int) -> None:
         """New settings (GTP time_settings); `0 T 0` means no time limit. ValueError if negative."""
@@ -153,7 +155,7 @@ class CanadianClock:
         if not self.enabled or (self.main == 0 and self.period == 0):
             return None
         secs, stones = self.left.get(colour, (self.main, 0))
-        if stones > 0:                                     # Canadian period in progress
+        if stones > 0:  # Canadian period in progress
             share = secs / stones * PERIOD_USE
         else:
             share = secs / max(MIN_MOVES_LEFT, moves_left)

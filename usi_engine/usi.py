@@ -25,7 +25,7 @@ from .options import OptionValues
 
 ENGINE_NAME = f"MCSS {__version__}"
 ENGINE_AUTHOR = "the mcss project"
-KEEPALIVE_SECONDS = 3.0        # empty line while isready works (GUIs time out after ~5 s of silence)
+KEEPALIVE_SECONDS = 3.0  # empty line while isready works (GUIs time out after ~5 s of silence)
 BENCH_SECONDS = 3.0
 CLOCK_KEYS = ("btime", "wtime", "binc", "winc", "byoyomi")
 LIMIT_KEYS = ("movetime", "nodes", "depth")
@@ -76,7 +76,7 @@ def parse_position(tokens: list[str]) -> tuple[str | None, list[str]]:
     """`startpos|sfen <sfen> [moves ...]` -> (SFEN or None for the start position, moves); ValueError."""
     if "moves" in tokens:
         k = tokens.index("moves")
-        head, moves = tokens[:k], tokens[k + 1:]
+        head, moves = tokens[:k], tokens[k + 1 :]
     else:
         head, moves = tokens, []
     if head == ["startpos"]:
@@ -92,7 +92,7 @@ def parse_setoption(tokens: list[str]) -> tuple[str, str | None]:
         raise ValueError("expected 'setoption name <name> [value <value>]'")
     if "value" in tokens[1:]:
         k = tokens.index("value", 1)
-        return " ".join(tokens[1:k]), " ".join(tokens[k + 1:])
+        return " ".join(tokens[1:k]), " ".join(tokens[k + 1 :])
     return " ".join(tokens[1:]), None
 
 
@@ -105,8 +105,12 @@ def score_text(score) -> str:
 def info_lines(info: SearchInfo) -> list[str]:
     """`info` lines of one report: one per MultiPV line (or one with the main PV); the known fields only."""
     head = "info"
-    for key, value in (("depth", info.depth), ("seldepth", info.seldepth), ("time", info.time_ms),
-                       ("nodes", info.nodes)):
+    for key, value in (
+        ("depth", info.depth),
+        ("seldepth", info.seldepth),
+        ("time", info.time_ms),
+        ("nodes", info.nodes),
+    ):
         if value is not None:
             head += f" {key} {value}"
     if info.time_ms is not None and info.nodes is not None:
@@ -162,13 +166,13 @@ class Writer:
         self.log = None
 
     def __call__(self, line: str) -> None:
-        line = line.encode("ascii", "backslashreplace").decode("ascii")    # GUIs expect ASCII
+        line = line.encode("ascii", "backslashreplace").decode("ascii")  # GUIs expect ASCII
         with self.lock:
             try:
                 self.stream.write(line + "\n")
                 self.stream.flush()
             except (BrokenPipeError, ValueError, OSError):
-                pass                   # the GUI has gone; quit will follow or stdin hits EOF
+                pass  # the GUI has gone; quit will follow or stdin hits EOF
             self._log("<", line)
 
     def received(self, line: str) -> None:
@@ -190,9 +194,10 @@ class Writer:
 
     def _log(self, direction: str, line: str) -> None:
         if self.log is not None:
-            now = time.time()        # one reading: seconds and milliseconds of the same instant
-            self.log.write(f"{time.strftime('%H:%M:%S', time.localtime(now))}.{int(now * 1000) % 1000:03d} "
-                           f"{direction} {line}\n")
+            now = time.time()  # one reading: seconds and milliseconds of the same instant
+            self.log.write(
+                f"{time.strftime('%H:%M:%S', time.localtime(now))}.{int(now * 1000) % 1000:03d} {direction} {line}\n"
+            )
 
 
 class UsiLoop:
@@ -204,10 +209,17 @@ class UsiLoop:
         self.options = OptionValues()
         self._engine: Engine | None = None
         self.handlers = {
-            "usi": self.cmd_usi, "isready": self.cmd_isready, "setoption": self.cmd_setoption,
-            "usinewgame": self.cmd_usinewgame, "position": self.cmd_position, "go": self.cmd_go,
-            "stop": self.cmd_stop, "ponderhit": self.cmd_ponderhit, "gameover": self.cmd_gameover,
-            "d": self.cmd_d, "bench": self.cmd_bench,
+            "usi": self.cmd_usi,
+            "isready": self.cmd_isready,
+            "setoption": self.cmd_setoption,
+            "usinewgame": self.cmd_usinewgame,
+            "position": self.cmd_position,
+            "go": self.cmd_go,
+            "stop": self.cmd_stop,
+            "ponderhit": self.cmd_ponderhit,
+            "gameover": self.cmd_gameover,
+            "d": self.cmd_d,
+            "bench": self.cmd_bench,
         }
         self._apply_log_option()
 
@@ -215,8 +227,12 @@ class UsiLoop:
     def engine(self) -> Engine:
         """The Engine, created on first use."""
         if self._engine is None:
-            self._engine = Engine(EngineCallbacks(info=self.on_info, bestmove=self.on_bestmove,
-                                                  mate=self.on_mate, message=self.info_string), self.options)
+            self._engine = Engine(
+                EngineCallbacks(
+                    info=self.on_info, bestmove=self.on_bestmove, mate=self.on_mate, message=self.info_string
+                ),
+                self.options,
+            )
         return self._engine
 
     # --- engine callbacks -----------------------------------------------------------------------
@@ -249,9 +265,9 @@ class UsiLoop:
                 continue
             try:
                 handler(tokens[1:])
-            except Exception as e:         # bad input never ends the loop
+            except Exception as e:  # bad input never ends the loop
                 self.info_string(f"error: {tokens[0]}: {type(e).__name__}: {e}")
-        self.quit()                        # EOF: the GUI has gone
+        self.quit()  # EOF: the GUI has gone
         return 0
 
     def quit(self) -> None:
@@ -342,8 +358,7 @@ class UsiLoop:
     def cmd_bench(self, args) -> None:
         """Extension `bench`: search the start position for BENCH_SECONDS and report the speed."""
         b = self.engine.bench(BENCH_SECONDS)
-        self.info_string(f"bench: nodes {b.nodes} samples {b.samples} time {b.time_ms} nps {b.nps} "
-                         f"threads {b.threads}")
+        self.info_string(f"bench: nodes {b.nodes} samples {b.samples} time {b.time_ms} nps {b.nps} threads {b.threads}")
 
 
 def main() -> int:
@@ -352,4 +367,4 @@ def main() -> int:
         sys.stdin.reconfigure(errors="replace")
     code = UsiLoop().run()
     sys.stdout.flush()
-    os._exit(code)                         # do not wait for search threads
+    os._exit(code)  # do not wait for search threads

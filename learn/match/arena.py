@@ -51,22 +51,35 @@ from .outcome import GameResult
 from .players import AlphaBetaPlayer, MCSSPlayer, MaterialPlayer, Player
 
 DEFAULT_OPENING_PLIES = 6
-DEFAULT_OPENING_BALANCE = 150.0     # centipawns
+DEFAULT_OPENING_BALANCE = 150.0  # centipawns
 OPENING_TRIES = 1000
-GAME_SEED_STRIDE = 100003           # game seed = seed * stride + game index
-DEFAULT_SAMPLES = 1000              # MCSS per-move limit when a spec gives none
+GAME_SEED_STRIDE = 100003  # game seed = seed * stride + game index
+DEFAULT_SAMPLES = 1000  # MCSS per-move limit when a spec gives none
 DEFAULT_HASH_MB = 64.0
 DEFAULT_AB_DEPTH = 2
-MCSS_KEYS = {"t": float, "t_sel": float, "t_back": float, "spread": float, "policy": str, "c_uct": float,
-             "threads": int, "hash": float, "graph": int, "samples": int, "nodes": int, "time": float,
-             "pick": float, "weights": str}
+MCSS_KEYS = {
+    "t": float,
+    "t_sel": float,
+    "t_back": float,
+    "spread": float,
+    "policy": str,
+    "c_uct": float,
+    "threads": int,
+    "hash": float,
+    "graph": int,
+    "samples": int,
+    "nodes": int,
+    "time": float,
+    "pick": float,
+    "weights": str,
+}
 AB_KEYS = {"depth": int, "qdepth": int, "weights": str}
 KIND_KEYS = {"mcss": MCSS_KEYS, "alphabeta": AB_KEYS, "material": {}}
 
 
 @dataclass(frozen=True)
 class ArenaRules:
-    max_moves: int = DEFAULT_MAX_MOVES        # 0 = no limit
+    max_moves: int = DEFAULT_MAX_MOVES  # 0 = no limit
     declaration_rule: str = "CSARule27"
 
     def __post_init__(self):
@@ -105,22 +118,31 @@ def make_player(spec: str, weights, params) -> Player:
     if kind == "material":
         return MaterialPlayer(name)
     if kind == "alphabeta":
-        return AlphaBetaPlayer(name, v.get("depth", DEFAULT_AB_DEPTH), weights, params,
-                               v.get("qdepth", DEFAULT_QDEPTH))
+        return AlphaBetaPlayer(name, v.get("depth", DEFAULT_AB_DEPTH), weights, params, v.get("qdepth", DEFAULT_QDEPTH))
     if v.get("policy", "softmax") not in POLICIES:
         raise ValueError(f"unknown policy {v['policy']!r}; use one of {', '.join(POLICIES)}")
     t = v.get("t", SearchOptions.t_sel)
-    options = SearchOptions(threads=v.get("threads", 1), hash_mb=v.get("hash", DEFAULT_HASH_MB),
-                            t_sel=v.get("t_sel", t), t_back=v.get("t_back", t), t_sel_spread=v.get("spread", 1.0),
-                            policy=v.get("policy", "softmax"), c_uct=v.get("c_uct", SearchOptions.c_uct),
-                            graph=bool(v.get("graph", 1)))
+    options = SearchOptions(
+        threads=v.get("threads", 1),
+        hash_mb=v.get("hash", DEFAULT_HASH_MB),
+        t_sel=v.get("t_sel", t),
+        t_back=v.get("t_back", t),
+        t_sel_spread=v.get("spread", 1.0),
+        policy=v.get("policy", "softmax"),
+        c_uct=v.get("c_uct", SearchOptions.c_uct),
+        graph=bool(v.get("graph", 1)),
+    )
     limit_keys = [k for k in ("samples", "nodes", "time") if k in v]
     if len(limit_keys) > 1:
         raise ValueError(f"give one of samples, nodes, time in {spec!r}")
     if limit_keys and v[limit_keys[0]] <= 0:
         raise ValueError(f"the {limit_keys[0]} limit must be positive in {spec!r}")
-    limits = Limits(samples=v.get("samples", None if limit_keys else DEFAULT_SAMPLES), nodes=v.get("nodes"),
-                    time_ms=v.get("time"), stop_on_proven=True)
+    limits = Limits(
+        samples=v.get("samples", None if limit_keys else DEFAULT_SAMPLES),
+        nodes=v.get("nodes"),
+        time_ms=v.get("time"),
+        stop_on_proven=True,
+    )
     if v.get("pick", 0.0) < 0:
         raise ValueError(f"pick (root policy temperature) must be >= 0 in {spec!r}")
     return MCSSPlayer(name, options, limits, weights, params, pick=v.get("pick", 0.0))
@@ -201,8 +223,9 @@ class Arena:
     def __init__(self, config: ArenaConfig, out=sys.stdout):
         self.config, self.out = config, out
         weights = load_weights(config.weights_path)
-        params = make_params(max_moves=config.rules.max_moves,
-                             entering_rule=declaration_rule_code(config.rules.declaration_rule))
+        params = make_params(
+            max_moves=config.rules.max_moves, entering_rule=declaration_rule_code(config.rules.declaration_rule)
+        )
         self.players = (make_player(config.player1, weights, params), make_player(config.player2, weights, params))
         self.names = tuple(p.name for p in self.players)
         if self.names[0] == self.names[1]:
@@ -223,19 +246,36 @@ class Arena:
         board = Board()
         for move in opening:
             board.push_usi(move)
-        winner, reason, moves = play_game(players, board, self.config.rules,
-                                          self.config.seed * GAME_SEED_STRIDE + index)
-        result = GameResult(index, first_is_black, winner, reason, plies=board.ply, opening=" ".join(opening),
-                            seconds=time.monotonic() - started)
-        self.games.append(dict(result.as_dict(), black=players["b"].name, white=players["w"].name, moves=moves,
-                               search={p.name: p.game_stats() for p in self.players if p.game_stats()}))
+        winner, reason, moves = play_game(
+            players, board, self.config.rules, self.config.seed * GAME_SEED_STRIDE + index
+        )
+        result = GameResult(
+            index,
+            first_is_black,
+            winner,
+            reason,
+            plies=board.ply,
+            opening=" ".join(opening),
+            seconds=time.monotonic() - started,
+        )
+        self.games.append(
+            dict(
+                result.as_dict(),
+                black=players["b"].name,
+                white=players["w"].name,
+                moves=moves,
+                search={p.name: p.game_stats() for p in self.players if p.game_stats()},
+            )
+        )
         return result
 
     def run(self) -> dict:
         cfg = self.config
         started, cpu_started = time.monotonic(), time.process_time()
-        self.out.write(f"arena {self.names[0]} vs {self.names[1]}: {cfg.games} games, {cfg.opening_plies} random "
-                       f"opening plies, max {cfg.rules.max_moves} plies, seed {cfg.seed}\n")
+        self.out.write(
+            f"arena {self.names[0]} vs {self.names[1]}: {cfg.games} games, {cfg.opening_plies} random "
+            f"opening plies, max {cfg.rules.max_moves} plies, seed {cfg.seed}\n"
+        )
         opening = []
         for index in range(cfg.games):
             if index % 2 == 0:
@@ -250,9 +290,19 @@ class Arena:
             self.out.write(f"Search of {name} per move: " + ", ".join(f"{k} {v}" for k, v in means.items()) + "\n")
         if cfg.json_path:
             with open(cfg.json_path, "w", encoding="utf-8") as f:
-                json.dump({"player1": cfg.player1, "player2": cfg.player2, "seed": cfg.seed,
-                           "opening_plies": cfg.opening_plies, "max_moves": cfg.rules.max_moves,
-                           "summary": summary, "games": self.games}, f, indent=1)
+                json.dump(
+                    {
+                        "player1": cfg.player1,
+                        "player2": cfg.player2,
+                        "seed": cfg.seed,
+                        "opening_plies": cfg.opening_plies,
+                        "max_moves": cfg.rules.max_moves,
+                        "summary": summary,
+                        "games": self.games,
+                    },
+                    f,
+                    indent=1,
+                )
         return summary
 
     def search_means(self) -> dict:
@@ -262,8 +312,10 @@ class Arena:
             stats = [g["search"][name] for g in self.games if name in g["search"]]
             moves = sum(st["moves"] for st in stats)
             if moves:
-                out[name] = {"moves": moves, **{k: round(sum(st[k] * st["moves"] for st in stats) / moves, 1)
-                                                for k in stats[0] if k != "moves"}}
+                out[name] = {
+                    "moves": moves,
+                    **{k: round(sum(st[k] * st["moves"] for st in stats) / moves, 1) for k in stats[0] if k != "moves"},
+                }
         return out
 
     def report(self, result: GameResult) -> None:
@@ -271,23 +323,33 @@ class Arena:
         w, l, d = self.tally.wld()
         black, white = self.names if result.first_is_black else self.names[::-1]
         score = {None: "1/2-1/2", "b": "1-0", "w": "0-1"}[result.winner]
-        self.out.write(f"game {result.index + 1:3d}/{self.config.games}: {black} vs {white}: {score} "
-                       f"({result.reason}, {result.plies} plies, {result.seconds:.1f} s) | {self.names[0]} "
-                       f"{w}-{l}-{d} {100 * (w + d / 2) / (w + l + d):.1f}%\n")
+        self.out.write(
+            f"game {result.index + 1:3d}/{self.config.games}: {black} vs {white}: {score} "
+            f"({result.reason}, {result.plies} plies, {result.seconds:.1f} s) | {self.names[0]} "
+            f"{w}-{l}-{d} {100 * (w + d / 2) / (w + l + d):.1f}%\n"
+        )
         self.out.flush()
 
 
 # --- command line -------------------------------------------------------------------------------------------
 def add_arena_parser(sub) -> None:
-    p = sub.add_parser("arena", help="in-process shogi games between MCSS / alpha-beta / material players",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "arena",
+        help="in-process shogi games between MCSS / alpha-beta / material players",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--player1", required=True, help="player spec (the one results are reported for)")
     p.add_argument("--player2", required=True, help="player spec")
     p.add_argument("--games", type=int, default=20, help="games (pairs of colours share an opening)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--opening-plies", type=int, default=DEFAULT_OPENING_PLIES)
-    p.add_argument("--opening-balance", type=float, default=DEFAULT_OPENING_BALANCE,
-                   help="max |quiescence material value| of an opening's end (cp)")
+    p.add_argument(
+        "--opening-balance",
+        type=float,
+        default=DEFAULT_OPENING_BALANCE,
+        help="max |quiescence material value| of an opening's end (cp)",
+    )
     p.add_argument("--max-moves", type=int, default=DEFAULT_MAX_MOVES, help="draw at this ply (0 = none)")
     p.add_argument("--declaration-rule", choices=tuple(DECLARATION_RULES), default="CSARule27")
     p.add_argument("--weights", help="evaluation weights (.npz) for the searching players (default: shipped)")
@@ -297,8 +359,17 @@ def add_arena_parser(sub) -> None:
 
 def run_arena(a: argparse.Namespace) -> int:
     try:
-        config = ArenaConfig(a.player1, a.player2, a.games, a.seed, a.opening_plies, a.opening_balance,
-                             ArenaRules(a.max_moves, a.declaration_rule), a.weights, a.json)
+        config = ArenaConfig(
+            a.player1,
+            a.player2,
+            a.games,
+            a.seed,
+            a.opening_plies,
+            a.opening_balance,
+            ArenaRules(a.max_moves, a.declaration_rule),
+            a.weights,
+            a.json,
+        )
         Arena(config).run()
     except (ValueError, OSError) as e:
         print(f"arena: error: {e}", file=sys.stderr)

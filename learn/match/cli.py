@@ -19,15 +19,24 @@ def _option(text: str) -> tuple[str, str]:
 
 
 def add_match_parser(sub) -> None:
-    p = sub.add_parser("match", help="engine-vs-engine match (USI shogi or GTP Go) with Elo/SPRT",
-                       description="Play a match between two engines with a strict referee.")
+    p = sub.add_parser(
+        "match",
+        help="engine-vs-engine match (USI shogi or GTP Go) with Elo/SPRT",
+        description="Play a match between two engines with a strict referee.",
+    )
     p.add_argument("--game", choices=("shogi", "go"), default="shogi")
     p.add_argument("--engine1", required=True, help="command line of engine 1 (the one Elo is reported for)")
     p.add_argument("--engine2", required=True, help="command line of engine 2")
     p.add_argument("--name1", default="engine1")
     p.add_argument("--name2", default="engine2")
-    p.add_argument("--option1", type=_option, action="append", default=[], metavar="NAME=VALUE",
-                   help="USI option for engine 1 (repeatable)")
+    p.add_argument(
+        "--option1",
+        type=_option,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="USI option for engine 1 (repeatable)",
+    )
     p.add_argument("--option2", type=_option, action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--games", type=int, default=2, help="number of games (pairs of colours per opening)")
     p.add_argument("--concurrency", type=int, default=1, help="games played at the same time")
@@ -40,14 +49,26 @@ def add_match_parser(sub) -> None:
     t.add_argument("--movetime", type=int, default=0, help="fixed time per move (no clock)")
     t.add_argument("--nodes", type=int, default=0, help="fixed nodes per move (no clock; USI only)")
     t.add_argument("--margin", type=int, default=DEFAULT_MARGIN_MS, help="grace added to the clock")
-    t.add_argument("--fixed-timeout", type=int, default=DEFAULT_FIXED_TIMEOUT_MS,
-                   help="extra wait beyond --movetime (or per --nodes move) before an engine counts as hung")
+    t.add_argument(
+        "--fixed-timeout",
+        type=int,
+        default=DEFAULT_FIXED_TIMEOUT_MS,
+        help="extra wait beyond --movetime (or per --nodes move) before an engine counts as hung",
+    )
     s = p.add_argument_group("shogi rules")
-    s.add_argument("--max-moves", type=int, default=None,
-                   help=f"game-length draw (shogi default {DEFAULT_MAX_MOVES}; Go default none)")
+    s.add_argument(
+        "--max-moves",
+        type=int,
+        default=None,
+        help=f"game-length draw (shogi default {DEFAULT_MAX_MOVES}; Go default none)",
+    )
     s.add_argument("--declaration-rule", choices=DECLARATION_RULES, default="CSARule27")
-    s.add_argument("--stop-grace", type=float, default=DEFAULT_STOP_GRACE_S,
-                   help="seconds to wait for bestmove after stop on a time loss before killing")
+    s.add_argument(
+        "--stop-grace",
+        type=float,
+        default=DEFAULT_STOP_GRACE_S,
+        help="seconds to wait for bestmove after stop on a time loss before killing",
+    )
     g = p.add_argument_group("go rules")
     g.add_argument("--size", type=int, default=9)
     g.add_argument("--komi", type=float, default=7.0)
@@ -71,12 +92,19 @@ def build_config(a: argparse.Namespace) -> MatchConfig:
     return MatchConfig(
         game=a.game,
         engines=(EngineSpec(a.name1, a.engine1, dict(a.option1)), EngineSpec(a.name2, a.engine2, dict(a.option2))),
-        tc=tc, games=a.games, concurrency=a.concurrency,
+        tc=tc,
+        games=a.games,
+        concurrency=a.concurrency,
         openings=load_openings(a.game, a.openings, a.size, a.shuffle_openings),
-        shogi_rules=ShogiRules(a.declaration_rule, DEFAULT_MAX_MOVES if a.max_moves is None else a.max_moves,
-                               a.stop_grace),
+        shogi_rules=ShogiRules(
+            a.declaration_rule, DEFAULT_MAX_MOVES if a.max_moves is None else a.max_moves, a.stop_grace
+        ),
         go_rules=GoRules(a.size, a.komi, a.max_moves or 0, a.referee),
-        sprt=sprt, records_dir=a.records, log_dir=a.log_dir, json_path=a.json)
+        sprt=sprt,
+        records_dir=a.records,
+        log_dir=a.log_dir,
+        json_path=a.json,
+    )
 
 
 def run_match(a: argparse.Namespace) -> int:

@@ -29,9 +29,16 @@ class TimeControl:
     fixed_timeout_ms: int = DEFAULT_FIXED_TIMEOUT_MS
 
     @classmethod
-    def from_args(cls, time_ms: int = 0, byoyomi_ms: int = 0, inc_ms: int = 0, movetime_ms: int = 0,
-                  nodes: int = 0, margin_ms: int = DEFAULT_MARGIN_MS,
-                  fixed_timeout_ms: int = DEFAULT_FIXED_TIMEOUT_MS) -> "TimeControl":
+    def from_args(
+        cls,
+        time_ms: int = 0,
+        byoyomi_ms: int = 0,
+        inc_ms: int = 0,
+        movetime_ms: int = 0,
+        nodes: int = 0,
+        margin_ms: int = DEFAULT_MARGIN_MS,
+        fixed_timeout_ms: int = DEFAULT_FIXED_TIMEOUT_MS,
+    ) -> "TimeControl":
         """Pick the kind from which limits are set; contradictory or empty settings are an error."""
         if min(time_ms, byoyomi_ms, inc_ms, movetime_ms, nodes, margin_ms, fixed_timeout_ms) < 0:
             raise ValueError("time control values must not be negative")
@@ -58,8 +65,11 @@ class TimeControl:
             return f"{self.nodes} nodes/move"
         if self.kind == "movetime":
             return f"{self.movetime_ms} ms/move"
-        extra = {"byoyomi": f" + byoyomi {self.byoyomi_ms} ms", "fischer": f" + {self.inc_ms} ms/move",
-                 "sudden": " sudden death"}[self.kind]
+        extra = {
+            "byoyomi": f" + byoyomi {self.byoyomi_ms} ms",
+            "fischer": f" + {self.inc_ms} ms/move",
+            "sudden": " sudden death",
+        }[self.kind]
         return f"{self.main_ms} ms{extra}"
 
 

@@ -70,8 +70,7 @@ class EloEstimate:
     confidence: float
 
     def as_dict(self) -> dict:
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-                for k, v in asdict(self).items()}
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
 
 
 def elo_estimate(scores, counts, model: str, confidence: float = DEFAULT_CONFIDENCE) -> EloEstimate:
@@ -141,8 +140,7 @@ def llr_normal(scores, counts, elo0: float, elo1: float) -> float:
     return n * (s1 - s0) * (2.0 * mu - s0 - s1) / (2.0 * var)
 
 
-def sprt(scores, counts, model: str, elo0: float, elo1: float, alpha: float = 0.05,
-         beta: float = 0.05) -> SprtResult:
+def sprt(scores, counts, model: str, elo0: float, elo1: float, alpha: float = 0.05, beta: float = 0.05) -> SprtResult:
     """SPRT state and verdict for the sample so far."""
     if elo0 >= elo1:
         raise ValueError(f"SPRT needs elo0 < elo1 (got {elo0}, {elo1})")

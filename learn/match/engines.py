@@ -15,12 +15,12 @@ import threading
 import time
 from typing import TextIO
 
-EOF = None                 # queue sentinel: the engine closed stdout (exited or crashed)
-QUIT_GRACE = 2.0           # seconds an engine gets to exit after `quit` before it is killed
+EOF = None  # queue sentinel: the engine closed stdout (exited or crashed)
+QUIT_GRACE = 2.0  # seconds an engine gets to exit after `quit` before it is killed
 USI_HANDSHAKE_TIMEOUT = 10.0
-READY_TIMEOUT = 30.0       # isready -> readyok; any line (blank keep-alive included) restarts it
-READY_CAP = 300.0          # hard cap on one isready, keep-alives or not
-GTP_TIMEOUT = 30.0         # any GTP command but genmove
+READY_TIMEOUT = 30.0  # isready -> readyok; any line (blank keep-alive included) restarts it
+READY_CAP = 300.0  # hard cap on one isready, keep-alives or not
+GTP_TIMEOUT = 30.0  # any GTP command but genmove
 GTP_START_TIMEOUT = 600.0  # the first answer: an engine may load or compile its kernels first (GTP has no isready)
 
 
@@ -47,8 +47,9 @@ class EngineProcess:
     and environment `env` (default: this process's). The one pipe driver of the project: the referee's
     USI/GTP clients below and the protocol tests (tests/usi_driver.py, tests/test_gtp.py) build on it."""
 
-    def __init__(self, command, name: str, cwd: str | None = None, log_path: str | None = None,
-                 env: dict | None = None):
+    def __init__(
+        self, command, name: str, cwd: str | None = None, log_path: str | None = None, env: dict | None = None
+    ):
         self.argv = split_command(command)
         self.name = name
         self.cwd = cwd
@@ -62,14 +63,23 @@ class EngineProcess:
         self._log = open(self.log_path, "a", encoding="utf-8", buffering=1) if self.log_path else None
         try:
             self.proc = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=self._log if self._log else subprocess.DEVNULL, cwd=self.cwd, env=self.env,
-                text=True, encoding="utf-8", errors="replace", bufsize=1)
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._log if self._log else subprocess.DEVNULL,
+                cwd=self.cwd,
+                env=self.env,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                bufsize=1,
+            )
         except OSError as e:
             raise EngineError("crash", f"{self.name}: cannot start {self.argv!r}: {e}") from e
         self.lines = queue.Queue()
-        threading.Thread(target=self._read, args=(self.proc, self.lines), daemon=True,
-                         name=f"reader-{self.name}").start()
+        threading.Thread(
+            target=self._read, args=(self.proc, self.lines), daemon=True, name=f"reader-{self.name}"
+        ).start()
 
     def _read(self, proc: subprocess.Popen, lines: queue.Queue) -> None:
         try:
@@ -183,8 +193,9 @@ class _Client:
 class UsiEngine(_Client):
     """A USI engine: handshake, per-side options, one `go` at a time, `gameover` with the result."""
 
-    def __init__(self, command, name: str, options: dict | None = None, cwd: str | None = None,
-                 log_path: str | None = None):
+    def __init__(
+        self, command, name: str, options: dict | None = None, cwd: str | None = None, log_path: str | None = None
+    ):
         self.cmdline, self.cwd, self.log_path = command, cwd, log_path
         self.name = name
         self.options = dict(options or {})
@@ -327,4 +338,3 @@ class GtpEngine(_Client):
         if self.proc is not None:
             self.proc.close(f"{self.next_id} quit")
             self.proc = None
-

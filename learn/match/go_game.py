@@ -37,7 +37,7 @@ DEFAULT_REFEREE = f"{find_gnugo()} {GNUGO_ARGS}"
 class GoRules:
     size: int = 9
     komi: float = 7.0
-    max_moves: int = 0          # 0 = no limit (the game ends by two passes or a resignation)
+    max_moves: int = 0  # 0 = no limit (the game ends by two passes or a resignation)
     referee: str = DEFAULT_REFEREE
 
     def __post_init__(self):
@@ -62,8 +62,16 @@ def parse_score(text: str) -> tuple[str | None, float]:
 class GoGame:
     """One game; `play()` returns the GameResult and the SGF bytes."""
 
-    def __init__(self, index: int, engines: dict, referee: GtpEngine, opening: Opening, tc: TimeControl,
-                 rules: GoRules, first_is_black: bool):
+    def __init__(
+        self,
+        index: int,
+        engines: dict,
+        referee: GtpEngine,
+        opening: Opening,
+        tc: TimeControl,
+        rules: GoRules,
+        first_is_black: bool,
+    ):
         self.index, self.engines, self.referee, self.opening = index, engines, referee, opening
         self.tc, self.rules, self.first_is_black = tc, rules, first_is_black
         self.moves = list(opening.moves)  # (colour, point | None)
@@ -72,13 +80,32 @@ class GoGame:
         started = time.monotonic()
         self._setup_referee()
         winner, reason, detail = self._run()
-        result = GameResult(self.index, self.first_is_black, winner, reason, detail, len(self.moves),
-                            self.opening.label, time.monotonic() - started)
-        re = "0" if winner is None else f"{winner.upper()}+" + {
-            "score": detail.split("+")[-1], "resign": "R", "time": "T", "hang": "T"}.get(reason, "F")
-        sgf = write_sgf(self.rules.size, self.rules.komi, self.engines["b"].name, self.engines["w"].name,
-                        self.moves, re, comment=f"{reason} {detail}".strip(),
-                        date=time.strftime("%Y-%m-%d"))
+        result = GameResult(
+            self.index,
+            self.first_is_black,
+            winner,
+            reason,
+            detail,
+            len(self.moves),
+            self.opening.label,
+            time.monotonic() - started,
+        )
+        re = (
+            "0"
+            if winner is None
+            else f"{winner.upper()}+"
+            + {"score": detail.split("+")[-1], "resign": "R", "time": "T", "hang": "T"}.get(reason, "F")
+        )
+        sgf = write_sgf(
+            self.rules.size,
+            self.rules.komi,
+            self.engines["b"].name,
+            self.engines["w"].name,
+            self.moves,
+            re,
+            comment=f"{reason} {detail}".strip(),
+            date=time.strftime("%Y-%m-%d"),
+        )
         return result, sgf
 
     def _setup(self, engine: GtpEngine) -> None:

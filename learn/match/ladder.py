@@ -49,7 +49,7 @@ class Rung:
         n = sum(pairs)
         if n:
             est = elo.pentanomial(pairs)
-        else:                                   # a single unpaired game: the trinomial estimate
+        else:  # a single unpaired game: the trinomial estimate
             n = max(1, s["games"])
             est = elo.trinomial(s["wins"], s["losses"], s["draws"])
         eps = 1.0 / (4.0 * n)
@@ -80,29 +80,50 @@ def parity(rungs: list[Rung]) -> dict:
     rungs = sorted(rungs, key=lambda r: r.budget)
     bounds = [(r.budget, r.elo_bounds()) for r in rungs]
     point = crossing([(b, e[0]) for b, e in bounds])
-    low = crossing([(b, e[1]) for b, e in bounds])     # we are weaker: parity sooner
+    low = crossing([(b, e[1]) for b, e in bounds])  # we are weaker: parity sooner
     high = crossing([(b, e[2]) for b, e in bounds])
 
     def fmt(x):
         return x if isinstance(x, str) else round(x)
-    return {"budget": fmt(point), "low": fmt(low), "high": fmt(high),
-            "method": "Elo = 0 crossing, linear in log budget; ends from the 95 % interval ends"}
+
+    return {
+        "budget": fmt(point),
+        "low": fmt(low),
+        "high": fmt(high),
+        "method": "Elo = 0 crossing, linear in log budget; ends from the 95 % interval ends",
+    }
 
 
 def add_ladder_parser(sub) -> None:
-    p = sub.add_parser("ladder", help="our engine at a clock vs an external USI engine over node budgets",
-                       description="Strength ladder: one match per node budget of the opponent; parity budget.")
+    p = sub.add_parser(
+        "ladder",
+        help="our engine at a clock vs an external USI engine over node budgets",
+        description="Strength ladder: one match per node budget of the opponent; parity budget.",
+    )
     p.add_argument("--engine", required=True, help="command line of our engine")
     p.add_argument("--name", default="ours")
-    p.add_argument("--option", type=_option, action="append", default=[], metavar="NAME=VALUE",
-                   help="USI option for our engine (repeatable)")
+    p.add_argument(
+        "--option",
+        type=_option,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="USI option for our engine (repeatable)",
+    )
     p.add_argument("--opponent", required=True, help="command line of the opponent (a USI engine)")
     p.add_argument("--opponent-name", default="opponent")
-    p.add_argument("--opponent-option", type=_option, action="append", default=[], metavar="NAME=VALUE",
-                   help="USI option for the opponent (repeatable), e.g. BookFile=no_book")
+    p.add_argument(
+        "--opponent-option",
+        type=_option,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="USI option for the opponent (repeatable), e.g. BookFile=no_book",
+    )
     p.add_argument("--budgets", required=True, help="comma-separated node budgets of the opponent, e.g. 3000,10000")
-    p.add_argument("--nodes-option", default=DEFAULT_NODES_OPTION,
-                   help="the opponent's USI option that limits its nodes per move")
+    p.add_argument(
+        "--nodes-option", default=DEFAULT_NODES_OPTION, help="the opponent's USI option that limits its nodes per move"
+    )
     p.add_argument("--games", type=int, default=20, help="games per rung (pairs of colours per opening)")
     p.add_argument("--concurrency", type=int, default=1)
     p.add_argument("--openings", help="opening file (see docs/match.md)")
@@ -137,13 +158,19 @@ def rung_config(a: argparse.Namespace, budget: int, openings: list) -> MatchConf
     opponent_options[a.nodes_option] = str(budget)
     return MatchConfig(
         game="shogi",
-        engines=(EngineSpec(a.name, a.engine, dict(a.option)),
-                 EngineSpec(f"{a.opponent_name}-{budget}", a.opponent, opponent_options)),
-        tc=tc, games=a.games, concurrency=a.concurrency, openings=openings,
+        engines=(
+            EngineSpec(a.name, a.engine, dict(a.option)),
+            EngineSpec(f"{a.opponent_name}-{budget}", a.opponent, opponent_options),
+        ),
+        tc=tc,
+        games=a.games,
+        concurrency=a.concurrency,
+        openings=openings,
         shogi_rules=ShogiRules(a.declaration_rule, a.max_moves, DEFAULT_STOP_GRACE_S),
         records_dir=os.path.join(folder, "records"),
         log_dir=os.path.join(a.log_dir, f"rung-{budget}") if a.log_dir else None,
-        json_path=os.path.join(folder, "match.json"))
+        json_path=os.path.join(folder, "match.json"),
+    )
 
 
 def format_table(rungs: list[Rung], par: dict) -> str:
@@ -154,8 +181,9 @@ def format_table(rungs: list[Rung], par: dict) -> str:
         lo = "-inf" if e["lower"] is None else f"{e['lower']:+.0f}"
         hi = "+inf" if e["upper"] is None else f"{e['upper']:+.0f}"
         mid = "n/a" if e["elo"] is None else f"{e['elo']:+.0f}"
-        lines.append(f"{r.budget} | {s['wins']}-{s['losses']}-{s['draws']} | {100 * s['score']:.1f} % | "
-                     f"{mid} [{lo}, {hi}]")
+        lines.append(
+            f"{r.budget} | {s['wins']}-{s['losses']}-{s['draws']} | {100 * s['score']:.1f} % | {mid} [{lo}, {hi}]"
+        )
     lines.append(f"parity budget: {par['budget']} (rough interval {par['low']} .. {par['high']})")
     return "\n".join(lines)
 
@@ -183,13 +211,19 @@ def write_json(a: argparse.Namespace, rungs: list[Rung]) -> dict:
     """ladder.json after every rung (a long ladder that is interrupted keeps what it measured)."""
     par = parity(rungs)
     tc = TimeControl.from_args(a.time, a.byoyomi, a.inc, 0, 0, a.margin, a.fixed_timeout)
-    data = {"engine": {"name": a.name, "command": a.engine, "options": dict(a.option)},
-            "opponent": {"name": a.opponent_name, "command": a.opponent, "options": dict(a.opponent_option),
-                         "nodes_option": a.nodes_option},
-            "time_control": tc.as_dict(), "games_per_rung": a.games,
-            "rungs": [{"budget": r.budget, "elo_for_parity": r.elo_bounds(), "summary": r.summary}
-                      for r in rungs],
-            "parity": par}
+    data = {
+        "engine": {"name": a.name, "command": a.engine, "options": dict(a.option)},
+        "opponent": {
+            "name": a.opponent_name,
+            "command": a.opponent,
+            "options": dict(a.opponent_option),
+            "nodes_option": a.nodes_option,
+        },
+        "time_control": tc.as_dict(),
+        "games_per_rung": a.games,
+        "rungs": [{"budget": r.budget, "elo_for_parity": r.elo_bounds(), "summary": r.summary} for r in rungs],
+        "parity": par,
+    }
     path = os.path.join(a.out, "ladder.json")
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         json.dump(data, f, indent=1, ensure_ascii=False)

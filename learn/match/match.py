@@ -48,13 +48,13 @@ class SprtSpec:
     elo1: float
     alpha: float = 0.05
     beta: float = 0.05
-    stop: bool = True   # stop scheduling games once a hypothesis is accepted
+    stop: bool = True  # stop scheduling games once a hypothesis is accepted
 
 
 @dataclass
 class MatchConfig:
     game: str
-    engines: tuple           # (EngineSpec, EngineSpec)
+    engines: tuple  # (EngineSpec, EngineSpec)
     tc: TimeControl
     games: int = 2
     concurrency: int = 1
@@ -107,15 +107,19 @@ class Tally:
         return counts
 
 
-def summarize(tally: Tally, names: tuple, sprt: SprtSpec | None, confidence: float,
-              restarts: dict) -> dict:
+def summarize(tally: Tally, names: tuple, sprt: SprtSpec | None, confidence: float, restarts: dict) -> dict:
     """Everything the final report needs, JSON-ready (engine 1's point of view)."""
     w, l, d = tally.wld()
     n = w + l + d
     pairs = tally.pairs()
     tri = elo.trinomial(w, l, d, confidence)
     summary = {
-        "engine1": names[0], "engine2": names[1], "games": n, "wins": w, "losses": l, "draws": d,
+        "engine1": names[0],
+        "engine2": names[1],
+        "games": n,
+        "wins": w,
+        "losses": l,
+        "draws": d,
         "score": (w + d / 2) / n if n else None,
         "elo_trinomial": tri.as_dict(),
         "pentanomial": pairs,
@@ -126,8 +130,9 @@ def summarize(tally: Tally, names: tuple, sprt: SprtSpec | None, confidence: flo
         "reasons": _count(r.reason for r in tally.results.values()),
     }
     if sprt is not None:
-        summary["sprt"] = elo.sprt_pentanomial(pairs, elo0=sprt.elo0, elo1=sprt.elo1, alpha=sprt.alpha,
-                                               beta=sprt.beta).as_dict()
+        summary["sprt"] = elo.sprt_pentanomial(
+            pairs, elo0=sprt.elo0, elo1=sprt.elo1, alpha=sprt.alpha, beta=sprt.beta
+        ).as_dict()
     return summary
 
 
@@ -152,7 +157,7 @@ def _faults(tally: Tally, names: tuple) -> dict:
 def _fmt_elo(e: dict | None) -> str:
     if not e or e["n"] == 0:
         return "n/a"
-    if e["elo"] is None:                   # a clean sweep: only the exact one-sided bound is finite
+    if e["elo"] is None:  # a clean sweep: only the exact one-sided bound is finite
         return f">= {e['lower']:+.1f}" if e["lower"] is not None else f"<= {e['upper']:+.1f}"
     lo = "-inf" if e["lower"] is None else f"{e['lower'] + 0.0:.1f}"
     hi = "+inf" if e["upper"] is None else f"{e['upper'] + 0.0:.1f}"
@@ -173,9 +178,11 @@ def format_summary(s: dict) -> str:
     ]
     if "sprt" in s:
         p = s["sprt"]
-        lines.append(f"SPRT ({p['model']}, elo0={p['elo0']}, elo1={p['elo1']}, alpha={p['alpha']}, "
-                     f"beta={p['beta']}): LLR {p['llr']:.3f} [{p['lower_bound']:.3f}, {p['upper_bound']:.3f}]"
-                     f" -> {p['verdict']}")
+        lines.append(
+            f"SPRT ({p['model']}, elo0={p['elo0']}, elo1={p['elo1']}, alpha={p['alpha']}, "
+            f"beta={p['beta']}): LLR {p['llr']:.3f} [{p['lower_bound']:.3f}, {p['upper_bound']:.3f}]"
+            f" -> {p['verdict']}"
+        )
     return "\n".join(lines)
 
 
@@ -187,8 +194,11 @@ class Worker:
         specs = config.engines
 
         def log(i):
-            return (os.path.join(config.log_dir, f"slot{slot}-engine{i + 1}-{specs[i].name}.log")
-                    if config.log_dir else None)
+            return (
+                os.path.join(config.log_dir, f"slot{slot}-engine{i + 1}-{specs[i].name}.log")
+                if config.log_dir
+                else None
+            )
 
         self.engines: list[UsiEngine] | list[GtpEngine]
         self.referee: GtpEngine | None = None
@@ -204,14 +214,16 @@ class Worker:
         first_black = index % 2 == 0
         sides = {"b": self.engines[0 if first_black else 1], "w": self.engines[1 if first_black else 0]}
         if self.config.game == "shogi":
-            result, record = ShogiGame(index, sides, opening, self.config.tc, self.config.shogi_rules,
-                                       first_black).play()
+            result, record = ShogiGame(
+                index, sides, opening, self.config.tc, self.config.shogi_rules, first_black
+            ).play()
             kif = write_kif(record).encode(KIF_ENCODING, errors="replace")
             return result, {"csa": write_csa(record).encode(), "kif": kif}
-        assert self.referee is not None   # a Go worker always has one (__init__)
+        assert self.referee is not None  # a Go worker always has one (__init__)
         try:
-            result, sgf = GoGame(index, sides, self.referee, opening, self.config.tc, self.config.go_rules,
-                                 first_black).play()
+            result, sgf = GoGame(
+                index, sides, self.referee, opening, self.config.tc, self.config.go_rules, first_black
+            ).play()
         except EngineError as e:
             self.referee.kill()
             raise MatchError(f"the Go referee failed: {e}") from e
@@ -277,14 +289,17 @@ class Match:
             black, white = self.names if result.first_is_black else self.names[::-1]
             score = {None: "1/2-1/2", "b": "1-0", "w": "0-1"}[result.winner]
             detail = f" [{result.detail}]" if result.detail and result.reason in FAULTS else ""
-            self.out.write(f"game {result.index + 1:4d}/{self.config.games}: {black} vs {white}: {score} "
-                           f"({result.reason}{detail}, {result.plies} plies, {result.seconds:.1f} s) | "
-                           f"{self.names[0]} {w}-{l}-{d} {100 * (w + d / 2) / n:.1f}%\n")
+            self.out.write(
+                f"game {result.index + 1:4d}/{self.config.games}: {black} vs {white}: {score} "
+                f"({result.reason}{detail}, {result.plies} plies, {result.seconds:.1f} s) | "
+                f"{self.names[0]} {w}-{l}-{d} {100 * (w + d / 2) / n:.1f}%\n"
+            )
             self.out.flush()
             sprt = self.config.sprt
             if sprt is not None and sprt.stop:
-                verdict = elo.sprt_pentanomial(self.tally.pairs(), elo0=sprt.elo0, elo1=sprt.elo1,
-                                               alpha=sprt.alpha, beta=sprt.beta).verdict
+                verdict = elo.sprt_pentanomial(
+                    self.tally.pairs(), elo0=sprt.elo0, elo1=sprt.elo1, alpha=sprt.alpha, beta=sprt.beta
+                ).verdict
                 if verdict != "continue":
                     self.stop.set()
 
@@ -307,9 +322,11 @@ class Match:
         interrupted = False
         try:
             self._start_first_worker()
-            self.out.write(f"{cfg.game} match {self.names[0]} vs {self.names[1]}: {cfg.games} games, "
-                           f"{cfg.tc.describe()}, {len(cfg.openings)} opening(s), concurrency "
-                           f"{len(self.workers)}\n")
+            self.out.write(
+                f"{cfg.game} match {self.names[0]} vs {self.names[1]}: {cfg.games} games, "
+                f"{cfg.tc.describe()}, {len(cfg.openings)} opening(s), concurrency "
+                f"{len(self.workers)}\n"
+            )
             threads = [threading.Thread(target=self._work, args=(w,), daemon=True) for w in self.workers]
             for t in threads:
                 t.start()
@@ -333,8 +350,11 @@ class Match:
         return summary
 
     def summary(self) -> dict:
-        restarts = {w.engines[i].name + f"@slot{k}": max(0, w.engines[i].restarts)
-                    for k, w in enumerate(self.workers) for i in range(2)}
+        restarts = {
+            w.engines[i].name + f"@slot{k}": max(0, w.engines[i].restarts)
+            for k, w in enumerate(self.workers)
+            for i in range(2)
+        }
         return summarize(self.tally, self.names, self.config.sprt, self.config.confidence, restarts)
 
     def write_json(self, summary: dict) -> None:

@@ -17,8 +17,8 @@ GO_COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # GTP columns skip I
 
 @dataclass(frozen=True)
 class Opening:
-    sfen: str | None = None            # shogi start SFEN; None = normal start position
-    moves: tuple = field(default=())   # shogi: USI strings; Go: (colour, (row, col) | None)
+    sfen: str | None = None  # shogi start SFEN; None = normal start position
+    moves: tuple = field(default=())  # shogi: USI strings; Go: (colour, (row, col) | None)
     label: str = ""
 
 
@@ -88,8 +88,7 @@ def load_go_openings(path: str, size: int) -> list[Opening]:
                         pts = [parse_vertex(v, size) for v in line.split()]
                     except ValueError as e:
                         raise ValueError(f"{path}:{n}: {e}") from None
-                    openings.append(Opening(None, tuple(("bw"[i % 2], p) for i, p in enumerate(pts)),
-                                            line.strip()))
+                    openings.append(Opening(None, tuple(("bw"[i % 2], p) for i, p in enumerate(pts)), line.strip()))
     if not openings:
         raise ValueError(f"{path}: no openings")
     return openings

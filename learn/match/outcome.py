@@ -10,10 +10,10 @@ FAULTS = ("time", "hang", "crash", "illegal", "false-declaration", "protocol")
 
 @dataclass
 class GameResult:
-    index: int               # game number in the match, from 0
-    first_is_black: bool     # engine 1 played Black (shogi sente / Go black)
-    winner: str | None       # "b", "w" or None for a draw
-    reason: str              # mate, resign, time, hang, crash, illegal, false-declaration, declaration, ...
+    index: int  # game number in the match, from 0
+    first_is_black: bool  # engine 1 played Black (shogi sente / Go black)
+    winner: str | None  # "b", "w" or None for a draw
+    reason: str  # mate, resign, time, hang, crash, illegal, false-declaration, declaration, ...
     detail: str = ""
     plies: int = 0
     opening: str = ""

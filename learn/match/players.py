@@ -43,7 +43,7 @@ from usi_engine.shogi_search.game import ShogiAdapter, terminal_value
 from usi_engine.shogi_search.quiescence import DEFAULT_MAX_DEPTH, INF, QBuffers, next_move, order_key, qsearch
 
 AB_DEPTHS = (1, 2)
-STAT_KEYS = ("moves", "nodes", "samples", "depth", "seldepth", "time_ms")   # MCSS per-game statistics
+STAT_KEYS = ("moves", "nodes", "samples", "depth", "seldepth", "time_ms")  # MCSS per-game statistics
 
 
 class Player:
@@ -100,8 +100,7 @@ def ab_leaf(pos, w, params, alpha, beta, qdepth, scratch, moves, keys, pv, frame
 
 
 @njit(cache=True, nogil=True)
-def ab_reply(pos, w, params, alpha, beta, qdepth, ply_moves, ply_keys, scratch, moves, keys, pv, frames,
-             counts, nodes):
+def ab_reply(pos, w, params, alpha, beta, qdepth, ply_moves, ply_keys, scratch, moves, keys, pv, frames, counts, nodes):
     """Fail-soft depth-1 alpha-beta of pos (side to move), MVV-LVA ordered, quiescence at the leaves."""
     n = gen_legal(pos, ply_moves)
     if n == 0:
@@ -124,8 +123,9 @@ def ab_reply(pos, w, params, alpha, beta, qdepth, ply_moves, ply_keys, scratch, 
 
 
 @njit(cache=True, nogil=True)
-def ab_root(pos, w, params, depth, qdepth, root_moves, ply_moves, ply_keys, scratch, moves, keys, pv, frames,
-            counts, nodes):
+def ab_root(
+    pos, w, params, depth, qdepth, root_moves, ply_moves, ply_keys, scratch, moves, keys, pv, frames, counts, nodes
+):
     """(index of the best root move in root_moves, its value for the mover) of a depth-1 or -2 alpha-beta.
 
     Root moves are searched in the given order; a later move must be strictly better to replace the best,
@@ -140,8 +140,23 @@ def ab_root(pos, w, params, depth, qdepth, root_moves, ply_moves, ply_keys, scra
         elif depth == 1:
             value = qsearch(pos, w, -INF, -alpha, qdepth, moves, keys, pv, frames, counts, nodes)
         else:
-            value = ab_reply(pos, w, params, -INF, -alpha, qdepth, ply_moves, ply_keys, scratch, moves, keys,
-                             pv, frames, counts, nodes)
+            value = ab_reply(
+                pos,
+                w,
+                params,
+                -INF,
+                -alpha,
+                qdepth,
+                ply_moves,
+                ply_keys,
+                scratch,
+                moves,
+                keys,
+                pv,
+                frames,
+                counts,
+                nodes,
+            )
         position.undo_move(pos)
         if -value > alpha:
             alpha = -value
@@ -152,8 +167,9 @@ def ab_root(pos, w, params, depth, qdepth, root_moves, ply_moves, ply_keys, scra
 class AlphaBetaPlayer(Player):
     """Fixed-depth alpha-beta + quiescence over the engine's evaluation (module docstring)."""
 
-    def __init__(self, name: str = "alphabeta", depth: int = 2, weights=None, params=None,
-                 qdepth: int = DEFAULT_MAX_DEPTH):
+    def __init__(
+        self, name: str = "alphabeta", depth: int = 2, weights=None, params=None, qdepth: int = DEFAULT_MAX_DEPTH
+    ):
         super().__init__(name)
         if depth not in AB_DEPTHS:
             raise ValueError(f"alpha-beta depth must be one of {AB_DEPTHS}, got {depth}")
@@ -174,17 +190,33 @@ class AlphaBetaPlayer(Player):
         self.rng.shuffle(order := list(range(len(moves))))
         root_moves = moves[order].astype(np.int32)
         work = board.copy()
-        index, self.last_value = ab_root(work.pos, self.adapter.weights, self.adapter.params, self.depth,
-                                         self.qdepth, root_moves, self.ply_moves, self.ply_keys, self.scratch,
-                                         *self.buffers.args())
+        index, self.last_value = ab_root(
+            work.pos,
+            self.adapter.weights,
+            self.adapter.params,
+            self.depth,
+            self.qdepth,
+            root_moves,
+            self.ply_moves,
+            self.ply_keys,
+            self.scratch,
+            *self.buffers.args(),
+        )
         return int(root_moves[index])
 
 
 class MCSSPlayer(Player):
     """The project's MCSS (or UCT) Searcher with a fixed per-move limit (module docstring)."""
 
-    def __init__(self, name: str = "mcss", options: SearchOptions | None = None, limits: Limits | None = None,
-                 weights=None, params=None, pick: float = 0.0):
+    def __init__(
+        self,
+        name: str = "mcss",
+        options: SearchOptions | None = None,
+        limits: Limits | None = None,
+        weights=None,
+        params=None,
+        pick: float = 0.0,
+    ):
         super().__init__(name)
         self.pick = pick
         self.limits = limits or Limits(samples=1000)
@@ -202,7 +234,7 @@ class MCSSPlayer(Player):
         self.totals = dict.fromkeys(STAT_KEYS, 0.0)
 
     def choose(self, board) -> int | None:
-        self.searcher.options.seed = self.game_seed * 1009 + board.ply   # a fresh, reproducible stream per move
+        self.searcher.options.seed = self.game_seed * 1009 + board.ply  # a fresh, reproducible stream per move
         result = self.searcher.search(board.pos, self.limits)
         self.last_result = result
         self.totals["moves"] += 1
@@ -213,7 +245,7 @@ class MCSSPlayer(Player):
         return result.best_move
 
     def draw_from_root_policy(self) -> int:
-        assert self.searcher.pool is not None    # after a search
+        assert self.searcher.pool is not None  # after a search
         tree = self.searcher.pool.tree
         edges, p = root_policy(tree, 0, self.pick)
         i = self.rng.choices(range(len(edges)), weights=p)[0]
@@ -223,4 +255,3 @@ class MCSSPlayer(Player):
         """Per-move means of the searches of the current game (moves = how many searches)."""
         n = max(1.0, self.totals["moves"])
         return {k: (v if k == "moves" else round(v / n, 1)) for k, v in self.totals.items()}
-

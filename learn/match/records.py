@@ -14,30 +14,94 @@ from dataclasses import dataclass, field
 from usi_engine.shogi.sfen import STARTPOS
 
 HAND_ORDER = "RBGSNLP"
-CSA_PIECES = {"P": "FU", "L": "KY", "N": "KE", "S": "GI", "G": "KI", "B": "KA", "R": "HI", "K": "OU",
-              "+P": "TO", "+L": "NY", "+N": "NK", "+S": "NG", "+B": "UM", "+R": "RY"}
-KIF_PIECES = {"P": "歩", "L": "香", "N": "桂", "S": "銀", "G": "金", "B": "角", "R": "飛", "K": "玉",
-              "+P": "と", "+L": "成香", "+N": "成桂", "+S": "成銀", "+B": "馬", "+R": "龍"}
+CSA_PIECES = {
+    "P": "FU",
+    "L": "KY",
+    "N": "KE",
+    "S": "GI",
+    "G": "KI",
+    "B": "KA",
+    "R": "HI",
+    "K": "OU",
+    "+P": "TO",
+    "+L": "NY",
+    "+N": "NK",
+    "+S": "NG",
+    "+B": "UM",
+    "+R": "RY",
+}
+KIF_PIECES = {
+    "P": "歩",
+    "L": "香",
+    "N": "桂",
+    "S": "銀",
+    "G": "金",
+    "B": "角",
+    "R": "飛",
+    "K": "玉",
+    "+P": "と",
+    "+L": "成香",
+    "+N": "成桂",
+    "+S": "成銀",
+    "+B": "馬",
+    "+R": "龍",
+}
 KIF_BOARD_PIECES = {**KIF_PIECES, "+L": "杏", "+N": "圭", "+S": "全"}  # one character per square
 KIF_FILES = "１２３４５６７８９"
 KIF_RANKS = "一二三四五六七八九"
-KIF_COUNTS = ["", "", "二", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二", "十三",
-              "十四", "十五", "十六", "十七", "十八"]
+KIF_COUNTS = [
+    "",
+    "",
+    "二",
+    "三",
+    "四",
+    "五",
+    "六",
+    "七",
+    "八",
+    "九",
+    "十",
+    "十一",
+    "十二",
+    "十三",
+    "十四",
+    "十五",
+    "十六",
+    "十七",
+    "十八",
+]
 RANK_LETTERS = "abcdefghi"
 KIF_ENCODING = "cp932"  # `.kif` files are Shift_JIS by convention (`.kifu` would be UTF-8); readers rely on it
 
 # reason -> (CSA code, KIF word). "{side}" is + or - of the side the code is about.
 CSA_ENDINGS = {
-    "resign": "%TORYO", "mate": "%TSUMI", "time": "%TIME_UP", "hang": "%TIME_UP",
-    "repetition": "%SENNICHITE", "perpetual-check": "%OUTE_SENNICHITE", "declaration": "%KACHI",
-    "max-moves": "%MAX_MOVES", "declaration-draw": "%JISHOGI", "illegal": "%{side}ILLEGAL_ACTION",
+    "resign": "%TORYO",
+    "mate": "%TSUMI",
+    "time": "%TIME_UP",
+    "hang": "%TIME_UP",
+    "repetition": "%SENNICHITE",
+    "perpetual-check": "%OUTE_SENNICHITE",
+    "declaration": "%KACHI",
+    "max-moves": "%MAX_MOVES",
+    "declaration-draw": "%JISHOGI",
+    "illegal": "%{side}ILLEGAL_ACTION",
     "false-declaration": "%{side}ILLEGAL_ACTION",
-    "crash": "%{side}ILLEGAL_ACTION", "protocol": "%{side}ILLEGAL_ACTION",
+    "crash": "%{side}ILLEGAL_ACTION",
+    "protocol": "%{side}ILLEGAL_ACTION",
 }
 KIF_ENDINGS = {
-    "resign": "投了", "mate": "詰み", "time": "切れ負け", "hang": "切れ負け", "repetition": "千日手",
-    "perpetual-check": "反則勝ち", "declaration": "入玉勝ち", "max-moves": "持将棋",
-    "declaration-draw": "持将棋", "illegal": "反則負け", "false-declaration": "反則負け", "crash": "反則負け",
+    "resign": "投了",
+    "mate": "詰み",
+    "time": "切れ負け",
+    "hang": "切れ負け",
+    "repetition": "千日手",
+    "perpetual-check": "反則勝ち",
+    "declaration": "入玉勝ち",
+    "max-moves": "持将棋",
+    "declaration-draw": "持将棋",
+    "illegal": "反則負け",
+    "false-declaration": "反則負け",
+    "crash": "反則負け",
     "protocol": "反則負け",
 }
 KIF_SIDE_TO_MOVE_LOSES = ("投了", "詰み", "切れ負け", "反則負け")  # words saying the side to move lost
@@ -109,9 +173,9 @@ class ShogiRecord:
     black: str
     white: str
     start_sfen: str | None  # None = the normal start position
-    moves: list            # USI strings, referee-validated
-    seconds: list          # thinking time per move (same length as moves)
-    winner: str | None     # "b", "w" or None (draw / no result)
+    moves: list  # USI strings, referee-validated
+    seconds: list  # thinking time per move (same length as moves)
+    winner: str | None  # "b", "w" or None (draw / no result)
     reason: str
     loser: str | None = None  # side at fault for ILLEGAL_ACTION codes
     start_time: str = ""
@@ -126,9 +190,10 @@ def _csa_square(sq) -> str:
 def _csa_position(board: SfenBoard) -> list[str]:
     lines = []
     for r in range(1, 10):
-        row = "".join(" * " if (p := board.piece_at(f, r)) is None
-                      else ("+" if p.isupper() else "-") + CSA_PIECES[p.upper()]
-                      for f in range(9, 0, -1))
+        row = "".join(
+            " * " if (p := board.piece_at(f, r)) is None else ("+" if p.isupper() else "-") + CSA_PIECES[p.upper()]
+            for f in range(9, 0, -1)
+        )
         lines.append(f"P{r}{row}")
     for side, sign in (("b", "+"), ("w", "-")):
         hand = "".join(f"00{CSA_PIECES[k]}" * n for k in HAND_ORDER for n in [board.hands[side].get(k, 0)])
@@ -170,12 +235,18 @@ def _kif_hand(hand: dict) -> str:
 
 
 def _kif_board(board: SfenBoard) -> list[str]:
-    lines = [f"後手の持駒：{_kif_hand(board.hands['w'])}", "  ９ ８ ７ ６ ５ ４ ３ ２ １",
-             "+---------------------------+"]
+    lines = [
+        f"後手の持駒：{_kif_hand(board.hands['w'])}",
+        "  ９ ８ ７ ６ ５ ４ ３ ２ １",
+        "+---------------------------+",
+    ]
     for r in range(1, 10):
-        cells = "".join(" ・" if (p := board.piece_at(f, r)) is None
-                        else (" " if p.isupper() else "v") + KIF_BOARD_PIECES[p.upper()]
-                        for f in range(9, 0, -1))
+        cells = "".join(
+            " ・"
+            if (p := board.piece_at(f, r)) is None
+            else (" " if p.isupper() else "v") + KIF_BOARD_PIECES[p.upper()]
+            for f in range(9, 0, -1)
+        )
         lines.append(f"|{cells}|{KIF_RANKS[r - 1]}")
     lines += ["+---------------------------+", f"先手の持駒：{_kif_hand(board.hands['b'])}"]
     if board.side == "w":
@@ -216,8 +287,9 @@ def write_kif(rec: ShogiRecord) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_sgf(size: int, komi: float, black: str, white: str, moves, result: str, comment: str = "",
-              date: str = "") -> bytes:
+def write_sgf(
+    size: int, komi: float, black: str, white: str, moves, result: str, comment: str = "", date: str = ""
+) -> bytes:
     """SGF of a Go game. `moves` are (colour 'b'/'w', (row, col) from the bottom-left or None = pass)."""
     from sgfmill import sgf  # runtime dependency of Go matches only
 

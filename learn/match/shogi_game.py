@@ -35,7 +35,7 @@ DEFAULT_STOP_GRACE_S = 1.0
 @dataclass(frozen=True)
 class ShogiRules:
     declaration_rule: str = "CSARule27"
-    max_moves: int = DEFAULT_MAX_MOVES     # 0 = no limit
+    max_moves: int = DEFAULT_MAX_MOVES  # 0 = no limit
     stop_grace_s: float = DEFAULT_STOP_GRACE_S  # wait for `bestmove` after `stop` on a time loss
 
     def __post_init__(self):
@@ -69,8 +69,9 @@ def _other(side: str) -> str:
 class ShogiGame:
     """One game; `play()` returns the GameResult and the record."""
 
-    def __init__(self, index: int, engines: dict, opening: Opening, tc: TimeControl, rules: ShogiRules,
-                 first_is_black: bool):
+    def __init__(
+        self, index: int, engines: dict, opening: Opening, tc: TimeControl, rules: ShogiRules, first_is_black: bool
+    ):
         self.index, self.engines, self.opening = index, engines, opening
         self.tc, self.rules, self.first_is_black = tc, rules, first_is_black
         self.board = opening_board(opening)
@@ -82,12 +83,29 @@ class ShogiGame:
         started = time.monotonic()
         winner, reason, detail = self._run()
         self._send_gameover(winner)
-        result = GameResult(self.index, self.first_is_black, winner, reason, detail, len(self.moves),
-                            self.opening.label, time.monotonic() - started)
+        result = GameResult(
+            self.index,
+            self.first_is_black,
+            winner,
+            reason,
+            detail,
+            len(self.moves),
+            self.opening.label,
+            time.monotonic() - started,
+        )
         loser = None if winner is None else _other(winner)
-        record = ShogiRecord(self.engines["b"].name, self.engines["w"].name, self.opening.sfen,
-                             self.moves, self.seconds, winner, reason, loser,
-                             time.strftime("%Y/%m/%d %H:%M:%S"), comment=detail)
+        record = ShogiRecord(
+            self.engines["b"].name,
+            self.engines["w"].name,
+            self.opening.sfen,
+            self.moves,
+            self.seconds,
+            winner,
+            reason,
+            loser,
+            time.strftime("%Y/%m/%d %H:%M:%S"),
+            comment=detail,
+        )
         return result, record
 
     def _run(self) -> tuple[str | None, str, str]:
@@ -115,8 +133,7 @@ class ShogiGame:
         engine = self.engines[side]
         allowance_s = clock.allowance_ms(side) / 1000.0
         try:
-            tokens, elapsed = engine.go(position_command(self.opening, self.moves), clock.usi_go(),
-                                        allowance_s)
+            tokens, elapsed = engine.go(position_command(self.opening, self.moves), clock.usi_go(), allowance_s)
         except EngineError as e:
             if e.kind == "timeout" and engine.stop_search(self.rules.stop_grace_s):
                 return _other(side), "time", f"no move within {allowance_s:.3f} s"

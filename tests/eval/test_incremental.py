@@ -11,8 +11,8 @@ import pytest
 from numba import njit
 
 from eval import shogi_features as F
-from usi_engine.shogi.bench import random_game_sfens
 from usi_engine.shogi import Board
+from usi_engine.shogi.bench import random_game_sfens
 from usi_engine.shogi.layout import DROP_BASE, KING, MAX_MOVES, MOVE_FROM_SHIFT, MOVE_PROMO_BIT, MOVE_TO_MASK, PLY
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, undo_move
@@ -20,7 +20,7 @@ from usi_engine.shogi.position import do_move, undo_move
 # Move categories counted by the walk (each must occur often).
 CAPTURE, PROMOTION, DROP, KING_MOVE, KING_CAPTURE = range(5)
 PLIES = 120
-LAZY_EVERY = 3          # the path's own value is read only every LAZY_EVERY plies
+LAZY_EVERY = 3  # the path's own value is read only every LAZY_EVERY plies
 
 
 @njit(cache=True)
@@ -52,7 +52,7 @@ def walk(pos, w, eacc, eidx, seed, plies, moves, stats):
         do_move(pos, m)
         if ply % LAZY_EVERY == 0:
             worst = max(worst, abs(F.inc_value(pos, w, eacc, eidx, ply + 1) - F.evaluate(pos, w)))
-    for _ in range(pos[PLY]):      # back to the start, so the caller's board is unchanged
+    for _ in range(pos[PLY]):  # back to the start, so the caller's board is unchanged
         undo_move(pos)
     return worst
 
@@ -84,8 +84,7 @@ def test_incremental_equals_full_on_random_games(random_w):
 
 def test_incremental_without_kings_and_with_full_hands(random_w):
     # tsume-style: no black king; and a position with many pieces in hand (hand objects come and go)
-    sfens = ["4k4/9/4P4/9/9/9/9/9/9 b G2r 1",
-             "l6nl/5+P1gk/2np1S3/p1p4Pp/3P2Sp1/1PPb2P1P/P5GS1/R8/LN4bKL w RGgsn5p 1"]
+    sfens = ["4k4/9/4P4/9/9/9/9/9/9 b G2r 1", "l6nl/5+P1gk/2np1S3/p1p4Pp/3P2Sp1/1PPb2P1P/P5GS1/R8/LN4bKL w RGgsn5p 1"]
     worst, stats = run_walks(sfens, random_w, seed=200)
     assert worst < 1e-8 and stats[DROP] > 100
 
@@ -93,6 +92,7 @@ def test_incremental_without_kings_and_with_full_hands(random_w):
 def test_material_only_weights_are_exact():
     """With the shipped material weights the incremental value is exactly the full one (integers)."""
     from eval.weightfile import load_weights
+
     sfens = random_game_sfens(4, seed=5, min_ply=10, max_ply=80)
     eacc, eidx = F.eval_stack(PLIES + 1)
     moves = np.zeros(MAX_MOVES, dtype=np.int32)

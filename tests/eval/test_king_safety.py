@@ -46,8 +46,8 @@ def reference_ks(sfen, w):
         ksq = ref.king_squares[colour]
         if ksq is None:
             continue
-        krank, kfile = divmod(ksq, 9)          # python-shogi: index = rank * 9 + (9 - file)
-        for dfile in (-1, 0, 1):               # file offset in board files (file = 9 - kfile)
+        krank, kfile = divmod(ksq, 9)  # python-shogi: index = rank * 9 + (9 - file)
+        for dfile in (-1, 0, 1):  # file offset in board files (file = 9 - kfile)
             for drank in (-1, 0, 1):
                 r, c = krank + drank, kfile - dfile
                 if not (0 <= r < 9 and 0 <= c < 9):
@@ -63,7 +63,7 @@ def reference_ks(sfen, w):
 
 def test_ks_term_equals_the_reference():
     w = np.zeros(F.N_WEIGHTS)
-    w[F.OFF_KS:] = np.random.default_rng(5).normal(0.0, 40.0, F.N_KS)
+    w[F.OFF_KS :] = np.random.default_rng(5).normal(0.0, 40.0, F.N_KS)
     for s in SFENS:
         assert F.evaluate(Board(s).pos, w) == pytest.approx(reference_ks(s, w), abs=1e-9), s
 
@@ -78,7 +78,7 @@ def test_ks_gradient_equals_finite_differences():
         grad = dict(zip(idx[:n].tolist(), coef[:n].tolist()))
         active = [k for k in grad if k >= F.OFF_KS]
         assert 4 <= len(active) <= 18
-        for k in range(F.OFF_KS, F.N_WEIGHTS):           # every KS weight: active ones 1, the others 0
+        for k in range(F.OFF_KS, F.N_WEIGHTS):  # every KS weight: active ones 1, the others 0
             wp, wm = w.copy(), w.copy()
             wp[k] += h
             wm[k] -= h
@@ -88,7 +88,8 @@ def test_ks_gradient_equals_finite_differences():
 
 def test_ks_is_symmetric_under_rotation_with_colours_swapped():
     from tests.eval.test_shogi_eval import flip_sfen
+
     w = np.zeros(F.N_WEIGHTS)
-    w[F.OFF_KS:] = np.random.default_rng(7).normal(0.0, 40.0, F.N_KS)
+    w[F.OFF_KS :] = np.random.default_rng(7).normal(0.0, 40.0, F.N_KS)
     for s in SFENS[:60]:
         assert F.evaluate(Board(s).pos, w) == pytest.approx(F.evaluate(Board(flip_sfen(s)).pos, w), abs=1e-9)

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from eval import shogi_features as F
-from usi_engine.shogi.bench import random_game_sfens
 from eval.make_material_weights import BOARD_VALUES
 from eval.weightfile import load_weights
 from usi_engine.shogi import Board
+from usi_engine.shogi.bench import random_game_sfens
 
 SFENS = random_game_sfens(200, seed=7, min_ply=0, max_ply=160)
 
@@ -23,9 +23,9 @@ def flip_sfen(sfen):
     rows = []
     for row in reversed(board.split("/")):
         tokens, i = [], 0
-        while i < len(row):                   # keep "+X" together when reversing a rank
+        while i < len(row):  # keep "+X" together when reversing a rank
             if row[i] == "+":
-                tokens.append(row[i:i + 2])
+                tokens.append(row[i : i + 2])
                 i += 2
             else:
                 tokens.append(row[i])
@@ -61,7 +61,7 @@ def test_gradient_equals_finite_differences(random_w):
         value, idx, coef = F.gradient(pos, random_w)
         grad = dict(zip(idx.tolist(), coef.tolist()))
         probes = list(rng.choice(idx, size=min(12, len(idx)), replace=False))
-        probes += list(rng.integers(0, F.N_WEIGHTS, size=8))      # mostly inactive features
+        probes += list(rng.integers(0, F.N_WEIGHTS, size=8))  # mostly inactive features
         for k in probes:
             w = random_w.copy()
             w[k] += h
@@ -106,7 +106,7 @@ def test_tsume_position_without_a_king_evaluates():
     assert value == pytest.approx(float(np.dot(w[idx], coef)))
     kp_them = (idx >= F.OFF_KP + F.N_SQ * F.FE_END) & (idx < F.OFF_PP)
     kp_us = (idx >= F.OFF_KP) & (idx < F.OFF_KP + F.N_SQ * F.FE_END)
-    assert kp_them.sum() == 4 and kp_us.sum() == 0          # only the white king sees 4 pieces
-    assert ((idx >= F.OFF_PP) & (idx < F.OFF_KS)).sum() == 6   # 4 pieces -> 6 pairs
-    assert (idx >= F.OFF_KS + F.N_KS // 2).sum() == 6        # the white king's zone on the edge: 6 squares
+    assert kp_them.sum() == 4 and kp_us.sum() == 0  # only the white king sees 4 pieces
+    assert ((idx >= F.OFF_PP) & (idx < F.OFF_KS)).sum() == 6  # 4 pieces -> 6 pairs
+    assert (idx >= F.OFF_KS + F.N_KS // 2).sum() == 6  # the white king's zone on the edge: 6 squares
     assert (idx >= F.OFF_KS).sum() == 6

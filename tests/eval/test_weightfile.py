@@ -7,8 +7,16 @@ import pytest
 
 from eval import shogi_features as F
 from eval.make_material_weights import BOARD_VALUES, material_weights
-from eval.weightfile import (BLOCKS, DEFAULT_PATH, MATERIAL_PATH, WeightFileError, load_weights, read_weights,
-                             save_weights, weights_location)
+from eval.weightfile import (
+    BLOCKS,
+    DEFAULT_PATH,
+    MATERIAL_PATH,
+    WeightFileError,
+    load_weights,
+    read_weights,
+    save_weights,
+    weights_location,
+)
 
 
 def sparse_random_weights(seed=0):
@@ -16,7 +24,7 @@ def sparse_random_weights(seed=0):
     w = np.zeros(F.N_WEIGHTS)
     k = rng.integers(0, F.N_WEIGHTS, 5000)
     w[k] = rng.normal(0, 50, k.size).astype(np.float32)
-    w[:F.N_MATERIAL] = material_weights()[:F.N_MATERIAL]
+    w[: F.N_MATERIAL] = material_weights()[: F.N_MATERIAL]
     return w
 
 
@@ -28,14 +36,14 @@ def test_round_trip(tmp_path):
     assert np.array_equal(loaded, w)
     assert meta["feature_set"] == F.FEATURE_SET and meta["version"] == F.FEATURE_VERSION
     assert meta["source"] == "test"
-    assert path.stat().st_size < 200_000          # float32 + compression keeps sparse files small
+    assert path.stat().st_size < 200_000  # float32 + compression keeps sparse files small
 
 
 def test_value_scale_multiplies_stored_values(tmp_path):
     w = sparse_random_weights(1)
     path = save_weights(tmp_path / "s.npz", w, value_scale=4.0)
     with np.load(path) as z:
-        assert np.array_equal(z["material"], (w[:F.N_MATERIAL] / 4.0).astype(np.float32))
+        assert np.array_equal(z["material"], (w[: F.N_MATERIAL] / 4.0).astype(np.float32))
     assert np.allclose(load_weights(path), w)
 
 
@@ -48,14 +56,14 @@ def test_material_file_is_material_only_and_small():
     assert all(550 <= w[t] <= 600 for t in (9, 10, 11, 12))
     for pt in range(1, 8):
         assert w[F.MAT_HAND + pt] > BOARD_VALUES[pt]
-    assert not np.any(w[F.N_MATERIAL:])
+    assert not np.any(w[F.N_MATERIAL :])
 
 
 def test_default_file_loads_and_is_a_small_shipped_asset():
     w, meta = read_weights(DEFAULT_PATH)
     assert np.array_equal(w, load_weights(None)) and meta["source"]
     assert DEFAULT_PATH.stat().st_size < 2_000_000
-    assert np.all(w[1:8] > 0)                      # board piece values stay positive whatever was learned
+    assert np.all(w[1:8] > 0)  # board piece values stay positive whatever was learned
 
 
 def test_shipped_names_and_paths_resolve(tmp_path, monkeypatch):
@@ -63,7 +71,7 @@ def test_shipped_names_and_paths_resolve(tmp_path, monkeypatch):
     assert weights_location("material") == MATERIAL_PATH
     assert np.array_equal(load_weights("material"), material_weights())
     monkeypatch.chdir(tmp_path)
-    save_weights("material.npz", sparse_random_weights())         # a local file named like a shipped one
+    save_weights("material.npz", sparse_random_weights())  # a local file named like a shipped one
     assert np.array_equal(load_weights("material.npz"), sparse_random_weights())
     with pytest.raises(WeightFileError, match="nosuch: no such file"):
         load_weights("nosuch")
@@ -161,6 +169,7 @@ def test_save_rejects_wrong_length(tmp_path):
 def test_version_1_file_loads_with_a_zero_king_safety_block(tmp_path, good):
     """Files written before the KS block (version 1: material, kp, pp) are the same evaluation with KS = 0."""
     from eval.weightfile import _checksum
+
     with np.load(good) as z:
         arrays = {k: z[k] for k in z.files}
     meta = json.loads(str(arrays.pop("meta")[()]))
@@ -170,7 +179,7 @@ def test_version_1_file_loads_with_a_zero_king_safety_block(tmp_path, good):
     with open(old, "wb") as f:
         np.savez_compressed(f, meta=np.array(json.dumps(meta)), **arrays)
     w = sparse_random_weights(2)
-    w[F.OFF_KS:] = 0.0
+    w[F.OFF_KS :] = 0.0
     assert np.array_equal(load_weights(old), w)
     expect_error(rewrite(good, tmp_path / "v1ks.npz", meta_update={"version": 1}), "checksum mismatch")
     expect_error(rewrite(good, tmp_path / "v3.npz", meta_update={"version": 3}), "version 3", "expected one of 1, 2")
@@ -179,4 +188,4 @@ def test_version_1_file_loads_with_a_zero_king_safety_block(tmp_path, good):
 def test_shipped_files_are_version_1_and_load():
     for path in (DEFAULT_PATH, MATERIAL_PATH):
         w, meta = read_weights(path)
-        assert meta["version"] == 1 and not np.any(w[F.OFF_KS:])
+        assert meta["version"] == 1 and not np.any(w[F.OFF_KS :])

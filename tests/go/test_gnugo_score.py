@@ -26,8 +26,20 @@ def gnugo_binary():
 
 def play_gnugo_game(size, komi, seed):
     """(our GoBoard after the game, GNU Go's final_score, GNU Go's dead stones as a set)."""
-    eng = GtpEngine([gnugo_binary(), "--mode", "gtp", "--level", "1", "--chinese-rules",
-                     "--positional-superko", "--seed", str(seed)], "gnugo")
+    eng = GtpEngine(
+        [
+            gnugo_binary(),
+            "--mode",
+            "gtp",
+            "--level",
+            "1",
+            "--chinese-rules",
+            "--positional-superko",
+            "--seed",
+            str(seed),
+        ],
+        "gnugo",
+    )
     eng.start()
     try:
         eng.command_ok(f"boardsize {size}")
@@ -38,7 +50,7 @@ def play_gnugo_game(size, komi, seed):
         for _ in range(MAX_MOVES):
             move = eng.command_ok(f"genmove {colour}").lower()
             assert move != "resign"
-            board.play(colour, move)            # raises if we disagree about legality
+            board.play(colour, move)  # raises if we disagree about legality
             if board.is_over():
                 break
             colour = "white" if colour == "black" else "black"

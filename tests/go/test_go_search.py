@@ -3,16 +3,15 @@ MCSS / UCT / RAVE finding tactical moves, superko moves never in the tree, and t
 
 import numpy as np
 import pytest
+from test_rules import _triple_ko
 
-from usi_engine.go import GoBoard
+from usi_engine.go import GoBoard, playout
 from usi_engine.go import layout as L
-from usi_engine.go import playout
 from usi_engine.go.game import MAX_MOVES, GoAdapter, default_params, expand_amaf
 from usi_engine.go.playout import seed_rng
 from usi_engine.search import core
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE
-from test_rules import _triple_ko
 
 
 def board_from(rows, komi=0.5, to_move="b"):
@@ -36,57 +35,58 @@ def test_path_since_follows_the_game_and_refuses_other_games():
     moves = GoAdapter.path_since(old, b.pos)
     assert [GoAdapter(9).move_to_str(m) for m in moves] == ["E5", "C3", "pass"]
     assert GoAdapter.path_since(b.pos, b.pos) == []
-    assert GoAdapter.path_since(b.pos, old) is None                    # backwards
+    assert GoAdapter.path_since(b.pos, old) is None  # backwards
     other = GoBoard(9, 6.5)
     assert GoAdapter.path_since(other.pos, GoBoard(9, 7.0).pos) is None  # komi changed
     c = GoBoard(9, 7.0)
     start = c.pos.copy()
     c.play("b", "e5")
-    c.play("b", "d5")                                                   # same colour twice (GTP)
+    c.play("b", "d5")  # same colour twice (GTP)
     assert GoAdapter.path_since(start, c.pos) is None
 
 
 def test_expand_amaf_reports_priors_and_playout_traces():
-    b = board_from([". . . . .",
-                    ". . . . .",
-                    "O X O . .",
-                    ". O . . .",
-                    ". . . . ."], to_move="w")          # the black stone B3 is in atari: B4 captures
+    b = board_from(
+        [". . . . .", ". . . . .", "O X O . .", ". O . . .", ". . . . ."], to_move="w"
+    )  # the black stone B3 is in atari: B4 captures
     pos = b.pos.copy()
     n_max = MAX_MOVES
     moves, values = np.zeros(n_max, np.int32), np.zeros(n_max)
     flags, prior = np.zeros(n_max, np.int8), np.zeros(n_max)
     cap = int(3 * 25)
     trace, tstart = np.zeros(n_max * cap, np.int32), np.zeros(n_max + 1, np.int64)
-    params = default_params(rave_playouts=0)                  # a playout from every child
+    params = default_params(rave_playouts=0)  # a playout from every child
     n, work = expand_amaf(pos, np.zeros(1), params, seed_rng(5), moves, values, flags, prior, trace, tstart)
-    assert np.array_equal(L.live_state(pos), L.live_state(b.pos))          # pos unchanged
+    assert np.array_equal(L.live_state(pos), L.live_state(b.pos))  # pos unchanged
     vertices = [b.vertex(int(m)) for m in moves[:n]]
     assert vertices == b.legal_moves()
     assert np.all(np.isin(values[:n], (-1000.0, 0.0, 1000.0)))
     assert np.all((prior[:n] >= 0) & (prior[:n] <= 1))
     assert prior[vertices.index("B4")] == playout.PRIOR_CAPTURE
     assert prior[vertices.index("pass")] == playout.PRIOR_PASS
-    assert np.all(np.diff(tstart[:n + 1]) >= 0) and np.diff(tstart[:n + 1]).max() <= cap
+    assert np.all(np.diff(tstart[: n + 1]) >= 0) and np.diff(tstart[: n + 1]).max() <= cap
     assert work >= tstart[n] > 0
-    played = trace[:tstart[n]]
+    played = trace[: tstart[n]]
     assert np.all((played == core.NO_MOVE) | ((played > 0) & (played < L.BOARD_CAP)))
-    assert np.all(played != L.PASS)                                      # passes are NO_MOVE
-    n, _ = expand_amaf(pos, np.zeros(1), default_params(rave_playouts=4), seed_rng(6), moves, values, flags,
-                       prior, trace, tstart)                    # 4 random children + the capture
+    assert np.all(played != L.PASS)  # passes are NO_MOVE
+    n, _ = expand_amaf(
+        pos, np.zeros(1), default_params(rave_playouts=4), seed_rng(6), moves, values, flags, prior, trace, tstart
+    )  # 4 random children + the capture
     simulated = (flags[:n] & core.FLAG_NO_SIM) == 0
     assert 4 <= simulated.sum() <= 5 and simulated[vertices.index("B4")]
-    assert np.all(np.diff(tstart[:n + 1])[~simulated] == 0)
+    assert np.all(np.diff(tstart[: n + 1])[~simulated] == 0)
     assert np.allclose(values[:n][~simulated], 1000.0 * (1.0 - 2.0 * prior[:n][~simulated]))
 
 
-CAPTURE = [". . . . . . .",
-           ". . . . . . .",
-           "X X X X X X X",
-           "O O O O O O X",
-           "X X X X X O X",
-           ". . . . X O X",
-           ". . . . X . X"]        # White's 8-stone block has one liberty (F1)
+CAPTURE = [
+    ". . . . . . .",
+    ". . . . . . .",
+    "X X X X X X X",
+    "O O O O O O X",
+    "X X X X X O X",
+    ". . . . X O X",
+    ". . . . X . X",
+]  # White's 8-stone block has one liberty (F1)
 
 
 def test_rave_prefers_the_capture():
@@ -105,8 +105,10 @@ def test_every_policy_proves_the_two_pass_ending(policy, komi, winner):
     pass loses, so it is never the answer."""
     b = board_from(CAPTURE, komi=komi)
     b.play("w", "pass")
-    s = Searcher(GoAdapter(7, default_params(playouts=2)),
-                 SearchOptions(policy=policy, hash_mb=16, seed=3, t_sel=300, t_back=300, c_uct=300))
+    s = Searcher(
+        GoAdapter(7, default_params(playouts=2)),
+        SearchOptions(policy=policy, hash_mb=16, seed=3, t_sel=300, t_back=300, c_uct=300),
+    )
     r = s.search(b.pos, Limits(samples=30))
     if winner == "b":
         assert r.best_move_str == "pass" and r.proven and r.value == MATE - 1
@@ -115,15 +117,14 @@ def test_every_policy_proves_the_two_pass_ending(policy, komi, winner):
         t = s.pool.tree
         f, n = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
         passes = [int(t[core.T_ECHILD][e]) for e in range(f, f + n) if t[core.T_EMOVE][e] == L.PASS]
-        assert t[core.T_VALUE][passes[0]] == MATE                          # White has won after the pass
+        assert t[core.T_VALUE][passes[0]] == MATE  # White has won after the pass
 
 
 def test_superko_moves_never_enter_the_tree():
     """After a triple-ko cycle (test_rules) White's last recapture would repeat the start board: it is no
     root child; the root's children are exactly the legal moves."""
     b, kos = _triple_ko("positional")
-    for colour, vert in [("b", kos[0][1]), ("w", kos[1][0]), ("b", kos[2][1]), ("w", kos[0][0]),
-                         ("b", kos[1][1])]:
+    for colour, vert in [("b", kos[0][1]), ("w", kos[1][0]), ("b", kos[2][1]), ("w", kos[0][0]), ("b", kos[1][1])]:
         b.play(colour, vert)
     legal = set(b.legal_moves())
     assert kos[2][0] not in legal
@@ -131,11 +132,12 @@ def test_superko_moves_never_enter_the_tree():
     s.search(b.pos, Limits(samples=30))
     t = s.pool.tree
     f, n = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
-    assert {b.vertex(int(m)) for m in t[core.T_EMOVE][f:f + n]} == legal
+    assert {b.vertex(int(m)) for m in t[core.T_EMOVE][f : f + n]} == legal
 
 
 def test_search_bench_prints_a_key_value_line():
     from usi_engine.go.bench import measure_search
+
     pps, per_cpu, line = measure_search(size=5, seconds=0.5, policy="rave")
     assert pps > 0 and per_cpu > 0
     assert line.split()[-1].startswith("search_playouts_per_sec=")

@@ -15,10 +15,36 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_full_game_against_gnugo_level_1(tmp_path):
     out = tmp_path / "match.json"
     engine = f"{sys.executable} -m usi_engine gtp --size 9 --threads 1"
-    cmd = [sys.executable, "-m", "learn", "match", "--game", "go", "--size", "9", "--komi", "7",
-           "--engine1", engine, "--engine2", f"{find_gnugo()} --mode gtp --level 1 --chinese-rules",
-           "--name1", "mcss", "--name2", "gnugo1", "--games", "1", "--movetime", "1000",
-           "--fixed-timeout", "600000", "--json", str(out), "--records", str(tmp_path / "sgf")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "learn",
+        "match",
+        "--game",
+        "go",
+        "--size",
+        "9",
+        "--komi",
+        "7",
+        "--engine1",
+        engine,
+        "--engine2",
+        f"{find_gnugo()} --mode gtp --level 1 --chinese-rules",
+        "--name1",
+        "mcss",
+        "--name2",
+        "gnugo1",
+        "--games",
+        "1",
+        "--movetime",
+        "1000",
+        "--fixed-timeout",
+        "600000",
+        "--json",
+        str(out),
+        "--records",
+        str(tmp_path / "sgf"),
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())

@@ -3,12 +3,16 @@ expand/root_status values."""
 
 import numpy as np
 
-from usi_engine.go import GoBoard
+from usi_engine.go import GoBoard, game
 from usi_engine.go import board as kb
-from usi_engine.go import game
 from usi_engine.go import layout as L
 from usi_engine.go.playout import (
-    _is_own_eye, move_cap, new_workspace, run_playout, run_playouts, seed_rng,
+    _is_own_eye,
+    move_cap,
+    new_workspace,
+    run_playout,
+    run_playouts,
+    seed_rng,
 )
 from usi_engine.search.values import MATE
 
@@ -30,7 +34,7 @@ def test_playouts_terminate_legally_and_never_fill_own_eyes():
             w = size + 1
             for mv in trace[:moves]:
                 if mv != L.PASS:
-                    board = pos[L.BOARD:L.BOARD + L.BOARD_CAP]
+                    board = pos[L.BOARD : L.BOARD + L.BOARD_CAP]
                     assert not _is_own_eye(board, w, mv, pos[L.SIDE])
                     assert kb.move_status(pos, mv) == kb.LEGAL
                 kb.do_move(pos, mv)
@@ -51,7 +55,7 @@ def test_own_true_eye_is_never_filled_even_when_it_is_the_last_empty_point():
     b.to_move = "b"
     trace = np.full(10, -1, dtype=np.int32)
     score, moves = run_playout(b.pos, new_workspace(), seed_rng(1), 50, NONE, NONE, trace)
-    assert moves == 2 and list(trace[:2]) == [L.PASS, L.PASS]   # white's moves would be suicide
+    assert moves == 2 and list(trace[:2]) == [L.PASS, L.PASS]  # white's moves would be suicide
     assert score == 25.0
 
 
@@ -79,11 +83,10 @@ def test_dead_stones_from_ownership_and_final_score():
         b.play("b", vert)
     for vert in ("A4", "C4", "D4", "E4", "B5", "B2"):
         b.play("w", vert)
-    assert b.area_score() == -3.5                 # every stone counted alive
+    assert b.area_score() == -3.5  # every stone counted alive
     dead = sorted(sorted(block) for block in b.final_status("dead"))
     assert dead == [["A4"], ["B2"], ["B5"], ["C4", "D4", "E4"]]
-    assert [sorted(block) for block in b.final_status("alive")] == [
-        ["A3", "B3", "B4", "C3", "D2", "D3", "E3"]]
+    assert [sorted(block) for block in b.final_status("alive")] == [["A3", "B3", "B4", "C3", "D2", "D3", "E3"]]
     assert b.final_score() == "B+24.5"
 
 
@@ -110,15 +113,14 @@ def test_pass_after_pass_is_a_terminal_child_with_exact_value():
     for x in "ABCDE":
         b.play("b", f"{x}2")
         b.play("w", f"{x}4")
-    b.play("b", "C3")          # Black rows 1-2 + C3 = 11, White rows 4-5 = 10, row 3 dame
+    b.play("b", "C3")  # Black rows 1-2 + C3 = 11, White rows 4-5 = 10, row 3 dame
     b.play("w", "pass")
     pos = b.pos
     assert game.root_status(pos, game.default_params()) == (False, 0.0)
     out_moves = np.empty(game.MAX_MOVES, dtype=np.int32)
     out_values = np.empty(game.MAX_MOVES, dtype=np.float64)
     out_flags = np.empty(game.MAX_MOVES, dtype=np.int8)
-    n, _ = game.expand(pos, np.empty(0), game.default_params(), seed_rng(3), out_moves, out_values,
-                       out_flags)
+    n, _ = game.expand(pos, np.empty(0), game.default_params(), seed_rng(3), out_moves, out_values, out_flags)
     assert out_moves[n - 1] == L.PASS and out_flags[n - 1] == game.TERMINAL
     # after Black's pass White is to move and has lost by 11 - 10 - 0.5
     assert out_values[n - 1] == -MATE
@@ -132,16 +134,22 @@ def test_run_playouts_is_reproducible_and_balanced_on_empty_board():
     a = run_playouts(pos, new_workspace(), seed_rng(42), 300, move_cap(9), NONE, NONE)
     b = run_playouts(pos, new_workspace(), seed_rng(42), 300, move_cap(9), NONE, NONE)
     assert a == b
-    assert 0.25 < a[0] / 300 < 0.75          # komi 7 on an empty 9x9: neither side sweeps
-    assert 60 < a[1] / 300 < 200             # mean playout length on 9x9
+    assert 0.25 < a[0] / 300 < 0.75  # komi 7 on an empty 9x9: neither side sweeps
+    assert 60 < a[1] / 300 < 200  # mean playout length on 9x9
 
 
 def test_bench_prints_the_rate_line():
     import re
     import subprocess
     import sys
-    out = subprocess.run([sys.executable, "-m", "usi_engine.go.bench", "--seconds", "0.2"],
-                         capture_output=True, text=True, timeout=300, check=True).stdout
+
+    out = subprocess.run(
+        [sys.executable, "-m", "usi_engine.go.bench", "--seconds", "0.2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
     last = out.strip().splitlines()[-1]
     m = re.fullmatch(r"playouts_per_sec=(\d+) moves_per_sec=(\d+)", last)
     assert m and int(m.group(1)) > 1000 and int(m.group(2)) > 50 * int(m.group(1))

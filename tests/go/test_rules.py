@@ -28,8 +28,8 @@ def recomputed_key(pos):
         c = int(pos[L.BOARD + p])
         if c in (L.BLACK, L.WHITE):
             key ^= int(L.ZOBRIST[c, p]) & 0xFFFFFFFFFFFFFFFF
-    if key >= 2 ** 63:
-        key -= 2 ** 64
+    if key >= 2**63:
+        key -= 2**64
     return key
 
 
@@ -52,7 +52,7 @@ def test_single_stone_capture_and_area_score():
     setup(b, black=["D5", "F5", "E6"], white=["E5"])
     b.play("b", "E4")
     assert b.stone("E5") == L.EMPTY
-    assert b.area_score() == 81.0            # black owns the whole board
+    assert b.area_score() == 81.0  # black owns the whole board
     b.komi = 7.5
     assert b.area_score() == 73.5
 
@@ -87,7 +87,7 @@ def test_ko_immediate_recapture_refused_then_allowed_after_a_move_elsewhere():
     assert k.stone("E5") == L.BLACK and k.to_move == L.WHITE
     k.play("w", "A1")
     k.play("b", "A9")
-    k.play("w", "D5")        # ko threat exchange done: recapture is legal
+    k.play("w", "D5")  # ko threat exchange done: recapture is legal
     assert k.stone("E5") == L.EMPTY
 
 
@@ -111,15 +111,14 @@ def _triple_ko(ko_rule):
 def test_triple_ko_cycle_is_refused_by_positional_superko_only():
     for rule in ("positional", "situational", "simple"):
         b, kos = _triple_ko(rule)
-        start = b.pos[L.BOARD:L.BOARD + L.BOARD_CAP].copy()
-        cycle = [("b", kos[0][1]), ("w", kos[1][0]), ("b", kos[2][1]),
-                 ("w", kos[0][0]), ("b", kos[1][1])]
+        start = b.pos[L.BOARD : L.BOARD + L.BOARD_CAP].copy()
+        cycle = [("b", kos[0][1]), ("w", kos[1][0]), ("b", kos[2][1]), ("w", kos[0][0]), ("b", kos[1][1])]
         for colour, vert in cycle:
-            b.play(colour, vert)            # every move captures one stone
+            b.play(colour, vert)  # every move captures one stone
         last = kos[2][0]
         if rule == "simple":
             b.play("w", last)
-            assert np.array_equal(b.pos[L.BOARD:L.BOARD + L.BOARD_CAP], start)
+            assert np.array_equal(b.pos[L.BOARD : L.BOARD + L.BOARD_CAP], start)
         else:
             assert last not in b.legal_moves()
             before = b.pos.copy()
@@ -149,18 +148,18 @@ def test_suicide_forbidden_by_default_and_multi_stone_suicide_when_allowed():
     assert b.stone("A1") == L.EMPTY
     # White A2 inside a black wall: white A1 would leave the pair A1-A2 without liberties.
     t = GoBoard(5, suicide=True)
-    t.play("w", "A2")   # first, so that the board after the suicide is new (no superko)
+    t.play("w", "A2")  # first, so that the board after the suicide is new (no superko)
     setup(t, black=["A3", "B2", "B1"])
     with pytest.raises(ValueError, match="suicide"):
         _forbidden_copy(t).play("w", "A1")
-    t.play("w", "A1")                 # legal under Tromp-Taylor: both white stones come off
+    t.play("w", "A1")  # legal under Tromp-Taylor: both white stones come off
     assert t.stone("A1") == L.EMPTY and t.stone("A2") == L.EMPTY
     t.undo()
     assert t.stone("A2") == L.WHITE and t.stone("A1") == L.EMPTY
     single = GoBoard(5, suicide=True)
     setup(single, black=["A2", "B1"])
     with pytest.raises(ValueError, match="suicide"):
-        single.play("w", "A1")        # single-stone suicide changes nothing: always illegal
+        single.play("w", "A1")  # single-stone suicide changes nothing: always illegal
 
 
 def _forbidden_copy(board):
@@ -190,6 +189,7 @@ def test_scoring_with_komi_and_neutral_points():
     assert b.area_score() == 11 - 10 - 0.5
     assert kb.area_score(b.pos) == 0.5
     from usi_engine.go.goboard import format_score
+
     assert format_score(3.5) == "B+3.5" and format_score(-0.5) == "W+0.5" and format_score(0) == "0"
     assert format_score(-2.0) == "W+2"
 
@@ -208,7 +208,7 @@ def test_random_game_undo_restores_exactly_and_keys_stay_consistent():
         assert int(b.pos[L.KEY]) == recomputed_key(b.pos)
         snapshots.append(b.pos.copy())
     n = b.move_number
-    assert n > 50 and b.pos[L.CAP_TOP] - b.pos[L.CAPS] > 5   # the game had captures to undo
+    assert n > 50 and b.pos[L.CAP_TOP] - b.pos[L.CAPS] > 5  # the game had captures to undo
     for i in range(n, -1, -1):
         assert np.array_equal(L.live_state(b.pos), L.live_state(snapshots[i]))
         if i:
@@ -226,10 +226,10 @@ def test_gen_moves_agrees_with_move_status_and_pos_key_distinguishes_side():
     legal = b.legal_moves()
     assert "D5" not in legal and "E5" not in legal and legal[-1] == "pass"
     n_empty = 81 - 7
-    assert len(legal) == n_empty - 1 + 1     # every empty point but the ko point, plus pass
+    assert len(legal) == n_empty - 1 + 1  # every empty point but the ko point, plus pass
     k1 = b.key()
     b.play("w", "pass")
-    assert b.key() != k1                     # side to move and the pending pass are in the key
+    assert b.key() != k1  # side to move and the pending pass are in the key
 
 
 def test_history_grows_beyond_capacity():
@@ -241,5 +241,5 @@ def test_history_grows_beyond_capacity():
     assert b.move_number == 40 and b.pos[L.HIST_CAP] >= 41
     while b.move_number:
         b.undo()
-    assert (b.pos[L.BOARD:L.BOARD + L.BOARD_CAP] != L.BLACK).all()
-    assert (b.pos[L.BOARD:L.BOARD + L.BOARD_CAP] != L.WHITE).all()
+    assert (b.pos[L.BOARD : L.BOARD + L.BOARD_CAP] != L.BLACK).all()
+    assert (b.pos[L.BOARD : L.BOARD + L.BOARD_CAP] != L.WHITE).all()

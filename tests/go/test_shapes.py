@@ -64,7 +64,7 @@ def test_incremental_ids_equal_recount_after_play_captures_and_undo():
             captures.append(int(p[L.CAP_TOP] - p[L.CAPS]))
 
         played, x = _random_game(pos, tab, theta, ids, rng, 6 * size * size // 2, check)
-        assert max(captures) > 0                       # the test really saw captures
+        assert max(captures) > 0  # the test really saw captures
         for _ in range(played):
             x += S.revert_move(pos, tab, theta, ids)
             undo_move(pos)
@@ -99,7 +99,7 @@ def test_symmetric_positions_get_symmetric_values():
         assert V.evaluate(_transformed(pos, g), tab, theta) == pytest.approx(v, abs=1e-12)
         assert V.evaluate(_transformed(pos, g, invert=True), tab, theta) == pytest.approx(1 - v, abs=1e-12)
     empty = L.new_pos(size, 0.5)
-    assert V.evaluate(empty, tab, theta) == 0.5       # every empty square is neutral
+    assert V.evaluate(empty, tab, theta) == 0.5  # every empty square is neutral
 
 
 def test_td_update_equals_its_formula():
@@ -122,7 +122,7 @@ def test_td_update_equals_its_formula():
     logit = float(phi @ theta)
     assert S.linear_sum(tab, theta, ids) == pytest.approx(logit)
     v_now, target, alpha = V.sigmoid(logit), 0.9, 0.1
-    expected = theta + alpha * (target - v_now) * phi / n_active       # seed 004 eq. 10
+    expected = theta + alpha * (target - v_now) * phi / n_active  # seed 004 eq. 10
     delta = V.td_update(tab, theta, ids, v_now, target, alpha)
     assert delta == pytest.approx(target - v_now)
     assert np.allclose(theta, expected)
@@ -135,8 +135,7 @@ def test_td_episode_learns_and_restores_the_position():
     pos = L.new_pos(size, 0.5)
     before = L.live_state(pos).copy()
     ws = np.empty((12, L.BOARD_CAP), np.int64)
-    r, moves, err = V.td_episode(pos, tab, theta, theta, False, 0.1, 0.1, 10 ** 6, 3 * size * size,
-                                 seed_rng(5), ws)
+    r, moves, err = V.td_episode(pos, tab, theta, theta, False, 0.1, 0.1, 10**6, 3 * size * size, seed_rng(5), ws)
     assert r in (0.0, 0.5, 1.0) and moves > 0 and err > 0
     assert np.any(theta != 0)
     assert np.array_equal(L.live_state(pos), before)

@@ -18,12 +18,11 @@ def _position(size=7):
     pos = L.new_pos(size, 0.5)
     for x, y in ((2, 2), (3, 3), (2, 3), (3, 2), (4, 4)):
         do_move(pos, L.point(size, x, y))
-    return pos                      # White to move
+    return pos  # White to move
 
 
 def _buffers():
-    return (np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES), np.zeros(MAX_MOVES, np.int8),
-            np.zeros(MAX_MOVES))
+    return (np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES), np.zeros(MAX_MOVES, np.int8), np.zeros(MAX_MOVES))
 
 
 def test_learned_leaf_is_the_value_formula_from_the_childs_side():
@@ -35,7 +34,7 @@ def test_learned_leaf_is_the_value_formula_from_the_childs_side():
     moves, values, flags, _ = _buffers()
     before = L.live_state(pos).copy()
     n, work = expand(pos, adapter.weights, adapter.params, seed_rng(1), moves, values, flags)
-    assert work == 0 and np.array_equal(L.live_state(pos), before)       # no playout ran, pos unchanged
+    assert work == 0 and np.array_equal(L.live_state(pos), before)  # no playout ran, pos unchanged
     tab = S.shape_tables(size)
     for i in range(n):
         do_move(pos, moves[i])
@@ -56,14 +55,24 @@ def test_prior_mix_blends_heuristic_and_learned_value():
         adapter.set_value_weights(theta)
         moves, values, flags, prior = _buffers()
         trace = np.zeros(adapter.amaf_capacity(pos), np.int32)
-        n, _ = expand_amaf(pos, adapter.weights, adapter.params, seed_rng(2), moves, values, flags, prior, trace,
-                           np.zeros(MAX_MOVES + 1, np.int64))
+        n, _ = expand_amaf(
+            pos,
+            adapter.weights,
+            adapter.params,
+            seed_rng(2),
+            moves,
+            values,
+            flags,
+            prior,
+            trace,
+            np.zeros(MAX_MOVES + 1, np.int64),
+        )
         priors[mix] = prior[:n].copy()
         if mix == 1.0:
             tab = S.shape_tables(size)
             for i in range(n):
                 do_move(pos, moves[i])
-                mover_wins = 1.0 - V.evaluate(pos, tab, theta)      # White moved
+                mover_wins = 1.0 - V.evaluate(pos, tab, theta)  # White moved
                 undo_move(pos)
                 assert prior[i] == pytest.approx(mover_wins)
                 if flags[i] == NO_SIM:
@@ -81,10 +90,10 @@ def test_td_think_moves_the_short_term_memory_and_reset_restores_the_long_term()
     assert adapter.td_think(pos, 0.2) > 0
     nw = len(theta)
     assert np.any(adapter.short_term != 0)
-    assert np.allclose(adapter.weights[1:1 + nw], theta + adapter.short_term)
+    assert np.allclose(adapter.weights[1 : 1 + nw], theta + adapter.short_term)
     assert np.array_equal(L.live_state(pos), before)
     adapter.reset_short_term()
-    assert not adapter.short_term.any() and np.array_equal(adapter.weights[1:1 + nw], theta)
+    assert not adapter.short_term.any() and np.array_equal(adapter.weights[1 : 1 + nw], theta)
     with pytest.raises(ValueError, match="shape"):
         adapter.set_value_weights(theta[:-1])
 
@@ -94,15 +103,31 @@ def test_gtp_plays_with_learned_leaves_and_dyna2_and_falls_back_without_weights(
     size = 7
     theta = np.random.default_rng(3).normal(scale=0.1, size=S.n_weights(S.shape_tables(size)))
     path = V.save_value_weights(tmp_path / "w7.npz", theta, size)
-    p = GtpProcess("--size", "7", "--komi", "7", "--seconds", "0.3", "--resign", "0", "--policy", "mcss",
-                   "--leaf", "learned", "--td-share", "0.3", "--value-weights", str(path))
+    p = GtpProcess(
+        "--size",
+        "7",
+        "--komi",
+        "7",
+        "--seconds",
+        "0.3",
+        "--resign",
+        "0",
+        "--policy",
+        "mcss",
+        "--leaf",
+        "learned",
+        "--td-share",
+        "0.3",
+        "--value-weights",
+        str(path),
+    )
     try:
         p.ok("boardsize 7")
         first = p.ok("genmove b", timeout=FIRST_TIMEOUT)
         assert first.lower() not in ("resign", "pass")
         for colour in "wb":
             assert p.ok(f"genmove {colour}").lower() != "resign"
-        p.ok("boardsize 9")            # the file holds 7x7 weights: 9x9 plays on with playout leaves
+        p.ok("boardsize 9")  # the file holds 7x7 weights: 9x9 plays on with playout leaves
         assert p.ok("genmove b", timeout=FIRST_TIMEOUT).lower() != "resign"
     finally:
         p.close()
@@ -113,7 +138,7 @@ def test_player_loads_weights_per_board_size_and_says_when_there_are_none(tmp_pa
     theta = np.random.default_rng(3).normal(scale=0.1, size=S.n_weights(S.shape_tables(size)))
     path = V.save_value_weights(tmp_path / "w7.npz", theta, size)
     player = GoPlayer(PlayerSettings(policy="softmax", leaf="learned", value_weights=str(path)))
-    assert np.array_equal(player._searcher(7).adapter.long_term, theta.astype(np.float32))   # stored as float32
+    assert np.array_equal(player._searcher(7).adapter.long_term, theta.astype(np.float32))  # stored as float32
     assert player._searcher(9).adapter.long_term is None
     assert "learned value off" in capsys.readouterr().err
     plain = GoPlayer(PlayerSettings(policy="softmax"))

@@ -5,11 +5,10 @@ import numpy as np
 import pytest
 
 from learn import pg
-from usi_engine.search import policy
-from usi_engine.search import core
+from usi_engine.search import core, policy
 
 T = 70.0
-F = 5                                   # features per leaf
+F = 5  # features per leaf
 
 
 def random_tree(rng, depth=3, bmin=2, bmax=4):
@@ -51,7 +50,7 @@ def set_weights(tree, n, phi, leaves, w, t=T):
 
 def root_children(tree):
     f, k = int(tree[core.T_FIRST][0]), int(tree[core.T_COUNT][0])
-    return tree[core.T_ECHILD][f:f + k]
+    return tree[core.T_ECHILD][f : f + k]
 
 
 def log_pi(tree, t_learn, played):
@@ -72,7 +71,7 @@ def paper_values(tree, v, w_phi_fn, frozen, learner):
     if tree[core.T_COUNT][v] == 0:
         return w_phi_fn(v)
     f, k = int(tree[core.T_FIRST][v]), int(tree[core.T_COUNT][v])
-    cs = tree[core.T_ECHILD][f:f + k]
+    cs = tree[core.T_ECHILD][f : f + k]
     x = np.array([-paper_values(tree, c, w_phi_fn, frozen, not learner) for c in cs])
     if learner:
         p = np.exp((x - x.max()) / T)
@@ -127,6 +126,7 @@ def test_paper_mode_holds_opponent_policy_fixed(setup):
         xs = np.array([-paper_values(tree, c, lambda u: phi[u] @ wv, frozen, False) for c in root_children(tree)])
         x = xs / T
         return x[0] - np.log(np.sum(np.exp(x)))
+
     h = 1e-4
     fd = np.array([(lp(w + h * np.eye(F)[i]) - lp(w - h * np.eye(F)[i])) / (2 * h) for i in range(F)])
     assert np.allclose(g, fd, rtol=1e-5, atol=1e-9)
@@ -140,8 +140,10 @@ def test_sampled_converges_to_exact(setup):
     exact = coefs_to_grad(grad, tree, played, 'exact', phi, T)
     errors = {}
     for samples in (100, 10000):
-        errs = [np.linalg.norm(coefs_to_grad(grad, tree, played, 'sampled', phi, T, samples=samples,
-                                             seed=s) - exact) for s in range(1, 9)]
+        errs = [
+            np.linalg.norm(coefs_to_grad(grad, tree, played, 'sampled', phi, T, samples=samples, seed=s) - exact)
+            for s in range(1, 9)
+        ]
         errors[samples] = float(np.sqrt(np.mean(np.square(errs))))
     rel = errors[10000] / np.linalg.norm(exact)
     assert rel < 0.03, errors
@@ -181,7 +183,7 @@ def test_update_raises_expected_reward():
             f, k = int(tree[core.T_FIRST][c]), int(tree[core.T_COUNT][c])
             q = np.zeros(k)
             policy.child_policy(tree, np.int64(c), T, q)
-            r.append(q @ (2 * win_p[tree[core.T_ECHILD][f:f + k]] - 1))
+            r.append(q @ (2 * win_p[tree[core.T_ECHILD][f : f + k]] - 1))
         return float(p @ np.array(r))
 
     w = np.zeros(F)

@@ -36,16 +36,39 @@ def cluster():
     """A head node in its own session and temp folder; yields its address. Stopped by signalling the
     process group this fixture started (never a machine-wide `ray stop`)."""
     import ray  # noqa: F401  (the 'test' extra installs it: pip install '.[test]')
-    temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))       # short: Ray's socket paths have a length limit
+
+    temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # short: Ray's socket paths have a length limit
     gcs, agent, metrics_port, env_agent = free_ports(4)
     env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
     log = open(temp / "head.log", "w")
     proc = subprocess.Popen(
-        [RAY, "start", "--head", "--block", "--num-cpus", "2", "--temp-dir", str(temp), "--port", str(gcs),
-         "--dashboard-agent-listen-port", str(agent),
-         "--metrics-export-port", str(metrics_port), "--runtime-env-agent-port", str(env_agent),
-         "--include-dashboard", "false", "--disable-usage-stats"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            RAY,
+            "start",
+            "--head",
+            "--block",
+            "--num-cpus",
+            "2",
+            "--temp-dir",
+            str(temp),
+            "--port",
+            str(gcs),
+            "--dashboard-agent-listen-port",
+            str(agent),
+            "--metrics-export-port",
+            str(metrics_port),
+            "--runtime-env-agent-port",
+            str(env_agent),
+            "--include-dashboard",
+            "false",
+            "--disable-usage-stats",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     address = f"127.0.0.1:{gcs}"
     try:
         deadline = time.time() + 120
@@ -60,7 +83,7 @@ def cluster():
         yield address
     finally:
         for sig in (signal.SIGTERM, signal.SIGKILL):  # `ray start --block` stops the node's processes on SIGTERM;
-            try:                                     # SIGKILL then ends whatever of the group is left
+            try:  # SIGKILL then ends whatever of the group is left
                 os.killpg(proc.pid, sig)
             except ProcessLookupError:
                 break
@@ -75,15 +98,16 @@ def cluster():
 
 
 def test_smoke_run_on_a_ray_cluster_with_kill_and_resume(cluster, tmp_path):
-    cfg = SMOKE.read_text().replace("every_games = 4", "every_games = 0")   # the match path is tested locally
+    cfg = SMOKE.read_text().replace("every_games = 4", "every_games = 0")  # the match path is tested locally
     conf = tmp_path / "ray.toml"
     conf.write_text(cfg)
     run = tmp_path / "run"
     env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
     cmd = [sys.executable, "-m", "learn", "run", str(conf), "--dir", str(run), "--ray-address", cluster]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    kill_when(proc, lambda: checkpoint(run) >= 1, 300)        # stop the driver hard after the first checkpoint
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    kill_when(proc, lambda: checkpoint(run) >= 1, 300)  # stop the driver hard after the first checkpoint
     r = subprocess.run(cmd + ["--resume"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert r.returncode == 0, r.stderr
     assert "Connected to Ray cluster" in r.stderr or "Connecting to existing Ray cluster" in r.stderr
@@ -91,10 +115,11 @@ def test_smoke_run_on_a_ray_cluster_with_kill_and_resume(cluster, tmp_path):
     assert final["games_done"] == 4 and final["version"] == 2
     assert final["wins_b"] + final["wins_w"] + final["draws"] == 4
     rows = metrics(run)
-    assert [m["games_done"] for m in rows if m["kind"] == "batch"] == [2, 4]   # no batch lost or applied twice
+    assert [m["games_done"] for m in rows if m["kind"] == "batch"] == [2, 4]  # no batch lost or applied twice
     assert len(list((run / "records").glob("*.csa"))) == 4 and len(list((run / "records").glob("*.kif"))) == 4
     assert not list((run / "pending").iterdir())
     from eval.weightfile import load_weights
+
     w0, w2 = load_weights(run / "weights" / "v000000.npz"), load_weights(run / "weights" / "v000002.npz")
     assert (w0 != w2).sum() > 0
 
@@ -106,11 +131,21 @@ def test_ray_task_takes_weights_from_the_object_store_and_returns_the_game(clust
     from eval.weightfile import load_weights
     from learn.runner import RayBackend, game_seed
     from learn.selfplay import SelfPlayConfig
+
     backend = RayBackend(cluster, 2)
     try:
         backend.set_weights(0, load_weights("material"), Path("nowhere.npz"))
-        sp = SelfPlayConfig(samples=16, grad_samples=8, qdepth=2, max_moves=6, opening_max=2, adjudicate_cp=1.0,
-                            baseline_scale=600.0, lam=0.8, strap_weight=5.0)
+        sp = SelfPlayConfig(
+            samples=16,
+            grad_samples=8,
+            qdepth=2,
+            max_moves=6,
+            opening_max=2,
+            adjudicate_cp=1.0,
+            baseline_scale=600.0,
+            lam=0.8,
+            strap_weight=5.0,
+        )
         task = {"run": "t", "version": 0, "index": 3, "seed": game_seed(1, 3), "selfplay": sp.__dict__.copy()}
         futures = {backend.submit(task): 3}
         results = []

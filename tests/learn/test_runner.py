@@ -17,8 +17,9 @@ SMOKE = ROOT / "configs" / "learn-smoke.toml"
 
 
 def learn(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "learn", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "learn", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def metrics(run):
@@ -57,27 +58,30 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     rows = metrics(run)
     assert [r["kind"] for r in rows] == ["batch", "batch", "eval"]
     assert all(-1 <= r["half_agreement"] <= 1 for r in rows[:2])
-    assert all({"signal_games_material", "signal_games_p", "signal_games_rel", "signal_games_ks"} <= set(r)
-               for r in rows[:2])
+    assert all(
+        {"signal_games_material", "signal_games_p", "signal_games_rel", "signal_games_ks"} <= set(r) for r in rows[:2]
+    )
     assert rows[-1]["vs"] == "start" and rows[-1]["games"] == 2 and rows[-1]["openings"] == "run"
-    assert "game/s" in r.stderr or "game]" in r.stderr            # the tqdm bar
+    assert "game/s" in r.stderr or "game]" in r.stderr  # the tqdm bar
     assert len(list((run / "records").glob("*.csa"))) == 4 and len(list((run / "records").glob("*.kif"))) == 4
     assert not list((run / "pending").iterdir())
     from eval.weightfile import load_weights
+
     w0, w2 = load_weights(run / "weights" / "v000000.npz"), load_weights(run / "weights" / "v000002.npz")
-    assert (w0 != w2).sum() > 0                                   # lam < 1: every game moves the weights
+    assert (w0 != w2).sum() > 0  # lam < 1: every game moves the weights
     from eval.shogi_features import OFF_KS, OFF_PP
-    assert np.array_equal(w0[OFF_PP:OFF_KS], w2[OFF_PP:OFF_KS])   # PP is not a trainable group here
-    assert (w0[OFF_KS:] != w2[OFF_KS:]).sum() > 0                 # the king-safety block is
+
+    assert np.array_equal(w0[OFF_PP:OFF_KS], w2[OFF_PP:OFF_KS])  # PP is not a trainable group here
+    assert (w0[OFF_KS:] != w2[OFF_KS:]).sum() > 0  # the king-safety block is
     openings = tmp_path / "openings.txt"
     openings.write_text("startpos moves 7g7f 3c3d\n")
     e = learn("evaluate", str(run), "--version", "1", "--vs", "2", "--games", "2", "--openings", str(openings))
     assert e.returncode == 0, e.stderr
     row = metrics(run)[-1]
     assert row["kind"] == "eval" and (row["version"], row["opponent"], row["vs"]) == (1, 2, "v2")
-    assert row["games"] == 2 and row["games_done"] == 2          # the games behind checkpoint 1
-    assert row["openings"] == "openings"                          # the file's name, a series of its own in the plot
-    csas = list((run / "eval" / "v000001-vs-v2-2g-openings").glob("*.csa"))      # both colours from the given opening
+    assert row["games"] == 2 and row["games_done"] == 2  # the games behind checkpoint 1
+    assert row["openings"] == "openings"  # the file's name, a series of its own in the plot
+    csas = list((run / "eval" / "v000001-vs-v2-2g-openings").glob("*.csa"))  # both colours from the given opening
     assert len(csas) == 2 and all("+7776FU\nT0\n-3334FU\n" in c.read_text() for c in csas)
     e = learn("evaluate", str(run), "--games", "2", "--openings-seed", "5")
     assert e.returncode == 0, e.stderr
@@ -98,8 +102,13 @@ def test_kill_dash_nine_and_resume(tmp_path):
     conf = tmp_path / "kill.toml"
     conf.write_text(cfg)
     run = tmp_path / "kill"
-    proc = subprocess.Popen([sys.executable, "-m", "learn", "run", str(conf), "--dir", str(run)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "learn", "run", str(conf), "--dir", str(run)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     # kill once a checkpoint exists AND a game of the next batch is done
     kill_when(proc, lambda: checkpoint(run) >= 1 and list((run / "pending").glob("*.npz")), 400)
     state = json.loads((run / "state.json").read_text())
@@ -111,8 +120,8 @@ def test_kill_dash_nine_and_resume(tmp_path):
     final = json.loads((run / "state.json").read_text())
     assert final["games_done"] == 6 and final["version"] == 3
     rows = [m for m in metrics(run) if m["kind"] == "batch"]
-    assert [m["games_done"] for m in rows] == [2, 4, 6]          # no batch lost or applied twice
-    for name in kept:                                             # finished games were not replayed
+    assert [m["games_done"] for m in rows] == [2, 4, 6]  # no batch lost or applied twice
+    for name in kept:  # finished games were not replayed
         record = run / "records" / (Path(name).stem + ".csa")
         assert record.stat().st_mtime < resumed_at
     assert done_before >= 2
@@ -155,7 +164,7 @@ def test_workers_exit_when_the_run_process_is_killed_alone():
         pids = [int(p) for p in proc.stdout.readline().split()]
         assert pids and proc.pid not in pids
     finally:
-        proc.kill()                    # the run process only, not its process group
+        proc.kill()  # the run process only, not its process group
         proc.wait()
     deadline = time.time() + 20
     alive = pids
@@ -176,16 +185,21 @@ def pid_alive(pid: int) -> bool:
 def test_pooled_signal_games_measures_agreement_between_games():
     from eval.shogi_features import OFF_KP
     from learn.runner import pooled_signal_games
+
     idx = np.array([1, 5, OFF_KP + 100, OFF_KP + 2000])
     same = [(idx, np.array([1.0, -2.0, 0.5, 0.25]))] * 4
-    assert pooled_signal_games(same) == {"signal_games_material": 0.0, "signal_games_p": 0.0, "signal_games_rel": 0.0,
-                                         "signal_games_ks": None}            # no KS feature in these rows
-    opposite = same[:2] + [(idx, -v) for i, v in same[:2]]          # mean zero: nothing to learn
+    assert pooled_signal_games(same) == {
+        "signal_games_material": 0.0,
+        "signal_games_p": 0.0,
+        "signal_games_rel": 0.0,
+        "signal_games_ks": None,
+    }  # no KS feature in these rows
+    opposite = same[:2] + [(idx, -v) for i, v in same[:2]]  # mean zero: nothing to learn
     assert set(pooled_signal_games(opposite).values()) == {None}
     rng = np.random.default_rng(0)
     noisy = [(idx, np.array([1.0, -2.0, 0.5, 0.25]) + rng.normal(0, 3.0, 4)) for _ in range(400)]
     n_star = pooled_signal_games(noisy)["signal_games_material"]
-    assert 2 < n_star < 6                                            # variance 2 * 9 / |mean|^2 5 = 3.6
+    assert 2 < n_star < 6  # variance 2 * 9 / |mean|^2 5 = 3.6
     assert pooled_signal_games(same[:1]) == {}
 
 
@@ -193,6 +207,7 @@ def test_ablation_arms_differ_only_in_the_terms_they_switch():
     from dataclasses import asdict
 
     from learn.runner import load_config
+
     arms = {name: asdict(load_config(ROOT / "configs" / f"ablation-{name}.toml")) for name in ("both", "pg", "strap")}
     terms = {name: (a["selfplay"].pop("pg_weight"), a["selfplay"].pop("strap_weight")) for name, a in arms.items()}
     assert terms == {"both": (1.0, 20.0), "pg": (1.0, 0.0), "strap": (0.0, 20.0)}

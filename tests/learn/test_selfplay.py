@@ -6,13 +6,12 @@ import pytest
 from eval.shogi_features import N_WEIGHTS
 from eval.weightfile import load_weights
 from learn import pg
-from usi_engine.search import policy
 from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer, record_bytes
-from usi_engine.search import core
+from usi_engine.search import core, policy
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi import Board
-from usi_engine.shogi_search.game import P_ENTERING_RULE, ShogiAdapter, make_params
 from usi_engine.shogi.position import RULE_TRY, do_move
+from usi_engine.shogi_search.game import P_ENTERING_RULE, ShogiAdapter, make_params
 from usi_engine.shogi_search.quiescence import quiesce
 
 T = 92.0
@@ -25,10 +24,12 @@ MIDGAME = "ln1g3nl/1r3kg2/p2pppsp1/2ps2p1p/1p7/2P1P1P2/PPSP1P1PP/2G2S1R1/LN2KG1N
 def searched(request):
     w = load_weights()
     rng = np.random.default_rng(3)
-    w[24:] = rng.normal(scale=5.0, size=N_WEIGHTS - 24)       # non-trivial KP/PP so every feature matters
+    w[24:] = rng.normal(scale=5.0, size=N_WEIGHTS - 24)  # non-trivial KP/PP so every feature matters
     board = Board(MIDGAME.replace(" b ", f" {request.param} "))
-    searcher = Searcher(ShogiAdapter(w, make_params(qsearch_depth=QDEPTH)),
-                        SearchOptions(threads=1, hash_mb=8, t_sel=T, t_back=T, graph=False, seed=5))
+    searcher = Searcher(
+        ShogiAdapter(w, make_params(qsearch_depth=QDEPTH)),
+        SearchOptions(threads=1, hash_mb=8, t_sel=T, t_back=T, graph=False, seed=5),
+    )
     searcher.search(board.pos, Limits(samples=40))
     return w, board, searcher.pool.tree, int(searcher.pool.ctl[core.C_NODES])
 
@@ -60,8 +61,23 @@ def log_pi(tree, played, t_learn):
 def eligibility(tree, n, board, w, played, method, samples=1, seed=1, value_coef=0.0):
     grad = np.zeros(N_WEIGHTS)
     tg = pg.TreeGradient(n)
-    tg.shogi_eligibility(tree, 0, board.pos, w, QDEPTH, played, method, T, T, "full", samples, 1e9,
-                         np.array([seed], np.uint64), grad, value_coef=value_coef)
+    tg.shogi_eligibility(
+        tree,
+        0,
+        board.pos,
+        w,
+        QDEPTH,
+        played,
+        method,
+        T,
+        T,
+        "full",
+        samples,
+        1e9,
+        np.array([seed], np.uint64),
+        grad,
+        value_coef=value_coef,
+    )
     return grad
 
 
@@ -87,36 +103,43 @@ def test_value_term_matches_finite_differences_of_root_value(searched):
     w, board, tree, n = searched
     played = int(tree[core.T_FIRST][0]) + 1
     c = 0.37
-    value = eligibility(tree, n, board, w, played, "exact", value_coef=c) - eligibility(tree, n, board, w,
-                                                                                        played, "exact")
+    value = eligibility(tree, n, board, w, played, "exact", value_coef=c) - eligibility(
+        tree, n, board, w, played, "exact"
+    )
     assert np.count_nonzero(value) > 100
     d = np.zeros(N_WEIGHTS)
     d[np.flatnonzero(value)] = np.random.default_rng(8).normal(size=np.count_nonzero(value))
     h = 1e-3
-    fd = (leaf_values(tree, n, board.pos, w + h * d)[core.T_VALUE][0]
-          - leaf_values(tree, n, board.pos, w - h * d)[core.T_VALUE][0]) / (2 * h)
+    fd = (
+        leaf_values(tree, n, board.pos, w + h * d)[core.T_VALUE][0]
+        - leaf_values(tree, n, board.pos, w - h * d)[core.T_VALUE][0]
+    ) / (2 * h)
     assert c * fd == pytest.approx(value @ d, rel=1e-3)
     sampled = eligibility(tree, n, board, w, played, "sampled", 4000, 3, value_coef=c) - eligibility(
-        tree, n, board, w, played, "sampled", 4000, 3)
+        tree, n, board, w, played, "sampled", 4000, 3
+    )
     assert np.linalg.norm(sampled - value) < 0.2 * np.linalg.norm(value)
 
 
 def test_full_width_reference_matches_finite_differences():
     """The paper's reference: the exact recursion (eq. 16-23) over the full-width depth-2 tree."""
     from usi_engine.shogi_search import game
+
     w = load_weights()
     w[24:] = np.random.default_rng(4).normal(scale=5.0, size=N_WEIGHTS - 24)
     board = Board("4k4/9/4p4/9/9/9/4P4/4R4/4K4 b Gg 1")
     tree, n = pg.full_width_tree(game, board.pos, w, make_params(qsearch_depth=QDEPTH), 2, T)
     f, k = int(tree[core.T_FIRST][0]), int(tree[core.T_COUNT][0])
-    assert n == 1 + k + sum(int(tree[core.T_COUNT][c]) for c in tree[core.T_ECHILD][f:f + k])
+    assert n == 1 + k + sum(int(tree[core.T_COUNT][c]) for c in tree[core.T_ECHILD][f : f + k])
     played = f + 1
     g = eligibility(tree, n, board, w, played, "exact")
     d = np.zeros(N_WEIGHTS)
     d[np.flatnonzero(g)] = np.random.default_rng(2).normal(size=np.count_nonzero(g))
     h = 1e-3
-    fd = (log_pi(leaf_values(tree, n, board.pos, w + h * d), played, T)
-          - log_pi(leaf_values(tree, n, board.pos, w - h * d), played, T)) / (2 * h)
+    fd = (
+        log_pi(leaf_values(tree, n, board.pos, w + h * d), played, T)
+        - log_pi(leaf_values(tree, n, board.pos, w - h * d), played, T)
+    ) / (2 * h)
     assert fd == pytest.approx(g @ d, rel=1e-3)
 
 
@@ -126,8 +149,9 @@ def test_sampled_eligibility_approaches_exact(searched):
     exact = eligibility(tree, n, board, w, played, "exact")
     errs = {}
     for samples in (50, 5000):
-        errs[samples] = np.mean([np.linalg.norm(eligibility(tree, n, board, w, played, "sampled", samples, s)
-                                                - exact) for s in (1, 2, 3)])
+        errs[samples] = np.mean(
+            [np.linalg.norm(eligibility(tree, n, board, w, played, "sampled", samples, s) - exact) for s in (1, 2, 3)]
+        )
     assert errs[5000] < 0.2 * errs[50]
     assert errs[5000] < 0.15 * np.linalg.norm(exact)
 
@@ -138,14 +162,30 @@ def test_one_pass_fills_weighted_rows(searched):
     played = int(tree[core.T_FIRST][0]) + 1
     single = eligibility(tree, n, board, w, played, "sampled", 64, 5)
     rows = np.zeros((2, N_WEIGHTS))
-    pg.TreeGradient(n).shogi_eligibility(tree, 0, board.pos, w, QDEPTH, played, "sampled", T, T, "full", 64, 1e9,
-                                         np.array([5], np.uint64), rows, (1.0, -0.25))
+    pg.TreeGradient(n).shogi_eligibility(
+        tree,
+        0,
+        board.pos,
+        w,
+        QDEPTH,
+        played,
+        "sampled",
+        T,
+        T,
+        "full",
+        64,
+        1e9,
+        np.array([5], np.uint64),
+        rows,
+        (1.0, -0.25),
+    )
     assert np.count_nonzero(single) > 100
     assert np.array_equal(rows[0], single)
     assert np.allclose(rows[1], -0.25 * single, rtol=1e-12, atol=0)
     with pytest.raises(ValueError, match="scales"):
-        pg.TreeGradient(n).shogi_eligibility(tree, 0, board.pos, w, QDEPTH, played, "sampled", T, T, "full", 4,
-                                             1e9, np.array([5], np.uint64), rows, 1.0)
+        pg.TreeGradient(n).shogi_eligibility(
+            tree, 0, board.pos, w, QDEPTH, played, "sampled", T, T, "full", 4, 1e9, np.array([5], np.uint64), rows, 1.0
+        )
 
 
 def test_pgleaf_eligibility_is_sparse_and_signed(searched):
@@ -154,12 +194,22 @@ def test_pgleaf_eligibility_is_sparse_and_signed(searched):
     g = eligibility(tree, n, board, w, played, "pgleaf")
     exact = eligibility(tree, n, board, w, played, "exact")
     assert 0 < np.count_nonzero(g) < np.count_nonzero(exact)
-    assert g @ exact > 0          # the PV-leaf baseline points roughly the same way
+    assert g @ exact > 0  # the PV-leaf baseline points roughly the same way
 
 
 def test_selfplay_game_is_deterministic_and_learns(tmp_path):
-    cfg = SelfPlayConfig.from_dict(dict(samples=12, grad_samples=16, qdepth=QDEPTH, opening_min=2, opening_max=4,
-                                        max_moves=14, adjudicate_cp=1.0, baseline_scale=300.0))
+    cfg = SelfPlayConfig.from_dict(
+        dict(
+            samples=12,
+            grad_samples=16,
+            qdepth=QDEPTH,
+            opening_min=2,
+            opening_max=4,
+            max_moves=14,
+            adjudicate_cp=1.0,
+            baseline_scale=300.0,
+        )
+    )
     player = SelfPlayer(load_weights(), cfg, seed=1)
     grads = {s: AdvantageSum(N_WEIGHTS, 1.0) for s in "bw"}
     a = player.play(7, grads)
@@ -179,7 +229,7 @@ def test_selfplay_game_is_deterministic_and_learns(tmp_path):
     assert a.leaf_mismatch < 1e-6
     board = Board()
     for m in a.moves:
-        board.push_usi(m)            # every move legal
+        board.push_usi(m)  # every move legal
     csa, kif = record_bytes(a)
     assert csa.startswith(b"V2") and len(kif) > 100
 
@@ -209,7 +259,7 @@ def test_advantage_sum_matches_the_definition(lam):
     acc = AdvantageSum(dim, lam)
     for t in range(n):
         scales = acc.scales_for_move(b[t])
-        acc.rows += np.outer(scales, e[t])        # what the leaf kernel does with the two rows
+        acc.rows += np.outer(scales, e[t])  # what the leaf kernel does with the two rows
     for r in (1.0, -1.0, 0.0):
         bb = np.append(b, r)
         adv = [sum(lam ** (j - t) * (bb[j + 1] - bb[j]) for j in range(t, n)) for t in range(n)]
@@ -219,7 +269,7 @@ def test_advantage_sum_matches_the_definition(lam):
         for t in range(n):
             out.log_pi += [("b", 0.0, float(b[t])), ("w", 0.0, 0.0)]
         assert np.allclose(out.advantages()[0::2], adv)
-    assert lam < 1 or np.allclose(acc.total(1.0), (1.0 - b) @ e)      # lam = 1: r - b_t, eq. 14 with a baseline
+    assert lam < 1 or np.allclose(acc.total(1.0), (1.0 - b) @ e)  # lam = 1: r - b_t, eq. 14 with a baseline
 
 
 def test_lambda_needs_a_baseline():
@@ -235,8 +285,16 @@ def test_lambda_needs_a_baseline():
 
 def test_critic_game_adds_the_value_gradient():
     """value_weight > 0: the same game (same moves) with each move's rows moved by value_weight * db_t/dw."""
-    base = dict(samples=12, grad_samples=16, qdepth=QDEPTH, opening_min=2, opening_max=2, max_moves=10,
-                baseline_scale=300.0, lam=0.7)
+    base = dict(
+        samples=12,
+        grad_samples=16,
+        qdepth=QDEPTH,
+        opening_min=2,
+        opening_max=2,
+        max_moves=10,
+        baseline_scale=300.0,
+        lam=0.7,
+    )
     totals = {}
     for vw in (0.0, 2.0):
         player = SelfPlayer(load_weights(), SelfPlayConfig.from_dict(dict(base, value_weight=vw)), seed=1)
@@ -264,7 +322,7 @@ def test_search_bootstrapping_is_the_gradient_of_the_regression(searched):
     positions = []
     for v in inner:
         p = board.pos.copy()
-        for m in path[:pg.path_to(tree, pn, pe, np.int64(v), path)]:
+        for m in path[: pg.path_to(tree, pn, pe, np.int64(v), path)]:
             do_move(p, np.int64(m))
         positions.append(p)
     target = np.tanh(tree[core.T_VALUE][inner] / (2 * scale))
@@ -272,6 +330,7 @@ def test_search_bootstrapping_is_the_gradient_of_the_regression(searched):
     def regression(wt):
         q = np.array([quiesce(p, wt, max_depth=QDEPTH)[0] for p in positions])
         return -0.5 * weight * np.sum((target - np.tanh(q / (2 * scale))) ** 2)
+
     d = np.zeros(N_WEIGHTS)
     d[np.flatnonzero(g)] = np.random.default_rng(6).normal(size=np.count_nonzero(g))
     h = 1e-3
@@ -281,12 +340,21 @@ def test_search_bootstrapping_is_the_gradient_of_the_regression(searched):
 def test_pg_weight_scales_the_policy_term_and_zero_leaves_bootstrapping_only():
     """The same game (same seed, same moves) with pg_weight 1, 2 and 0: the advantage rows scale exactly with
     it; at 0 only the result-free bootstrapping row is left (the ablation's 'bootstrapping only')."""
-    base = dict(samples=12, grad_samples=16, qdepth=QDEPTH, opening_min=2, opening_max=2, max_moves=10,
-                baseline_scale=300.0, lam=0.7)
+    base = dict(
+        samples=12,
+        grad_samples=16,
+        qdepth=QDEPTH,
+        opening_min=2,
+        opening_max=2,
+        max_moves=10,
+        baseline_scale=300.0,
+        lam=0.7,
+    )
     rows = {}
     for pw, strap in ((1.0, 0.0), (2.0, 0.0), (0.0, 5.0), (1.0, 5.0)):
-        player = SelfPlayer(load_weights(), SelfPlayConfig.from_dict(dict(base, pg_weight=pw, strap_weight=strap)),
-                            seed=1)
+        player = SelfPlayer(
+            load_weights(), SelfPlayConfig.from_dict(dict(base, pg_weight=pw, strap_weight=strap)), seed=1
+        )
         grads = {s: AdvantageSum(N_WEIGHTS, 0.7) for s in "bw"}
         out = player.play(3, grads)
         rows[pw, strap] = (out.moves, grads["b"].rows.copy())

@@ -64,7 +64,7 @@ def tree_count(searcher, node=0):
         v = stack.pop()
         if (t[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED:
             f = t[core.T_FIRST][v]
-            for c in t[core.T_ECHILD][f:f + t[core.T_COUNT][v]]:
+            for c in t[core.T_ECHILD][f : f + t[core.T_COUNT][v]]:
                 if int(c) not in seen:
                     seen.add(int(c))
                     stack.append(int(c))
@@ -88,11 +88,10 @@ def check_accounting(searcher):
     for v in np.nonzero(expanded)[0]:
         f, n = t[core.T_FIRST][v], t[core.T_COUNT][v]
         assert 0 <= f and f + n <= edges
-        assert np.all((t[core.T_ECHILD][f:f + n] >= 0) & (t[core.T_ECHILD][f:f + n] < used))
+        assert np.all((t[core.T_ECHILD][f : f + n] >= 0) & (t[core.T_ECHILD][f : f + n] < used))
 
 
 def backup_error(searcher):
     pool = searcher.pool
-    err, expanded = core.max_backup_error(pool.tree, np.int64(pool.ctl[core.C_NODES]),
-                                          float(searcher.options.t_back))
+    err, expanded = core.max_backup_error(pool.tree, np.int64(pool.ctl[core.C_NODES]), float(searcher.options.t_back))
     return err, expanded

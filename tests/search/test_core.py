@@ -3,8 +3,8 @@ determinism and multi-threaded consistency."""
 
 import numpy as np
 import pytest
-
 from search_helpers import backup_error, check_accounting, children, exact_value, tree_count
+
 from usi_engine.search import core
 from usi_engine.search import synthetic as syn
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
@@ -19,8 +19,7 @@ def searcher(**kw):
 
 
 def small_full_game(mode=syn.MODE_TREE, seed=11, bmin=2, bmax=3, depth=4):
-    return syn.make_pos(mode=mode, seed=seed, bmin=bmin, bmax=bmax, term_depth=depth, value_range=120,
-                        mate_ends=False)
+    return syn.make_pos(mode=mode, seed=seed, bmin=bmin, bmax=bmax, term_depth=depth, value_range=120, mate_ends=False)
 
 
 @pytest.mark.parametrize('graph', [False, True])
@@ -30,7 +29,7 @@ def test_root_value_equals_exact_recursion(graph, policy, t_back):
     expected, internal = exact_value(pos, t_back)
     s = searcher(t_sel=300.0, t_back=t_back, policy=policy, c_uct=2000.0, graph=graph, seed=3)
     r = s.search(pos, Limits(samples=4000))
-    assert s.pool.ctl[core.C_EXPANSIONS] == len(internal)      # the whole tree is expanded
+    assert s.pool.ctl[core.C_EXPANSIONS] == len(internal)  # the whole tree is expanded
     assert r.value == pytest.approx(expected, abs=1e-9)
     assert backup_error(s)[0] == 0.0
 
@@ -56,26 +55,28 @@ def test_graph_shares_transpositions():
         assert r.value == pytest.approx(expected, abs=1e-9)
         check_accounting(s)
         used[graph] = int(s.pool.ctl[core.C_NODES])
-    assert s.pool.ctl[core.C_EXPANSIONS] == len(internal)        # each position expanded once
-    assert used == {False: 364, True: 80}    # 1 + 363 tree nodes; 35 shared positions + 45 private terminals
+    assert s.pool.ctl[core.C_EXPANSIONS] == len(internal)  # each position expanded once
+    assert used == {False: 364, True: 80}  # 1 + 363 tree nodes; 35 shared positions + 45 private terminals
 
 
 def mate_in_3_graph():
     """Root: A (static -300 for the opponent: looks great for us) or B (looks bad) which mates in 3."""
-    return syn.explicit_pos([
-        (0, False, [1, 2]),            # 0 root
-        (-300, False, [3]),            # 1 A
-        (100, False, [4, 5]),          # 2 B: opponent to move
-        (50, False, [6]),              # 3 A1
-        (-80, False, [8, 9]),          # 4 B1: we mate with 8
-        (-90, False, [10, 11]),        # 5 B2: we mate with 11
-        (0, True, []),                 # 6 draw
-        (0, False, []),                # 7 unused
-        (-MATE, True, []),             # 8 opponent mated
-        (30, False, []),               # 9 no moves, not flagged: the core makes it terminal
-        (40, False, []),               # 10
-        (-MATE, True, []),             # 11 opponent mated
-    ])
+    return syn.explicit_pos(
+        [
+            (0, False, [1, 2]),  # 0 root
+            (-300, False, [3]),  # 1 A
+            (100, False, [4, 5]),  # 2 B: opponent to move
+            (50, False, [6]),  # 3 A1
+            (-80, False, [8, 9]),  # 4 B1: we mate with 8
+            (-90, False, [10, 11]),  # 5 B2: we mate with 11
+            (0, True, []),  # 6 draw
+            (0, False, []),  # 7 unused
+            (-MATE, True, []),  # 8 opponent mated
+            (30, False, []),  # 9 no moves, not flagged: the core makes it terminal
+            (40, False, []),  # 10
+            (-MATE, True, []),  # 11 opponent mated
+        ]
+    )
 
 
 @pytest.mark.parametrize('graph', [False, True])
@@ -85,15 +86,16 @@ def test_mate_in_3_found_and_proven(graph):
     assert r.proven and r.value == MATE - 3
     assert r.best_move == 2 and r.pv[:3] in ([2, 4, 8], [2, 5, 11])
     assert r.multipv[0][1] == MATE - 3
-    assert r.samples < 20000                     # stopped early: the root is proven
+    assert r.samples < 20000  # stopped early: the root is proven
 
 
 def test_mate_in_1_and_proven_loss():
     pos = syn.explicit_pos([(0, False, [1, 2, 3]), (50, False, []), (-MATE, True, []), (-200, False, [])])
     r = searcher().search(pos, Limits(samples=1000))
     assert (r.proven, r.value, r.best_move, r.pv) == (True, MATE - 1, 2, [2])
-    lost = syn.explicit_pos([(0, False, [1, 2]), (0, False, [3]), (0, False, [4]), (-MATE, True, []),
-                             (-MATE, True, [])])
+    lost = syn.explicit_pos(
+        [(0, False, [1, 2]), (0, False, [3]), (0, False, [4]), (-MATE, True, []), (-MATE, True, [])]
+    )
     # every move lets the opponent mate at once: lost in 2 plies
     r = searcher().search(lost, Limits(samples=1000))
     assert r.proven and r.value == -MATE + 2 and r.depth == 2
@@ -118,16 +120,16 @@ def test_reuse_keeps_the_reached_subtree(graph):
     after = pos.copy()
     for move in first.pv[:2]:
         syn.do_move(after, move)
-    r = s.search(after, Limits(samples=0))          # no sample: only the re-rooting happens
+    r = s.search(after, Limits(samples=0))  # no sample: only the re-rooting happens
     assert r.reused_nodes == size == int(s.pool.ctl[core.C_NODES]) > 100
     assert r.value == value and r.pv == first.pv[2:]
     check_accounting(s)
     assert backup_error(s)[0] == 0.0
-    r = s.search(after, Limits(samples=500))        # and the kept tree keeps growing
+    r = s.search(after, Limits(samples=500))  # and the kept tree keeps growing
     assert s.pool.ctl[core.C_NODES] > size and r.best_move is not None
     other = pos.copy()
     syn.do_move(other, 1 if first.pv[0] != 1 else 2)
-    syn.do_move(other, 3)                            # a move outside the tree: fresh start
+    syn.do_move(other, 3)  # a move outside the tree: fresh start
     assert s.search(other, Limits(samples=0)).reused_nodes == 0
 
 
@@ -135,17 +137,17 @@ def test_reuse_keeps_the_reached_subtree(graph):
 def test_memory_full_keeps_answering(graph):
     pos = syn.make_pos(seed=8, bmin=3, bmax=6, term_depth=40, value_range=500)
     s = searcher(graph=graph, hash_mb=0.02, threads=2, seed=6, prune=False)
-    r = s.search(pos, Limits(nodes=10**9))           # a full pool ends a search that cannot progress
+    r = s.search(pos, Limits(nodes=10**9))  # a full pool ends a search that cannot progress
     assert s.pool.ctl[core.C_MEMFULL] == 1 and r.hashfull >= 900
     assert r.best_move is not None and r.nodes < 10**9
     check_accounting(s)
     assert backup_error(s)[0] == 0.0
-    r2 = s.search(pos, Limits(time_ms=100))          # full pool, reused: still answers
+    r2 = s.search(pos, Limits(time_ms=100))  # full pool, reused: still answers
     # reuse compacts the pool, so a few expansions may still fit and move the PV: only the answer is asserted
     assert r2.best_move in [move for move, _, _ in children(pos)]
     other = pos.copy()
     syn.do_move(other, r.pv[0])
-    r3 = s.search(other, Limits(samples=0))          # reuse frees the rest of the pool
+    r3 = s.search(other, Limits(samples=0))  # reuse frees the rest of the pool
     assert s.pool.ctl[core.C_MEMFULL] == 0 and r3.reused_nodes == s.pool.ctl[core.C_NODES]
     assert r3.reused_nodes < s.pool.node_capacity and r3.best_move is not None
 
@@ -188,14 +190,14 @@ def test_two_threads_leave_a_consistent_tree(graph):
     mode = syn.MODE_MULTISET if graph else syn.MODE_TREE
     pos = syn.make_pos(mode=mode, seed=17, bmin=30, bmax=60, term_depth=60, value_range=300)
     s = searcher(graph=graph, threads=2, t_sel=30.0, t_sel_spread=1.5, seed=1, hash_mb=64, reuse=False)
-    for _ in range(4):        # the race this guards against is rare: several fresh runs
+    for _ in range(4):  # the race this guards against is rare: several fresh runs
         r = s.search(pos, Limits(samples=15000))
         assert r.samples == 15000 and r.best_move is not None and s.pool.ctl[core.C_MEMFULL] == 0
         check_accounting(s)
         err, expanded = backup_error(s)
         assert expanded > 1000
         if not graph:
-            assert err == 0.0     # graph mode may leave parents reached through other paths stale (docs)
+            assert err == 0.0  # graph mode may leave parents reached through other paths stale (docs)
 
 
 @pytest.mark.parametrize('policy', ['softmax', 'uct'])
@@ -208,13 +210,13 @@ def test_repetitions_end_descents_in_graph_mode(policy):
         t = s.pool.tree
         n = int(s.pool.ctl[core.C_NODES])
         terminal = (t[core.T_FLAGS][:n] & core.FLAG_TERMINAL) != 0
-        assert terminal.any() and np.all(t[core.T_VALUE][:n][terminal] == -2.0)   # repetition draws
+        assert terminal.any() and np.all(t[core.T_VALUE][:n][terminal] == -2.0)  # repetition draws
         assert len(set(r.pv)) >= 1 and r.depth <= 40
         if graph:
-            assert n <= 2 * 7 + s.pool.ctl[core.C_PRIVATE]    # at most 14 shared positions (ring x side)
-            assert s.pool.ctl[core.C_EXPANSIONS] >= 10          # cycles do not stall the search
+            assert n <= 2 * 7 + s.pool.ctl[core.C_PRIVATE]  # at most 14 shared positions (ring x side)
+            assert s.pool.ctl[core.C_EXPANSIONS] >= 10  # cycles do not stall the search
             table = {int(k): int(v) for k, v in zip(t[core.T_TKEY], t[core.T_TNODE]) if v >= 0}
-            for v in np.nonzero(terminal)[0]:                 # repetition terminals are never shared
+            for v in np.nonzero(terminal)[0]:  # repetition terminals are never shared
                 assert table.get(int(t[core.T_KEY][v])) != v
 
 
@@ -222,8 +224,8 @@ def test_children_reference_matches_expand_contract():
     pos = syn.make_pos(seed=3)
     before = pos.copy()
     kids = children(pos)
-    live = syn.HIST + syn.STRIDE                 # header and the start position's history entry
-    assert np.array_equal(pos[:live - 1], before[:live - 1]) and 2 <= len(kids) <= 4
+    live = syn.HIST + syn.STRIDE  # header and the start position's history entry
+    assert np.array_equal(pos[: live - 1], before[: live - 1]) and 2 <= len(kids) <= 4
     moves = np.zeros(8, np.int32)
     assert syn.gen_moves(pos, moves) == len(kids)
 
@@ -231,14 +233,18 @@ def test_children_reference_matches_expand_contract():
 def test_infinite_search_until_stop_with_info_and_time_limit():
     import threading
     import time
+
     pos = syn.make_pos(seed=31, bmin=3, bmax=8, term_depth=80, value_range=300, leaf_cost=10)
     s = searcher(threads=2, seed=3, hash_mb=64, reuse=False)
     infos, out = [], []
-    worker = threading.Thread(target=lambda: out.append(
-        s.search(pos, Limits(infinite=True, samples=10), on_info=infos.append, info_interval=0.05)))
+    worker = threading.Thread(
+        target=lambda: out.append(
+            s.search(pos, Limits(infinite=True, samples=10), on_info=infos.append, info_interval=0.05)
+        )
+    )
     worker.start()
     time.sleep(0.5)
-    assert worker.is_alive()                      # infinite ignores the sample limit
+    assert worker.is_alive()  # infinite ignores the sample limit
     s.stop()
     worker.join(5)
     assert not worker.is_alive() and out[0].samples > 10 and out[0].best_move is not None
@@ -249,4 +255,4 @@ def test_infinite_search_until_stop_with_info_and_time_limit():
     r = s.search(pos, Limits(depth=3))
     assert r.depth >= 3
     r = s.search(pos, Limits(nodes=5000))
-    assert 5000 <= r.nodes < 5000 + 2 * 8 * 2    # at most one expansion per thread past the limit
+    assert 5000 <= r.nodes < 5000 + 2 * 8 * 2  # at most one expansion per thread past the limit

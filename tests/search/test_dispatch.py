@@ -20,8 +20,10 @@ print(sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))
 
 def test_fresh_process_loads_core_kernel_from_cache():
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get('PYTHONPATH', ''))
-    runs = [subprocess.run([sys.executable, '-c', PROBE], capture_output=True, text=True, env=env, cwd=ROOT,
-                           timeout=300) for _ in range(2)]
+    runs = [
+        subprocess.run([sys.executable, '-c', PROBE], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+        for _ in range(2)
+    ]
     for r in runs:
         assert r.returncode == 0, r.stderr
     hits, misses = map(int, runs[1].stdout.split())

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 import pytest
-
 from search_helpers import check_accounting
+
 from usi_engine.search import core
 from usi_engine.search import synthetic as syn
 from usi_engine.search.searcher import Limits, NodePool, SearchOptions, Searcher
@@ -18,12 +18,12 @@ VSCALE = 1000.0
 def test_beta_minimum_mse_schedule():
     b = 0.1
     for n, na in [(1.0, 1.0), (10.0, 50.0), (100.0, 1000.0), (5000.0, 20000.0)]:
-        expected = na / (n + na + 4.0 * n * na * b * b)          # seed 000 eq. 47
+        expected = na / (n + na + 4.0 * n * na * b * b)  # seed 000 eq. 47
         assert core.rave_beta(n, na, b) == pytest.approx(expected, rel=1e-12)
-    assert core.rave_beta(10.0, 0.0, b) == 0.0                   # no AMAF data: pure MC
+    assert core.rave_beta(10.0, 0.0, b) == 0.0  # no AMAF data: pure MC
     assert core.rave_beta(10.0, 30.0, 0.0) == pytest.approx(0.75)  # unbiased AMAF: counts weigh
     betas = [core.rave_beta(n, 10.0 * n, 0.05) for n in (1, 10, 100, 1000, 10000)]
-    assert all(x > y for x, y in zip(betas, betas[1:])) and betas[-1] < 0.01   # -> 0 (UCT limit)
+    assert all(x > y for x, y in zip(betas, betas[1:])) and betas[-1] < 0.01  # -> 0 (UCT limit)
 
 
 def _pool_path(rng, edge_moves, choices=None):
@@ -83,8 +83,9 @@ def _random_case(rng):
     edges = [rng.choice(np.arange(1, 13), size=6, replace=False) for _ in range(3)]
     n = len(edges[-1])
     values = rng.choice([-VSCALE, 0.0, VSCALE], size=n)
-    traces = [list(rng.choice(np.r_[np.arange(1, 13), [core.NO_MOVE]], size=int(rng.integers(0, 15))))
-              for _ in range(n)]
+    traces = [
+        list(rng.choice(np.r_[np.arange(1, 13), [core.NO_MOVE]], size=int(rng.integers(0, 15)))) for _ in range(n)
+    ]
     return edges, values, traces, np.zeros(n, np.int8)
 
 
@@ -94,21 +95,29 @@ def _go_case(rng):
     from usi_engine.go.game import MAX_MOVES, default_params, expand_amaf
     from usi_engine.go.layout import new_pos
     from usi_engine.go.playout import seed_rng
+
     pos = new_pos(5, 0.5)
     cap = 3 * 25
-    out = (np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES), np.zeros(MAX_MOVES, np.int8), np.zeros(MAX_MOVES),
-           np.zeros(MAX_MOVES * cap, np.int32), np.zeros(MAX_MOVES + 1, np.int64))
+    out = (
+        np.zeros(MAX_MOVES, np.int32),
+        np.zeros(MAX_MOVES),
+        np.zeros(MAX_MOVES, np.int8),
+        np.zeros(MAX_MOVES),
+        np.zeros(MAX_MOVES * cap, np.int32),
+        np.zeros(MAX_MOVES + 1, np.int64),
+    )
     params = default_params(rave_playouts=6)
     from usi_engine.go.board import do_move
+
     edges, choices = [], []
     for depth in range(3):
         n, _ = expand_amaf(pos, np.zeros(1), params, seed_rng(int(rng.integers(1, 1000))), *out)
         edges.append(out[0][:n].copy())
         if depth < 2:
-            choices.append(int(rng.integers(n - 1)))             # any stone move
+            choices.append(int(rng.integers(n - 1)))  # any stone move
             do_move(pos, out[0][choices[-1]])
     _, values, flags, _, trace, tstart = out
-    traces = [list(trace[tstart[i]:tstart[i + 1]]) for i in range(n)]
+    traces = [list(trace[tstart[i] : tstart[i + 1]]) for i in range(n)]
     return edges, values[:n].copy(), traces, flags[:n].copy(), choices
 
 
@@ -124,21 +133,33 @@ def test_amaf_and_mc_updates_equal_a_brute_force_recount(case):
     t = pool.tree
     leaf = path_nodes[-1]
     f, n = int(t[core.T_FIRST][leaf]), int(t[core.T_COUNT][leaf])
-    moves = t[core.T_EMOVE][f:f + n].copy()
+    moves = t[core.T_EMOVE][f : f + n].copy()
     tstart = np.zeros(n + 1, np.int64)
     tstart[1:] = np.cumsum([len(x) for x in traces])
     trace = np.array([m for x in traces for m in x] or [0], np.int32)
     slots = 1 << int(np.ceil(np.log2(2 * max(len(e) for e in edges))))
     hscratch = tuple(np.zeros(slots, np.int64) for _ in range(4)) + (np.zeros(2, np.int64),)
-    core.rave_update(t, np.array(path_nodes, np.int64), np.array(path_edges, np.int64), len(path_edges),
-                     moves, values, flags, n, trace, tstart, VSCALE, hscratch)
+    core.rave_update(
+        t,
+        np.array(path_nodes, np.int64),
+        np.array(path_edges, np.int64),
+        len(path_edges),
+        moves,
+        values,
+        flags,
+        n,
+        trace,
+        tstart,
+        VSCALE,
+        hscratch,
+    )
     sim = (flags & core.FLAG_NO_SIM) == 0
     an, aw = _recount(t, path_nodes, path_edges, moves[sim], values[sim], [x for x, s in zip(traces, sim) if s])
     for e in range(f + n):
         assert t[core.T_AN][e] == an.get(e, 0), e
         assert t[core.T_AW][e] == pytest.approx(aw.get(e, 0.0)), e
     z_leaf = sum(0.5 * (1.0 - v / VSCALE) for v in values[sim])
-    for step, e in enumerate(path_edges):           # MC: every simulation through the path edge, eq. 13-15
+    for step, e in enumerate(path_edges):  # MC: every simulation through the path edge, eq. 13-15
         assert t[core.T_RN][e] == sim.sum()
         same_mover = (len(path_edges) - step) % 2 == 0
         assert t[core.T_RW][e] == pytest.approx(z_leaf if same_mover else sim.sum() - z_leaf)
@@ -147,16 +168,18 @@ def test_amaf_and_mc_updates_equal_a_brute_force_recount(case):
 
 def test_rave_policy_on_a_game_without_amaf_falls_back_and_keeps_the_pool_sound():
     pos = syn.make_pos(mode=syn.MODE_TREE, seed=4, bmin=2, bmax=4, term_depth=8, value_range=300)
-    s = Searcher(syn.SyntheticAdapter(), SearchOptions(policy='rave', hash_mb=4, seed=1, graph=False,
-                                                      prior_visits=0.0, prior_amaf=0.0))
+    s = Searcher(
+        syn.SyntheticAdapter(),
+        SearchOptions(policy='rave', hash_mb=4, seed=1, graph=False, prior_visits=0.0, prior_amaf=0.0),
+    )
     r = s.search(pos, Limits(samples=500))
     check_accounting(s)
     t = s.pool.tree
     f, n = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
     # no playouts reported: AMAF credit comes from the tree moves alone, at most once per simulation
-    assert 0.0 < t[core.T_AN][f:f + n].sum() <= t[core.T_RN][f:f + n].sum()
-    visits = t[core.T_RN][f:f + n]
-    assert r.best_move == int(t[core.T_EMOVE][f + int(np.argmax(visits))])   # most visited root move
+    assert 0.0 < t[core.T_AN][f : f + n].sum() <= t[core.T_RN][f : f + n].sum()
+    visits = t[core.T_RN][f : f + n]
+    assert r.best_move == int(t[core.T_EMOVE][f + int(np.argmax(visits))])  # most visited root move
     assert math.isfinite(r.value) and r.samples == 500
 
 
@@ -165,9 +188,11 @@ def test_rave_mc_counts_add_up_in_a_go_search_on_a_tiny_board():
     evaluated below its child (+ samples that ended at a terminal there)."""
     from usi_engine.go.game import GoAdapter
     from usi_engine.go.layout import new_pos
+
     prior = 3.0
-    s = Searcher(GoAdapter(5), SearchOptions(policy='rave', hash_mb=8, seed=2, graph=False,
-                                             prior_visits=prior, prior_amaf=5.0))
+    s = Searcher(
+        GoAdapter(5), SearchOptions(policy='rave', hash_mb=8, seed=2, graph=False, prior_visits=prior, prior_amaf=5.0)
+    )
     s.search(new_pos(5, 0.5), Limits(samples=60))
     t = s.pool.tree
     used = int(s.pool.ctl[core.C_NODES])
@@ -180,9 +205,9 @@ def test_rave_mc_counts_add_up_in_a_go_search_on_a_tiny_board():
             if (t[core.T_STATE][c] & core.PHASE_MASK) != core.EXPANDED or t[core.T_FLAGS][c]:
                 continue
             cf, cn = int(t[core.T_FIRST][c]), int(t[core.T_COUNT][c])
-            below = float(np.sum(t[core.T_RN][cf:cf + cn] - prior))
-            own = t[core.T_RN][e] - prior - below        # its own playout (0 if NO_SIM) + end-samples
-            assert -1e-9 <= own <= 1.0 + 60                    # at most one end-sample per sample
+            below = float(np.sum(t[core.T_RN][cf : cf + cn] - prior))
+            own = t[core.T_RN][e] - prior - below  # its own playout (0 if NO_SIM) + end-samples
+            assert -1e-9 <= own <= 1.0 + 60  # at most one end-sample per sample
             checked += 1
-        assert np.all(t[core.T_AN][f:f + n] >= 5.0) and np.all(t[core.T_AW][f:f + n] <= t[core.T_AN][f:f + n])
+        assert np.all(t[core.T_AN][f : f + n] >= 5.0) and np.all(t[core.T_AW][f : f + n] <= t[core.T_AN][f : f + n])
     assert checked >= 10

@@ -7,11 +7,11 @@ import shogi as python_shogi
 from usi_engine.shogi import Board
 from usi_engine.shogi.adjudicate import GameRules, Verdict, after_move, before_move, declare
 
-MATE = "4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1"            # White is mated
-STALEMATE = "8k/9/6NG1/9/9/9/9/9/4K4 w - 1"         # White's king on 1a has no move and is not in check
-ROOK_CHECKS = "8k/9/9/9/8R/9/9/9/K8 w - 1"          # Black's rook checks along files 1 and 2
+MATE = "4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1"  # White is mated
+STALEMATE = "8k/9/6NG1/9/9/9/9/9/4K4 w - 1"  # White's king on 1a has no move and is not in check
+ROOK_CHECKS = "8k/9/9/9/8R/9/9/9/K8 w - 1"  # Black's rook checks along files 1 and 2
 ENTERED = "+R+B+SGKG+S+N1/+P+P+P+P+P+P+P+P+P/9/9/9/9/9/9/4k4 b RB2S2N4L9P2g 1"  # Black may declare (27 and 24)
-TRY = "9/4K4/9/9/9/9/9/9/4k4 b - 1"                 # Black's king can step onto 5a
+TRY = "9/4K4/9/9/9/9/9/9/4k4 b - 1"  # Black's king can step onto 5a
 
 
 def play(sfen, moves):
@@ -62,7 +62,7 @@ def test_perpetual_check_loses_for_the_checker_as_cshogi_classifies_it():
     assert after_move(ours, GameRules()) == Verdict("w", "perpetual-check")
     ours.push_usi("1a2a")
     cs.push_usi("1a2a")
-    assert cs.is_draw() == cshogi.REPETITION_LOSE    # Black to move checked every move of its cycle
+    assert cs.is_draw() == cshogi.REPETITION_LOSE  # Black to move checked every move of its cycle
     assert after_move(ours, GameRules()) == Verdict("w", "perpetual-check")
 
 
@@ -72,7 +72,7 @@ def test_declarations_under_the_point_rules_match_cshogi(rule, law):
     assert cs.nyugyoku_result(law) == cshogi.NYUGYOKU_WIN
     assert declare(ours, GameRules(rule)) == Verdict("b", "declaration", rule)
     assert before_move(ours, GameRules(rule, auto_declare=True)) == Verdict("b", "declaration", rule)
-    assert before_move(ours, GameRules(rule)) is None      # an engine must say `bestmove win` itself
+    assert before_move(ours, GameRules(rule)) is None  # an engine must say `bestmove win` itself
 
 
 def test_a_24_point_draw_and_a_false_declaration():
@@ -81,7 +81,7 @@ def test_a_24_point_draw_and_a_false_declaration():
     ours, cs, _ = play(draw, [])
     assert cs.nyugyoku_result(cshogi.LAW_24) == cshogi.NYUGYOKU_DRAW
     assert declare(ours, GameRules("CSARule24")) == Verdict(None, "declaration-draw", "CSARule24")
-    assert before_move(ours, GameRules("CSARule24", auto_declare=True)) is None   # a draw is not taken for it
+    assert before_move(ours, GameRules("CSARule24", auto_declare=True)) is None  # a draw is not taken for it
     assert not cs.is_nyugyoku(cshogi.LAW_27)
     assert declare(ours, GameRules("CSARule27")).reason == "false-declaration"
     assert declare(ours, GameRules("CSARule27")).winner == "w"
@@ -94,7 +94,7 @@ def test_try_rule_ends_the_game_after_the_king_reaches_the_square():
     assert before_move(ours, GameRules("TryRule", auto_declare=True)) == Verdict("b", "declaration", "TryRule")
     ours.push_usi("5b5a")
     assert after_move(ours, GameRules("TryRule")) == Verdict("b", "try")
-    assert after_move(ours, GameRules("CSARule27")) is None     # no try under the point rules
+    assert after_move(ours, GameRules("CSARule27")) is None  # no try under the point rules
 
 
 def test_max_moves_counts_from_the_sfen_move_number():
@@ -105,7 +105,7 @@ def test_max_moves_counts_from_the_sfen_move_number():
         ours.push_usi(move)
     assert before_move(ours, rules) == Verdict(None, "max-moves", "320 moves")
     assert before_move(ours, GameRules(max_moves=0)) is None
-    assert before_move(Board(MATE), GameRules(max_moves=1)).reason == "mate"   # mate comes first
+    assert before_move(Board(MATE), GameRules(max_moves=1)).reason == "mate"  # mate comes first
 
 
 def test_rules_are_validated():

@@ -37,11 +37,14 @@ def test_pawn_drop_mate_with_pinned_capturer_is_illegal():
     assert board.sfen() == PINNED_CAPTURER
 
 
-@pytest.mark.parametrize("sfen,legal", [
-    ("7nk/9/7G1/9/9/9/9/9/4K4 b P 1", False),   # gold guards 1b and 2b, knight blocks 2a: mate
-    ("8k/9/9/9/9/9/9/9/4K4 b P 1", True),       # the king takes the undefended pawn
-    ("7sk/9/7G1/9/9/9/9/9/4K4 b P 1", True),    # the unpinned silver takes the pawn
-])
+@pytest.mark.parametrize(
+    "sfen,legal",
+    [
+        ("7nk/9/7G1/9/9/9/9/9/4K4 b P 1", False),  # gold guards 1b and 2b, knight blocks 2a: mate
+        ("8k/9/9/9/9/9/9/9/4K4 b P 1", True),  # the king takes the undefended pawn
+        ("7sk/9/7G1/9/9/9/9/9/4K4 b P 1", True),  # the unpinned silver takes the pawn
+    ],
+)
 def test_pawn_drop_checks(sfen, legal):
     board = Board(sfen)
     assert ("P*1b" in board.legal_moves()) == legal
@@ -51,23 +54,23 @@ def test_pawn_drop_checks(sfen, legal):
 def test_nifu_and_dead_ranks():
     board = Board("4k4/9/9/9/9/9/9/4P4/4K4 b PLN 1")
     moves = board.legal_moves()
-    assert not any(m.startswith("P*5") for m in moves)      # a black pawn stands on file 5
-    assert "P*4a" not in moves and "L*4a" not in moves        # would never move again
+    assert not any(m.startswith("P*5") for m in moves)  # a black pawn stands on file 5
+    assert "P*4a" not in moves and "L*4a" not in moves  # would never move again
     assert "N*4a" not in moves and "N*4b" not in moves
     assert "N*4c" in moves and "L*4b" in moves and "P*4b" in moves
 
 
 def test_forced_and_optional_promotion():
-    board = Board("4k4/P8/9/9/9/9/9/4K4/9 b - 1")       # pawn on 9b must promote on 9a
+    board = Board("4k4/P8/9/9/9/9/9/4K4/9 b - 1")  # pawn on 9b must promote on 9a
     assert "9b9a+" in board.legal_moves() and "9b9a" not in board.legal_moves()
-    board = Board("4k4/9/9/P8/9/9/9/4K4/9 b - 1")       # 9d -> 9c may or may not promote
+    board = Board("4k4/9/9/P8/9/9/9/4K4/9 b - 1")  # 9d -> 9c may or may not promote
     assert {"9d9c", "9d9c+"} <= set(board.legal_moves())
 
 
 def test_double_check_allows_only_king_moves():
     sfen = "4k4/9/4R4/9/9/9/1B7/9/4K4 b - 1"
     board = Board(sfen)
-    board.push_usi("5c5b+")        # dragon checks from 5b... and the bishop line stays closed
+    board.push_usi("5c5b+")  # dragon checks from 5b... and the bishop line stays closed
     assert board.is_check()
     double = Board("4k4/9/9/9/4L4/9/9/B8/4K4 w - 1")
     assert set(double.legal_moves()) == {cshogi.move_to_usi(m) for m in cshogi.Board(double.sfen()).legal_moves}
@@ -86,7 +89,7 @@ def test_fourfold_repetition_is_a_draw():
         for move in cycle:
             assert board.repetition() == "none"
             board.push_usi(move)
-    assert board.repetition() == "draw"          # the start position for the fourth time
+    assert board.repetition() == "draw"  # the start position for the fourth time
     assert board.repetition(occurrences=2) == "draw"
 
 
@@ -96,9 +99,9 @@ def test_perpetual_check_loses_for_the_checker():
     for _ in range(3):
         for move in cycle:
             board.push_usi(move)
-    assert board.is_check() and board.repetition() == "win"     # White, checked every move, wins
-    board.push_usi("1a2a")         # the position after the first move, for the fourth time
-    assert board.turn == 0 and board.repetition() == "loss"    # Black checked every move: loses
+    assert board.is_check() and board.repetition() == "win"  # White, checked every move, wins
+    board.push_usi("1a2a")  # the position after the first move, for the fourth time
+    assert board.turn == 0 and board.repetition() == "loss"  # Black checked every move: loses
     board.pop()
     board.pop()
     assert board.repetition() == "none"
@@ -118,9 +121,9 @@ def test_declaration_27_point_rule():
 def test_try_rule():
     board = Board("9/4K4/9/9/9/9/9/9/4k4 b - 1")
     assert board.declaration("TryRule") and board.try_rule_move() == "5b5a"
-    guarded = Board("9/4K4/9/9/9/9/9/9/r3k4 b - 1")   # the rook on 9i does not cover 5a
+    guarded = Board("9/4K4/9/9/9/9/9/9/r3k4 b - 1")  # the rook on 9i does not cover 5a
     assert guarded.declaration("TryRule")
-    covered = Board("r8/4K4/9/9/9/9/9/9/4k4 b - 1")   # the rook on 9a covers 5a
+    covered = Board("r8/4K4/9/9/9/9/9/9/4k4 b - 1")  # the rook on 9a covers 5a
     assert not covered.declaration("TryRule")
 
 
@@ -140,7 +143,7 @@ def test_sfen_round_trip_and_leniency():
 
 
 def test_positions_without_kings():
-    tsume = Board("4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1")   # no black king
+    tsume = Board("4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1")  # no black king
     assert "G*5b" in tsume.legal_moves()
     tsume.push_usi("G*5b")
     assert tsume.is_checkmate()
@@ -148,22 +151,25 @@ def test_positions_without_kings():
     assert len(empty.legal_moves()) == 72
 
 
-@pytest.mark.parametrize("sfen,message", [
-    ("", "fields"),
-    ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1 b - 1", "9 ranks"),
-    ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL x - 1", "side to move"),
-    ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNLL b - 1", "more than 9"),
-    ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSN b - 1", "8 squares"),
-    ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNX b - 1", "piece letter"),
-    ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNS+GKGSNL b - 1", "cannot be promoted"),
-    ("4k4/9/9/9/9/9/9/9/4K4 b 2 1", "count and no piece"),
-    ("4k4/9/9/9/9/9/9/9/4K4 b K 1", "king cannot be in hand"),
-    ("4k4/9/9/9/9/9/9/9/4K4 b - 0", "move number"),
-    ("P3k4/9/9/9/9/9/9/9/4K4 b - 1", "never move"),
-    ("4k4/9/9/9/P8/P8/9/9/4K4 b - 1", "two unpromoted"),
-    ("4k4/9/9/9/9/9/9/9/3KK4 b - 1", "2 kings"),
-    ("4k4/9/9/9/9/9/9/9/4K4 b 19P 1", "a set has 18"),
-])
+@pytest.mark.parametrize(
+    "sfen,message",
+    [
+        ("", "fields"),
+        ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1 b - 1", "9 ranks"),
+        ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL x - 1", "side to move"),
+        ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNLL b - 1", "more than 9"),
+        ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSN b - 1", "8 squares"),
+        ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNX b - 1", "piece letter"),
+        ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNS+GKGSNL b - 1", "cannot be promoted"),
+        ("4k4/9/9/9/9/9/9/9/4K4 b 2 1", "count and no piece"),
+        ("4k4/9/9/9/9/9/9/9/4K4 b K 1", "king cannot be in hand"),
+        ("4k4/9/9/9/9/9/9/9/4K4 b - 0", "move number"),
+        ("P3k4/9/9/9/9/9/9/9/4K4 b - 1", "never move"),
+        ("4k4/9/9/9/P8/P8/9/9/4K4 b - 1", "two unpromoted"),
+        ("4k4/9/9/9/9/9/9/9/3KK4 b - 1", "2 kings"),
+        ("4k4/9/9/9/9/9/9/9/4K4 b 19P 1", "a set has 18"),
+    ],
+)
 def test_malformed_sfen_is_rejected(sfen, message):
     with pytest.raises(ValueError, match=message):
         Board(sfen)
@@ -183,7 +189,7 @@ def test_illegal_and_malformed_moves_leave_the_board_unchanged():
 def test_long_games_grow_the_history():
     board = Board()
     cycle = ["2h3h", "8b7b", "3h2h", "7b8b"]
-    for _ in range(700):                       # 2,800 plies: beyond the default capacity
+    for _ in range(700):  # 2,800 plies: beyond the default capacity
         for move in cycle:
             board.push_usi(move)
     assert board.ply == 2800 and board.sfen().split()[:3] == STARTPOS.split()[:3]

@@ -13,9 +13,14 @@ from usi_engine.shogi.sfen import parse_sfen
 
 from .random_games import random_games
 
-CSHOGI_REPETITION = {cshogi.NOT_REPETITION: "none", cshogi.REPETITION_DRAW: "draw",
-                     cshogi.REPETITION_WIN: "win", cshogi.REPETITION_LOSE: "loss",
-                     cshogi.REPETITION_SUPERIOR: "none", cshogi.REPETITION_INFERIOR: "none"}
+CSHOGI_REPETITION = {
+    cshogi.NOT_REPETITION: "none",
+    cshogi.REPETITION_DRAW: "draw",
+    cshogi.REPETITION_WIN: "win",
+    cshogi.REPETITION_LOSE: "loss",
+    cshogi.REPETITION_SUPERIOR: "none",
+    cshogi.REPETITION_INFERIOR: "none",
+}
 MIN_POSITIONS = 10_000
 
 
@@ -75,7 +80,7 @@ def test_second_oracle_python_shogi(games):
 def _random_entering_position(rng):
     """An SFEN where the side to move has its king in the enemy camp and many pieces there."""
     side = rng.randrange(2)
-    board = [[None] * 9 for _ in range(9)]          # board[file-1][rank-1]
+    board = [[None] * 9 for _ in range(9)]  # board[file-1][rank-1]
     camp = range(0, 3) if side == 0 else range(6, 9)
     home = range(6, 9) if side == 0 else range(0, 3)
     board[rng.randrange(9)][rng.choice(camp)] = ("K", side)
@@ -142,10 +147,11 @@ def test_declaration_against_cshogi():
         theirs = cshogi.Board(sfen)
         opponent_king = ours.pos[position.KING_SQ + 1 - ours.turn]
         if opponent_king >= 0 and position.is_attacked(ours.pos, opponent_king, ours.turn):
-            continue                                    # the side not to move is in check
+            continue  # the side not to move is in check
         assert ours.declaration("CSARule27") == theirs.is_nyugyoku(cshogi.LAW_27), sfen
-        result24 = {cshogi.NYUGYOKU_WIN: "win", cshogi.NYUGYOKU_DRAW: "draw",
-                    cshogi.NYUGYOKU_NONE: "none"}[theirs.nyugyoku_result(cshogi.LAW_24)]
+        result24 = {cshogi.NYUGYOKU_WIN: "win", cshogi.NYUGYOKU_DRAW: "draw", cshogi.NYUGYOKU_NONE: "none"}[
+            theirs.nyugyoku_result(cshogi.LAW_24)
+        ]
         assert ours.declaration_result("CSARule24") == result24, sfen
         compared += 1
         wins27 += ours.declaration("CSARule27")

@@ -6,11 +6,11 @@ import pytest
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE
 from usi_engine.shogi import Board, move_to_usi, usi_to_move
+from usi_engine.shogi.layout import HIST, HIST_STRIDE, H_CHECK, H_KEY, MAX_MOVES
 from usi_engine.shogi_search.game import ShogiAdapter, expand, make_params, root_status
-from usi_engine.shogi.layout import H_CHECK, H_KEY, HIST, HIST_STRIDE, MAX_MOVES
 from usi_engine.shogi_search.quiescence import quiesce
 
-MATE_IN_ONE = "7nk/9/7G1/9/9/9/9/9/4K4 b GP 1"     # G*1b mates (P*1b would be pawn-drop mate)
+MATE_IN_ONE = "7nk/9/7G1/9/9/9/9/9/4K4 b GP 1"  # G*1b mates (P*1b would be pawn-drop mate)
 
 
 @pytest.fixture(scope="module")
@@ -24,10 +24,11 @@ def run_expand(board, adapter, params=None):
     flags = np.zeros(MAX_MOVES, dtype=np.int8)
     rng = np.ones(1, dtype=np.uint64)
     # the current entry's move/capture slots and everything after it are scratch
-    live = np.r_[0:HIST + HIST_STRIDE * board.ply, HIST + HIST_STRIDE * board.ply + np.array([H_KEY, H_CHECK])]
+    live = np.r_[0 : HIST + HIST_STRIDE * board.ply, HIST + HIST_STRIDE * board.ply + np.array([H_KEY, H_CHECK])]
     before = board.pos[live].copy()
-    n, work = expand(board.pos, adapter.weights, adapter.params if params is None else params, rng,
-                     moves, values, flags)
+    n, work = expand(
+        board.pos, adapter.weights, adapter.params if params is None else params, rng, moves, values, flags
+    )
     assert np.array_equal(board.pos[live], before), "expand must leave pos unchanged"
     return {move_to_usi(m): (v, f) for m, v, f in zip(moves[:n], values[:n], flags[:n])}, work
 
@@ -49,8 +50,9 @@ def test_expand_with_learned_style_weights_matches_quiescence_of_each_child():
     expanded node must give each child exactly the value of a quiescence search started at the child."""
     from eval import shogi_features as F
     from usi_engine.shogi.bench import random_game_sfens
+
     w = ShogiAdapter().weights.copy()
-    w[F.OFF_KP:] = np.random.default_rng(4).normal(0.0, 20.0, F.N_WEIGHTS - F.OFF_KP)
+    w[F.OFF_KP :] = np.random.default_rng(4).normal(0.0, 20.0, F.N_WEIGHTS - F.OFF_KP)
     adapter = ShogiAdapter(weights=w)
     checked = 0
     for sfen in random_game_sfens(6, seed=23, min_ply=20, max_ply=90):
@@ -80,7 +82,7 @@ def test_repetition_child_is_a_draw_with_the_draw_value(adapter):
         board.push_usi(move)
     params = make_params(draw_for_black=-25.0)
     children, _ = run_expand(board, adapter, params)
-    assert children["7b8b"] == (-25.0, 1)        # Black to move in the repeated start position
+    assert children["7b8b"] == (-25.0, 1)  # Black to move in the repeated start position
     assert children["7b6b"][1] == 0
 
 
@@ -89,7 +91,7 @@ def test_declaring_child_is_a_win_for_its_side(adapter):
     sfen = "4K4/9/9/9/9/9/+p+p+p+p+p+p+p+p+p/9/+r+b+sgkg+s+n1 b rb2s2n4l9p2g 1"
     board = Board(sfen)
     children, _ = run_expand(board, adapter)
-    assert all(v == MATE and f == 1 for v, f in children.values())   # White declares after any move
+    assert all(v == MATE and f == 1 for v, f in children.values())  # White declares after any move
     terminal, value = root_status(Board(sfen.replace(" b ", " w ")).pos, adapter.params)
     assert terminal and value == MATE
 
@@ -134,6 +136,7 @@ def test_lazy_expand_values_quiet_children_statically_and_checks_exactly(adapter
     from eval.shogi_features import evaluate
     from usi_engine.search.core import FLAG_LAZY
     from usi_engine.shogi_search.game import capture_estimate, leaf_value
+
     board = Board("ln1g3nl/1r1sk1g2/p1ppppspp/6p2/1p5P1/2P6/PPSPPPP1P/2G2S1R1/LN2KG1NL b Bb 21")
     exact, _ = run_expand(board, adapter)
     lazy, _ = run_expand(board, adapter, make_params(expansion="lazy"))
@@ -152,7 +155,7 @@ def test_lazy_expand_values_quiet_children_statically_and_checks_exactly(adapter
         else:
             assert flag == FLAG_LAZY and value == pytest.approx(static + guess) and static <= refined + 1e-9, move
         kinds.add(in_check)
-    assert kinds == {False, True}           # the position has checks and quiet moves
+    assert kinds == {False, True}  # the position has checks and quiet moves
 
 
 @pytest.mark.parametrize("graph", [False, True])
@@ -160,6 +163,7 @@ def test_lazy_search_refines_a_child_before_expanding_it(adapter, graph):
     """In a lazy search every node that was expanded had been refined first (no expanded node is still
     lazy), every refined leaf holds exactly its quiescence value, and the best move is a refined child."""
     from usi_engine.search import core
+
     board = Board("ln1g3nl/1r1sk1g2/p1ppppspp/6p2/1p5P1/2P6/PPSPPPP1P/2G2S1R1/LN2KG1NL b Bb 21")
     lazy_adapter = ShogiAdapter(adapter.weights, make_params(expansion="lazy"))
     searcher = Searcher(lazy_adapter, SearchOptions(threads=1, hash_mb=8, graph=graph, seed=3))
@@ -199,6 +203,7 @@ def test_window_expand_is_exact_inside_its_window(adapter, window):
     below the best; a lazy child's stored value never makes it look worse than it is."""
     from usi_engine.search.core import FLAG_LAZY
     from usi_engine.shogi.bench import random_game_sfens
+
     lazy_seen = 0
     for sfen in random_game_sfens(8, seed=31, min_ply=20, max_ply=90):
         board = Board(sfen)

@@ -10,8 +10,7 @@ from usi_engine.shogi.layout import HIST, HIST_STRIDE, H_CHECK, H_KEY
 from usi_engine.shogi_search.mate_probe import mated_in_two, probe_scratch
 
 # White to move, in check, mated in two plies whatever it plays (found by the brute-force oracle below)
-MATED_IN_TWO = ["8k/9/6+B2/8N/9/9/9/9/K8 w P 2", "6+R1k/9/9/8+B/9/9/9/9/K8 w N 2",
-                "5B1Rk/9/5+B3/9/9/9/9/9/K8 w - 2"]
+MATED_IN_TWO = ["8k/9/6+B2/8N/9/9/9/9/K8 w P 2", "6+R1k/9/9/8+B/9/9/9/9/K8 w N 2", "5B1Rk/9/5+B3/9/9/9/9/9/K8 w - 2"]
 
 
 def oracle_mate_in_one(board):
@@ -40,7 +39,7 @@ def oracle_mated_in_two(board):
 def probe(sfen):
     board = Board(sfen)
     # the current history entry's move/capture slots and everything after it are scratch
-    live = np.r_[0:HIST + HIST_STRIDE * board.ply, HIST + HIST_STRIDE * board.ply + np.array([H_KEY, H_CHECK])]
+    live = np.r_[0 : HIST + HIST_STRIDE * board.ply, HIST + HIST_STRIDE * board.ply + np.array([H_KEY, H_CHECK])]
     before = board.pos[live].copy()
     result = mated_in_two(board.pos, *probe_scratch())
     assert np.array_equal(board.pos[live], before), "the probe must leave pos unchanged"

@@ -5,17 +5,28 @@ import pytest
 from numba import njit
 
 from eval import shogi_features as F
-from usi_engine.shogi.bench import random_game_sfens
 from eval.weightfile import load_weights
 from usi_engine.search.values import MATE
 from usi_engine.shogi import Board, move_to_usi
-from usi_engine.shogi_search import quiescence as Q
-from usi_engine.shogi.layout import (BISHOP, DROP_BASE, H_CHECK, H_KEY, HIST, MAX_MOVES, MOVE_FROM_SHIFT,
-                                     MOVE_PROMO_BIT, MOVE_TO_MASK, PAWN, ROOK)
+from usi_engine.shogi.bench import random_game_sfens
+from usi_engine.shogi.layout import (
+    BISHOP,
+    DROP_BASE,
+    HIST,
+    H_CHECK,
+    H_KEY,
+    MAX_MOVES,
+    MOVE_FROM_SHIFT,
+    MOVE_PROMO_BIT,
+    MOVE_TO_MASK,
+    PAWN,
+    ROOK,
+)
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, undo_move
+from usi_engine.shogi_search import quiescence as Q
 
-W = load_weights("material")      # the expected values below are material balances
+W = load_weights("material")  # the expected values below are material balances
 
 
 def search(sfen, w=W, max_depth=Q.DEFAULT_MAX_DEPTH):
@@ -23,7 +34,7 @@ def search(sfen, w=W, max_depth=Q.DEFAULT_MAX_DEPTH):
     before = board.pos.copy()
     buf = Q.QBuffers(max_depth)
     value = Q.qsearch_root(board.pos, w, max_depth, *buf.args())
-    kept = list(range(HIST)) + [HIST + H_KEY, HIST + H_CHECK]   # move slots of the history are scratch
+    kept = list(range(HIST)) + [HIST + H_KEY, HIST + H_CHECK]  # move slots of the history are scratch
     assert np.array_equal(board.pos[kept], before[kept]), "qsearch must restore the position"
     return value, [move_to_usi(m) for m in buf.pv_moves()], int(buf.nodes[0])
 
@@ -82,7 +93,6 @@ def test_captures_exclude_non_promoting_pawn_bishop_rook_captures():
     assert sorted(move_to_usi(m) for m in moves[:n]) == ["5h5c+"]
 
 
-
 def captures_from_legal_moves(board):
     """Reference capture list: gen_legal's captures without a non-promoting capture by a pawn, bishop or
     rook whose promoting twin exists, ordered by origin square (stable: per piece in generation order)."""
@@ -116,7 +126,9 @@ def test_gen_captures_equals_the_filtered_legal_captures():
             captures += n
     assert tested > 2000 and captures > 5000
 
+
 # --- agreement with a plain capture-minimax ---------------------------------------------------
+
 
 @njit(cache=True)
 def minimax(pos, w, ply, max_depth, moves, counter):
@@ -145,7 +157,7 @@ def test_alpha_beta_equals_minimax_and_pv_leaf_gives_the_value(max_depth, count)
     depth 4 on 500 random positions plus depth 5 on a subset."""
     rng = np.random.default_rng(5)
     w = W.copy()
-    w[F.OFF_KP:] = rng.normal(0.0, 3.0, F.N_WEIGHTS - F.OFF_KP)   # break ties between lines
+    w[F.OFF_KP :] = rng.normal(0.0, 3.0, F.N_WEIGHTS - F.OFF_KP)  # break ties between lines
     buf = Q.QBuffers(max_depth)
     moves = np.zeros((max_depth + 1, MAX_MOVES), dtype=np.int32)
     counter = np.zeros(1, dtype=np.int64)
@@ -165,14 +177,14 @@ def test_alpha_beta_equals_minimax_and_pv_leaf_gives_the_value(max_depth, count)
             sign = -1.0 if len(pv) % 2 else 1.0
             assert value == pytest.approx(sign * F.evaluate(board.pos, w), abs=1e-6)
     assert checks >= count // 100 and counter[0] > 10 * count
-    assert buf.nodes[0] < counter[0]                 # alpha-beta searched fewer nodes
+    assert buf.nodes[0] < counter[0]  # alpha-beta searched fewer nodes
 
 
 def test_pv_leaf_gradient_equals_finite_differences_of_the_quiescence_value():
     """The quiescence value is piecewise linear in w; off ties its slope is the PV leaf's features."""
     rng = np.random.default_rng(9)
     w = W.copy()
-    w[F.OFF_KP:] = rng.normal(0.0, 3.0, F.N_WEIGHTS - F.OFF_KP)
+    w[F.OFF_KP :] = rng.normal(0.0, 3.0, F.N_WEIGHTS - F.OFF_KP)
     buf = Q.QBuffers()
     idx, coef = F.feature_buffers()
     h = 1e-3

@@ -25,7 +25,7 @@ def measure(size: int = 9, seconds: float = 3.0, seed: int = 1):
     ws, rng = new_workspace(), seed_rng(seed)
     none = np.empty(0, dtype=np.float64)
     cap = move_cap(size)
-    run_playouts(pos, ws, rng, 10, cap, none, none)           # compile / load from cache
+    run_playouts(pos, ws, rng, 10, cap, none, none)  # compile / load from cache
     n = moves = 0
     wins = 0.0
     start, cpu = time.perf_counter(), time.process_time()
@@ -41,6 +41,7 @@ def measure(size: int = 9, seconds: float = 3.0, seed: int = 1):
 def measure_expand(size: int = 9, seconds: float = 1.0, seed: int = 2):
     """(children/s, playout moves/s) of game.expand with K = 1 from the empty board."""
     from usi_engine.go import game
+
     pos = new_pos(size, komi=7.0)
     moves = np.empty(game.MAX_MOVES, dtype=np.int32)
     values = np.empty(game.MAX_MOVES, dtype=np.float64)
@@ -61,17 +62,22 @@ def measure_search(size: int = 9, seconds: float = 3.0, policy: str = "rave", se
     """(playouts/s wall, playouts per CPU second, KEY=VALUE line) of the full one-thread search."""
     from usi_engine.go.game import GoAdapter
     from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+
     pos = new_pos(size, komi=7.0)
-    searcher = Searcher(GoAdapter(size), SearchOptions(policy=policy, hash_mb=256, reuse=False, seed=seed,
-                                                        t_sel=300.0, t_back=300.0, c_uct=300.0))
-    searcher.search(pos, Limits(samples=2))                    # compile / load from cache
+    searcher = Searcher(
+        GoAdapter(size),
+        SearchOptions(policy=policy, hash_mb=256, reuse=False, seed=seed, t_sel=300.0, t_back=300.0, c_uct=300.0),
+    )
+    searcher.search(pos, Limits(samples=2))  # compile / load from cache
     cpu = time.process_time()
     r = searcher.search(pos, Limits(time_ms=1000.0 * seconds))
     cpu = max(time.process_time() - cpu, 1e-9)
     pps = r.children / (r.time_ms / 1000.0)
-    line = (f"size={size} policy={policy} samples={r.samples} playouts={r.children} depth={r.depth} "
-            f"best={r.best_move_str} playouts_per_cpu_sec={r.children / cpu:.0f} "
-            f"search_playouts_per_sec={pps:.0f}")
+    line = (
+        f"size={size} policy={policy} samples={r.samples} playouts={r.children} depth={r.depth} "
+        f"best={r.best_move_str} playouts_per_cpu_sec={r.children / cpu:.0f} "
+        f"search_playouts_per_sec={pps:.0f}"
+    )
     return pps, r.children / cpu, line
 
 
@@ -87,8 +93,7 @@ def main(argv=None):
         return
     pps, mps, per_cpu, length, black = measure(args.size, args.seconds)
     children, work = measure_expand(args.size, min(args.seconds, 1.0))
-    print(f"size={args.size} mean_moves={length:.1f} black_winrate={black:.3f} "
-          f"playouts_per_cpu_sec={per_cpu:.0f}")
+    print(f"size={args.size} mean_moves={length:.1f} black_winrate={black:.3f} playouts_per_cpu_sec={per_cpu:.0f}")
     print(f"expand_k1_children_per_sec={children:.0f} expand_playout_moves_per_sec={work:.0f}")
     print(f"playouts_per_sec={pps:.0f} moves_per_sec={mps:.0f}")
 

@@ -22,10 +22,40 @@ import numpy as np
 from numba import njit
 
 from usi_engine.go.layout import (
-    BLACK, BOARD, BOARD_CAP, BORDER, CAP_TOP, CAPTURE_COLOUR_SHIFT, CAPTURE_POINT_MASK, EMPTY,
-    H_CAPTOP, H_KEY, H_KO, H_MOVE, H_PASSES, H_SIDE, HIST, HIST_CAP, HIST_STRIDE, KEY, KO, KO_RULE,
-    KO_SIMPLE, KO_SITUATIONAL, KOMI_MILLI, PASS, PASS_KEY, PASSES, PLY, SIDE, SIDE_KEY, SIZE, STRIDE,
-    SUICIDE_OK, WHITE, ZOBRIST,
+    BLACK,
+    BOARD,
+    BOARD_CAP,
+    BORDER,
+    CAPTURE_COLOUR_SHIFT,
+    CAPTURE_POINT_MASK,
+    CAP_TOP,
+    EMPTY,
+    HIST,
+    HIST_CAP,
+    HIST_STRIDE,
+    H_CAPTOP,
+    H_KEY,
+    H_KO,
+    H_MOVE,
+    H_PASSES,
+    H_SIDE,
+    KEY,
+    KO,
+    KOMI_MILLI,
+    KO_RULE,
+    KO_SIMPLE,
+    KO_SITUATIONAL,
+    PASS,
+    PASSES,
+    PASS_KEY,
+    PLY,
+    SIDE,
+    SIDE_KEY,
+    SIZE,
+    STRIDE,
+    SUICIDE_OK,
+    WHITE,
+    ZOBRIST,
 )
 
 # _eval_move status codes
@@ -95,7 +125,7 @@ def _eval_move(pos, p, mark, stack, stamp, last_cap):
     `last_cap` is _last_capture_ply(pos) (passed in so gen_moves computes it once).
     Returns (status, stamp): status is LEGAL/OCCUPIED/SUICIDE/KO_BAN/SUPERKO; stamp is the next
     free mark stamp."""
-    board = pos[BOARD:BOARD + BOARD_CAP]
+    board = pos[BOARD : BOARD + BOARD_CAP]
     if board[p] != EMPTY:
         return OCCUPIED, stamp
     if p == pos[KO]:
@@ -129,7 +159,7 @@ def _eval_move(pos, p, mark, stack, stamp, last_cap):
     if not (liberty or captured):
         if pos[SUICIDE_OK] == 0 or not has_own:
             return SUICIDE, stamp + 1
-        key = pos[KEY] ^ own_xor            # the new stone and its neighbours all come off
+        key = pos[KEY] ^ own_xor  # the new stone and its neighbours all come off
         captured = True
     last_j = pos[PLY] - 1 if captured else last_cap
     if _repeats(pos, key, o, last_j):
@@ -205,7 +235,7 @@ def do_move(pos, move):
         pos[PASSES] += 1
         pos[KO] = 0
     else:
-        board = pos[BOARD:BOARD + BOARD_CAP]
+        board = pos[BOARD : BOARD + BOARD_CAP]
         w = pos[STRIDE]
         o = 3 - c
         mark = np.zeros(BOARD_CAP, np.int64)
@@ -226,7 +256,7 @@ def do_move(pos, move):
                     captured_at = q
         stamp += 1
         n, has_lib, _ = _flood(board, w, move, mark, stamp, stack, -1)
-        if not has_lib:                       # suicide (only reached when SUICIDE_OK)
+        if not has_lib:  # suicide (only reached when SUICIDE_OK)
             key ^= _remove_block(pos, board, stack, n, c)
         ko = 0
         if n_captured == 1 and n == 1:
@@ -289,7 +319,7 @@ def area_owner(board, size, owner):
             v = board[p]
             if v != EMPTY:
                 owner[p] = v
-            elif owner[p] == BORDER:          # unvisited empty point: flood its region
+            elif owner[p] == BORDER:  # unvisited empty point: flood its region
                 owner[p] = EMPTY
                 stack[0] = p
                 n = 1
@@ -322,7 +352,7 @@ def area_owner(board, size, owner):
 def area_score(pos):
     """Black's area score minus White's minus komi, all stones counted alive (Tromp-Taylor)."""
     owner = np.empty(BOARD_CAP, np.int64)
-    black, white = area_owner(pos[BOARD:BOARD + BOARD_CAP], pos[SIZE], owner)
+    black, white = area_owner(pos[BOARD : BOARD + BOARD_CAP], pos[SIZE], owner)
     return black - white - pos[KOMI_MILLI] / 1000.0
 
 

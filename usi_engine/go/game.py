@@ -41,10 +41,37 @@ from numba import njit
 from usi_engine.go import shapes as S
 from usi_engine.go.board import area_score, do_move, game_over, gen_moves, pos_key, undo_move
 from usi_engine.go.goboard import vertex_str
-from usi_engine.go.layout import (BLACK, BOARD, BOARD_CAP, H_KEY, H_MOVE, H_SIDE, HIST, HIST_CAP, HIST_STRIDE, KEY,
-                                  KO, KO_RULE, KOMI_MILLI, PASS, PASSES, PLY, SIDE, SIZE, SUICIDE_OK)
-from usi_engine.go.playout import (DEFAULT_CAP_FACTOR, PRIOR_ESCAPE, WS_ROWS, move_priors, rand_below,
-                                   run_playout, run_playouts, seed_rng)
+from usi_engine.go.layout import (
+    BLACK,
+    BOARD,
+    BOARD_CAP,
+    HIST,
+    HIST_CAP,
+    HIST_STRIDE,
+    H_KEY,
+    H_MOVE,
+    H_SIDE,
+    KEY,
+    KO,
+    KOMI_MILLI,
+    KO_RULE,
+    PASS,
+    PASSES,
+    PLY,
+    SIDE,
+    SIZE,
+    SUICIDE_OK,
+)
+from usi_engine.go.playout import (
+    DEFAULT_CAP_FACTOR,
+    PRIOR_ESCAPE,
+    WS_ROWS,
+    move_priors,
+    rand_below,
+    run_playout,
+    run_playouts,
+    seed_rng,
+)
 from usi_engine.go.value import sigmoid, td_search
 from usi_engine.search.core import NO_MOVE
 from usi_engine.search.values import MATE
@@ -55,17 +82,31 @@ LEAF_PLAYOUTS, LEAF_LEARNED = 0, 1
 DEFAULT_VALUE_SCALE = 1000.0
 DEFAULT_RAVE_PLAYOUTS = 4
 TERMINAL = 1
-NO_SIM = 2                  # core.FLAG_NO_SIM: value is the prior's guess, no playout ran
-MAX_MOVES = BOARD_CAP + 1   # out_moves capacity that is always enough (all points + pass)
+NO_SIM = 2  # core.FLAG_NO_SIM: value is the prior's guess, no playout ran
+MAX_MOVES = BOARD_CAP + 1  # out_moves capacity that is always enough (all points + pass)
 
-__all__ = ["gen_moves", "do_move", "undo_move", "pos_key", "expand", "expand_amaf", "root_status",
-           "default_params", "MAX_MOVES", "GoAdapter"]
+__all__ = [
+    "gen_moves",
+    "do_move",
+    "undo_move",
+    "pos_key",
+    "expand",
+    "expand_amaf",
+    "root_status",
+    "default_params",
+    "MAX_MOVES",
+    "GoAdapter",
+]
 
 
-def default_params(playouts: int = 1, value_scale: float = DEFAULT_VALUE_SCALE,
-                   cap_factor: float = DEFAULT_CAP_FACTOR,
-                   rave_playouts: int = DEFAULT_RAVE_PLAYOUTS, leaf: int = LEAF_PLAYOUTS,
-                   prior_mix: float = 0.0) -> np.ndarray:
+def default_params(
+    playouts: int = 1,
+    value_scale: float = DEFAULT_VALUE_SCALE,
+    cap_factor: float = DEFAULT_CAP_FACTOR,
+    rave_playouts: int = DEFAULT_RAVE_PLAYOUTS,
+    leaf: int = LEAF_PLAYOUTS,
+    prior_mix: float = 0.0,
+) -> np.ndarray:
     """The params array for expand/root_status."""
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_PLAYOUTS], params[P_VALUE_SCALE], params[P_CAP_FACTOR] = playouts, value_scale, cap_factor
@@ -85,7 +126,7 @@ def _choose_simulated(n, m, prior, rng, chosen):
         if prior[i] >= PRIOR_ESCAPE:
             chosen[i] = True
     picked = 0
-    for i in range(n):          # selection sampling (Knuth's algorithm S): m of n, each set equally likely
+    for i in range(n):  # selection sampling (Knuth's algorithm S): m of n, each set equally likely
         if rand_below(rng, n - i) < m - picked:
             chosen[i] = True
             picked += 1
@@ -123,10 +164,10 @@ def _learned_child_values(pos, weights, moves, n):
     """out[i] = learned probability that the side to move of pos wins after moves[i] (shapes updated
     incrementally per child)."""
     nw = int(weights[0])
-    theta = weights[1:1 + nw]
-    tab = weights[1 + nw:]
+    theta = weights[1 : 1 + nw]
+    tab = weights[1 + nw :]
     ids = np.zeros(int(tab[S.T_NREG]), np.int64)
-    S.region_ids(tab, pos[BOARD:BOARD + BOARD_CAP], ids)
+    S.region_ids(tab, pos[BOARD : BOARD + BOARD_CAP], ids)
     x = S.linear_sum(tab, theta, ids)
     black = pos[SIDE] == BLACK
     out = np.empty(n, np.float64)
@@ -171,10 +212,10 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
             tstart[i] = top
         if not simulate[i] and not _ends_game(pos, out_moves[i]):
             if learned_leaf:
-                out_values[i] = scale * (1.0 - 2.0 * learned[i])   # V from the child's side, a real evaluation
+                out_values[i] = scale * (1.0 - 2.0 * learned[i])  # V from the child's side, a real evaluation
                 out_flags[i] = 0
             else:
-                out_values[i] = scale * (1.0 - 2.0 * out_prior[i])     # the prior, from the child's side
+                out_values[i] = scale * (1.0 - 2.0 * out_prior[i])  # the prior, from the child's side
                 out_flags[i] = NO_SIM
             continue
         do_move(pos, out_moves[i])
@@ -184,7 +225,7 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
         else:
             if amaf:
                 room = min(cap, trace.shape[0] - top)
-                score, moves = run_playout(pos, ws, rng, cap, none, none, trace[top:top + room])
+                score, moves = run_playout(pos, ws, rng, cap, none, none, trace[top : top + room])
                 black_wins = 1.0 if score > 0 else (0.5 if score == 0 else 0.0)
                 for j in range(top, top + min(moves, room)):
                     if trace[j] == PASS:
@@ -211,8 +252,9 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     Returns (n_children, playout moves played)."""
     none_f = np.empty(0, np.float64)
     none_i = np.empty(0, np.int32)
-    return _expand(pos, weights, params, rng, out_moves, out_values, out_flags, none_f, none_i,
-                   np.empty(0, np.int64), False)
+    return _expand(
+        pos, weights, params, rng, out_moves, out_values, out_flags, none_f, none_i, np.empty(0, np.int64), False
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -235,8 +277,8 @@ class GoAdapter:
         self.size = size
         self.weights = np.zeros(1, dtype=np.float64)
         self.params = default_params() if params is None else params
-        self.long_term = None           # the learned value's weights (set_value_weights)
-        self.short_term = None          # Dyna-2's short-term memory (td_think)
+        self.long_term = None  # the learned value's weights (set_value_weights)
+        self.short_term = None  # Dyna-2's short-term memory (td_think)
         self._td_rng = seed_rng(0x7D5EA)
 
     def set_value_weights(self, theta, ks=S.DEFAULT_KS) -> None:
@@ -249,27 +291,27 @@ class GoAdapter:
         self.long_term = theta.copy()
         self.short_term = np.zeros_like(theta)
         self.weights = np.concatenate([[float(len(theta))], theta, tab.astype(np.float64)])
-        self._tab = self.weights[1 + len(theta):]
+        self._tab = self.weights[1 + len(theta) :]
 
     def reset_short_term(self) -> None:
         """Forget the short-term memory (a new game): the value is the long-term one again."""
         if self.long_term is not None:
             self.short_term[:] = 0.0
-            self.weights[1:1 + len(self.long_term)] = self.long_term
+            self.weights[1 : 1 + len(self.long_term)] = self.long_term
 
-    def td_think(self, pos, seconds: float, alpha: float = 0.1, epsilon: float = 0.1, greedy_moves: int = 6,
-                 chunk: int = 8) -> int:
+    def td_think(
+        self, pos, seconds: float, alpha: float = 0.1, epsilon: float = 0.1, greedy_moves: int = 6, chunk: int = 8
+    ) -> int:
         """TD search / Dyna-2 (seed 004 §4-5) before a tree search: simulations from pos for about `seconds`
         update the short-term memory, which the value (long + short) then uses. Returns the episodes run."""
         if self.long_term is None or seconds <= 0:
             return 0
-        value_w = self.weights[1:1 + len(self.long_term)]
+        value_w = self.weights[1 : 1 + len(self.long_term)]
         cap = max(1, int(self.params[P_CAP_FACTOR] * self.size * self.size))
         end = time.monotonic() + seconds
         episodes = 0
         while time.monotonic() < end:
-            td_search(pos, self._tab, value_w, self.short_term, chunk, alpha, epsilon, greedy_moves, cap,
-                      self._td_rng)
+            td_search(pos, self._tab, value_w, self.short_term, chunk, alpha, epsilon, greedy_moves, cap, self._td_rng)
             episodes += chunk
         return episodes
 
@@ -303,8 +345,9 @@ class GoAdapter:
         if ln < lo:
             return None
         entries = HIST + HIST_STRIDE * np.arange(lo)
-        if np.any(old[entries + H_KEY] != new[entries + H_KEY]) or \
-                np.any(old[entries + H_MOVE] != new[entries + H_MOVE]):
+        if np.any(old[entries + H_KEY] != new[entries + H_KEY]) or np.any(
+            old[entries + H_MOVE] != new[entries + H_MOVE]
+        ):
             return None
         if ln == lo:
             same = old[KEY] == new[KEY] and old[SIDE] == new[SIDE] and old[KO] == new[KO]

@@ -19,8 +19,8 @@ from usi_engine.go.playout import move_cap, new_workspace, run_playouts, seed_rn
 
 COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 DEFAULT_STATUS_PLAYOUTS = 400
-DEAD_THRESHOLD = 0.0       # mean own-side ownership below this -> dead
-SEKI_FRACTION = 0.5        # fraction of playouts a block ends in seki -> seki
+DEAD_THRESHOLD = 0.0  # mean own-side ownership below this -> dead
+SEKI_FRACTION = 0.5  # fraction of playouts a block ends in seki -> seki
 _KO_RULES = {"positional": L.KO_POSITIONAL, "simple": L.KO_SIMPLE, "situational": L.KO_SITUATIONAL}
 
 
@@ -54,8 +54,14 @@ def format_score(score: float) -> str:
 class GoBoard:
     """A Go game: board, side to move, history (for superko and undo), komi and rules."""
 
-    def __init__(self, size: int = 9, komi: float = 7.0, ko_rule: str = "positional",
-                 suicide: bool = False, history: int = L.DEFAULT_HISTORY):
+    def __init__(
+        self,
+        size: int = 9,
+        komi: float = 7.0,
+        ko_rule: str = "positional",
+        suicide: bool = False,
+        history: int = L.DEFAULT_HISTORY,
+    ):
         if ko_rule not in _KO_RULES:
             raise ValueError(f"unknown ko rule {ko_rule!r}")
         self.pos = L.new_pos(size, komi, history, _KO_RULES[ko_rule], suicide)
@@ -193,15 +199,14 @@ class GoBoard:
         own = np.zeros(L.BOARD_CAP, dtype=np.float64)
         seki = np.zeros(L.BOARD_CAP, dtype=np.float64)
         start = self.pos.copy()
-        start[L.PASSES] = 0        # play on from a finished game: the passes only ended it
-        run_playouts(start, new_workspace(), seed_rng(seed), playouts, move_cap(self.size),
-                     own, seki)
+        start[L.PASSES] = 0  # play on from a finished game: the passes only ended it
+        run_playouts(start, new_workspace(), seed_rng(seed), playouts, move_cap(self.size), own, seki)
         return own / playouts, seki / playouts
 
     def _blocks(self) -> list:
         """(colour, [points]) of every block on the board."""
         n, w = self.size, self.size + 1
-        board = self.pos[L.BOARD:L.BOARD + L.BOARD_CAP]
+        board = self.pos[L.BOARD : L.BOARD + L.BOARD_CAP]
         seen = set()
         blocks = []
         for y in range(n):
@@ -238,8 +243,7 @@ class GoBoard:
         """GTP final_status_list: one list of vertices per block with that status."""
         if status not in ("alive", "dead", "seki"):
             raise ValueError(f"invalid status: {status!r}")
-        return [[self.vertex(p) for p in stones]
-                for st, _, stones in self.statuses(playouts, seed) if st == status]
+        return [[self.vertex(p) for p in stones] for st, _, stones in self.statuses(playouts, seed) if st == status]
 
     def final_score_value(self, playouts: int = DEFAULT_STATUS_PLAYOUTS, seed: int = 1) -> float:
         """Black minus White area minus komi after removing the estimated dead stones."""

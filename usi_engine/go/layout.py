@@ -75,10 +75,10 @@ DEFAULT_HISTORY = 1024
 
 _KEYS = splitmix64_outputs(0x60D0BA5E, 3 * BOARD_CAP + 2).view(np.int64)
 # ZOBRIST[colour, point]: BLACK/WHITE stone keys; row EMPTY holds the ko-point keys for pos_key.
-ZOBRIST = _KEYS[:3 * BOARD_CAP].reshape(3, BOARD_CAP).copy()
-ZOBRIST[EMPTY, 0] = 0                      # "no ko point" adds nothing
-SIDE_KEY = int(_KEYS[3 * BOARD_CAP])       # white to move
-PASS_KEY = int(_KEYS[3 * BOARD_CAP + 1])   # the previous move was a pass
+ZOBRIST = _KEYS[: 3 * BOARD_CAP].reshape(3, BOARD_CAP).copy()
+ZOBRIST[EMPTY, 0] = 0  # "no ko point" adds nothing
+SIDE_KEY = int(_KEYS[3 * BOARD_CAP])  # white to move
+PASS_KEY = int(_KEYS[3 * BOARD_CAP + 1])  # the previous move was a pass
 
 
 def pos_size(history_capacity: int = DEFAULT_HISTORY) -> int:
@@ -91,8 +91,13 @@ def point(size: int, x: int, y: int) -> int:
     return (y + 1) * (size + 1) + x
 
 
-def new_pos(size: int = 9, komi: float = 7.0, history_capacity: int = DEFAULT_HISTORY,
-            ko_rule: int = KO_POSITIONAL, suicide_ok: bool = False) -> np.ndarray:
+def new_pos(
+    size: int = 9,
+    komi: float = 7.0,
+    history_capacity: int = DEFAULT_HISTORY,
+    ko_rule: int = KO_POSITIONAL,
+    suicide_ok: bool = False,
+) -> np.ndarray:
     """An empty board of the given size, Black to move."""
     if not MIN_SIZE <= size <= MAX_SIZE:
         raise ValueError(f"board size {size} outside {MIN_SIZE}..{MAX_SIZE}")
@@ -103,7 +108,7 @@ def new_pos(size: int = 9, komi: float = 7.0, history_capacity: int = DEFAULT_HI
     pos[KO_RULE], pos[SUICIDE_OK] = ko_rule, int(bool(suicide_ok))
     pos[HIST_CAP] = history_capacity
     pos[CAPS] = pos[CAP_TOP] = HIST + HIST_STRIDE * history_capacity
-    board = pos[BOARD:BOARD + BOARD_CAP]
+    board = pos[BOARD : BOARD + BOARD_CAP]
     board[:] = BORDER
     for y in range(size):
         for x in range(size):
@@ -115,7 +120,7 @@ def live_state(pos: np.ndarray) -> np.ndarray:
     """The meaningful part of pos: header, board, history up to PLY and the capture stack up to its
     top. Slots beyond are stale after an undo and never read, so "pos unchanged" means this is."""
     hist_end = HIST + HIST_STRIDE * int(pos[PLY])
-    return np.concatenate([pos[:hist_end], pos[int(pos[CAPS]):int(pos[CAP_TOP])]])
+    return np.concatenate([pos[:hist_end], pos[int(pos[CAPS]) : int(pos[CAP_TOP])]])
 
 
 def grow_history(pos: np.ndarray, history_capacity: int) -> np.ndarray:
@@ -124,7 +129,7 @@ def grow_history(pos: np.ndarray, history_capacity: int) -> np.ndarray:
     old_caps, top = int(pos[CAPS]), int(pos[CAP_TOP])
     new[:old_caps] = pos[:old_caps]
     new_caps = HIST + HIST_STRIDE * history_capacity
-    new[new_caps:new_caps + top - old_caps] = pos[old_caps:top]
+    new[new_caps : new_caps + top - old_caps] = pos[old_caps:top]
     new[HIST_CAP], new[CAPS], new[CAP_TOP] = history_capacity, new_caps, new_caps + top - old_caps
     ply = int(pos[PLY])
     for i in range(ply):  # capture-stack marks in the history are absolute offsets

@@ -37,12 +37,13 @@ PLAYOUT_POLL_SECONDS = 0.002
 @dataclass
 class PlayerSettings:
     """Search and play settings (the GTP command line's options)."""
-    policy: str = "rave"          # SearchOptions.policy: softmax (MCSS), uct or rave
+
+    policy: str = "rave"  # SearchOptions.policy: softmax (MCSS), uct or rave
     threads: int = 1
     hash_mb: float = 256.0
-    playouts: int | None = None   # children evaluated per move (None: time only)
-    leaf_playouts: int = 1        # playouts per child for softmax/uct leaves (K)
-    rave_playouts: int = 4        # RAVE: children given a playout per expansion (+ tactical ones; 0 = all)
+    playouts: int | None = None  # children evaluated per move (None: time only)
+    leaf_playouts: int = 1  # playouts per child for softmax/uct leaves (K)
+    rave_playouts: int = 4  # RAVE: children given a playout per expansion (+ tactical ones; 0 = all)
     t_sel: float = 300.0
     t_back: float = 300.0
     c_uct: float = 300.0
@@ -50,10 +51,10 @@ class PlayerSettings:
     rave_bias: float = 0.016
     graph: bool = True
     seed: int = 0
-    resign: float = 0.05          # resign below this winrate (0 = never)
-    leaf: str = "playouts"        # softmax/uct leaf value: "playouts" or "learned" (usi_engine/go/value.py)
-    prior_mix: float = 0.0        # RAVE prior: weight of the learned value against the heuristic prior
-    td_share: float = 0.0         # Dyna-2: share of each move's time spent on TD search before the tree search
+    resign: float = 0.05  # resign below this winrate (0 = never)
+    leaf: str = "playouts"  # softmax/uct leaf value: "playouts" or "learned" (usi_engine/go/value.py)
+    prior_mix: float = 0.0  # RAVE prior: weight of the learned value against the heuristic prior
+    td_share: float = 0.0  # Dyna-2: share of each move's time spent on TD search before the tree search
     value_weights: str | None = None  # Go value weight file (None: the shipped one for the board size)
 
     def uses_value(self) -> bool:
@@ -67,7 +68,7 @@ class GoPlayer:
         self.settings = settings
         self.searcher: Searcher | None = None
         self._value_size: int | None = None  # board size the adapter's learned value was loaded for
-        self.ready = threading.Event()      # set once warm_up has run
+        self.ready = threading.Event()  # set once warm_up has run
 
     # --- search setup ------------------------------------------------------------------------------
     def _searcher(self, size: int) -> Searcher:
@@ -75,13 +76,30 @@ class GoPlayer:
             from usi_engine.search.searcher import SearchOptions, Searcher
 
             from .game import LEAF_LEARNED, LEAF_PLAYOUTS, GoAdapter, default_params
+
             s = self.settings
             leaf = LEAF_LEARNED if s.leaf == "learned" else LEAF_PLAYOUTS
-            adapter = GoAdapter(size, default_params(playouts=s.leaf_playouts, rave_playouts=s.rave_playouts,
-                                                     leaf=leaf, prior_mix=s.prior_mix))
-            self.searcher = Searcher(adapter, SearchOptions(
-                threads=s.threads, hash_mb=s.hash_mb, t_sel=s.t_sel, t_back=s.t_back, policy=s.policy,
-                c_uct=s.c_uct, c_rave=s.c_rave, rave_bias=s.rave_bias, graph=s.graph, seed=s.seed))
+            adapter = GoAdapter(
+                size,
+                default_params(
+                    playouts=s.leaf_playouts, rave_playouts=s.rave_playouts, leaf=leaf, prior_mix=s.prior_mix
+                ),
+            )
+            self.searcher = Searcher(
+                adapter,
+                SearchOptions(
+                    threads=s.threads,
+                    hash_mb=s.hash_mb,
+                    t_sel=s.t_sel,
+                    t_back=s.t_back,
+                    policy=s.policy,
+                    c_uct=s.c_uct,
+                    c_rave=s.c_rave,
+                    rave_bias=s.rave_bias,
+                    graph=s.graph,
+                    seed=s.seed,
+                ),
+            )
         self.searcher.adapter.size = size
         if self._value_size != size:
             self._load_value(size)
@@ -91,6 +109,7 @@ class GoPlayer:
         """Give the adapter the learned value for this board size (when an option uses it); a size without a
         weight file plays on without it, saying so on stderr."""
         from .value import read_value_weights, shipped_weights
+
         assert self.searcher is not None
         self._value_size = size
         adapter = self.searcher.adapter
@@ -106,6 +125,7 @@ class GoPlayer:
         """Load or compile every kernel a move needs (see the module docstring); sets `ready` even on error."""
         try:
             from usi_engine.search.searcher import Limits
+
             board = GoBoard(WARMUP_SIZE, 0.5)
             board.final_score(playouts=WARMUP_SCORE_PLAYOUTS)
             searcher = self._searcher(WARMUP_SIZE)
@@ -113,8 +133,9 @@ class GoPlayer:
             if result.best_move is not None:
                 board.play(board.to_move, board.vertex(result.best_move))
                 searcher.search(board.pos, Limits(samples=WARMUP_SAMPLES))
-            if self.settings.td_share > 0:          # the TD-search kernels too
+            if self.settings.td_share > 0:  # the TD-search kernels too
                 from .shapes import n_weights, shape_tables
+
                 searcher.adapter.set_value_weights(np.zeros(n_weights(shape_tables(WARMUP_SIZE))))
                 searcher.adapter.td_think(board.pos, 0.001)
                 self._value_size = None
@@ -143,10 +164,11 @@ class GoPlayer:
         if board.passes >= 1 and not cleanup and self._estimate_wins(board, colour):
             return L.PASS
         result = self._search(board.size, pos, seconds, multipv=L.BOARD_CAP + 1)
-        if result.best_move is None:        # the time went on loading the kernels: expand the root at least
+        if result.best_move is None:  # the time went on loading the kernels: expand the root at least
             from usi_engine.search.searcher import Limits
+
             result = self._searcher(board.size).search(pos, Limits(samples=1), multipv=L.BOARD_CAP + 1)
-        if result.best_move is None:        # the game is over (two passes): nothing to search
+        if result.best_move is None:  # the game is over (two passes): nothing to search
             return L.PASS
         s = self.settings
         scale = self._searcher(board.size).adapter.value_scale
@@ -161,8 +183,9 @@ class GoPlayer:
 
     def _search(self, size, pos, seconds, multipv):
         from usi_engine.search.searcher import Limits
+
         searcher = self._searcher(size)
-        if self.settings.td_share > 0 and seconds is not None:     # Dyna-2: TD search first
+        if self.settings.td_share > 0 and seconds is not None:  # Dyna-2: TD search first
             think = self.settings.td_share * seconds
             searcher.adapter.td_think(pos, think)
             seconds -= think
@@ -175,6 +198,7 @@ class GoPlayer:
     def winrate(result, value_scale: float) -> float:
         """The root's winning probability for the side to move of a search result (values on `value_scale`)."""
         from usi_engine.search.values import is_proven
+
         if is_proven(result.value):
             return 1.0 if result.value > 0 else 0.0
         if result.root:
@@ -192,6 +216,7 @@ class GoPlayer:
         """Start an endless search for `colour`; `on_info(result)` gets its root statistics (SearchResult.root,
         best first) every `interval` s. Returns the running analysis (stop it with `Analysis.stop`)."""
         from usi_engine.search.searcher import Limits
+
         pos = position_for(board, colour)
         self.ready.wait()
         searcher = self._searcher(board.size)
@@ -199,8 +224,13 @@ class GoPlayer:
         def report(result):
             if result.root:
                 on_info(result)
-        worker = threading.Thread(target=searcher.search, args=(pos, Limits(infinite=True)),
-                                  kwargs=dict(on_info=report, multipv=multipv, info_interval=interval), daemon=True)
+
+        worker = threading.Thread(
+            target=searcher.search,
+            args=(pos, Limits(infinite=True)),
+            kwargs=dict(on_info=report, multipv=multipv, info_interval=interval),
+            daemon=True,
+        )
         worker.start()
         return Analysis(searcher, worker)
 
@@ -208,6 +238,7 @@ class GoPlayer:
 @dataclass
 class Analysis:
     """A running analysis search."""
+
     searcher: Searcher
     worker: threading.Thread
 
@@ -229,6 +260,7 @@ def position_for(board: GoBoard, colour: int):
 def _search_playouts(searcher, pos, limits, playouts: int, multipv: int):
     """Search until `playouts` children were evaluated (or the time limit): a watcher stops it."""
     from usi_engine.search.core import C_CHILDREN
+
     done = threading.Event()
 
     def watch():
@@ -237,6 +269,7 @@ def _search_playouts(searcher, pos, limits, playouts: int, multipv: int):
             if pool is not None and pool.ctl[C_CHILDREN] >= playouts:
                 searcher.stop()
                 return
+
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     try:

@@ -30,14 +30,29 @@ from numba import njit
 
 from usi_engine.go.board import area_owner
 from usi_engine.go.layout import (
-    BLACK, BOARD, BOARD_CAP, BORDER, EMPTY, H_MOVE, HIST, HIST_STRIDE, KO, KOMI_MILLI, PASS, PASSES,
-    PLY, SIDE, SIZE, STRIDE, WHITE,
+    BLACK,
+    BOARD,
+    BOARD_CAP,
+    BORDER,
+    EMPTY,
+    HIST,
+    HIST_STRIDE,
+    H_MOVE,
+    KO,
+    KOMI_MILLI,
+    PASS,
+    PASSES,
+    PLY,
+    SIDE,
+    SIZE,
+    STRIDE,
+    WHITE,
 )
 from usi_engine.search.rng import splitmix64_outputs
 
-DEFAULT_CAP_FACTOR = 3      # playout move cap = factor * N * N (the usual cut at ~3 N^2 moves)
+DEFAULT_CAP_FACTOR = 3  # playout move cap = factor * N * N (the usual cut at ~3 N^2 moves)
 R_BOARD, R_HEAD, R_NEXT, R_LIBS, R_LSUM, R_LSUM2, R_GSIZE, R_EMPTY, R_EIDX, R_STACK, R_OWNER = range(11)
-R_META = 11                 # [0] = number of empty points
+R_META = 11  # [0] = number of empty points
 WS_ROWS = 12
 
 
@@ -86,7 +101,7 @@ def _setup(pos, ws):
     board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
     libs, lsum, lsum2, gsize = ws[R_LIBS], ws[R_LSUM], ws[R_LSUM2], ws[R_GSIZE]
     empties, eidx, stack = ws[R_EMPTY], ws[R_EIDX], ws[R_STACK]
-    board[:] = pos[BOARD:BOARD + BOARD_CAP]
+    board[:] = pos[BOARD : BOARD + BOARD_CAP]
     head[:] = 0
     n_empty = 0
     for y in range(size):
@@ -341,8 +356,7 @@ def _choose(ws, w, c, last, ko, rng):
                     if mv != 0:
                         return mv
                     lib = ws[R_LSUM, g] // ws[R_LIBS, g]
-                    if (lib != ko and _libs_after(ws, w, lib, c) == 2
-                            and not _is_own_eye(board, w, lib, c)):
+                    if lib != ko and _libs_after(ws, w, lib, c) == 2 and not _is_own_eye(board, w, lib, c):
                         return lib
         g = head[last]
         if _in_atari(ws, g):
@@ -398,7 +412,7 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace):
     black, white = area_owner(board, pos[SIZE], owner)
     if own.shape[0] > 0:
         head = ws[R_HEAD]
-        in_seki = ws[R_STACK]              # free after _setup: marks heads of blocks in seki
+        in_seki = ws[R_STACK]  # free after _setup: marks heads of blocks in seki
         in_seki[:] = 0
         for p in range(BOARD_CAP):
             v = owner[p]
@@ -439,12 +453,12 @@ def run_playouts(pos, ws, rng, n, max_moves, own, seki):
 # Heuristic prior H(s,a) in [0, 1] for the mover (seed 000 §5, heuristic MC-RAVE): the even-game value
 # 1/2 unless a rule below applies (first match wins).
 PRIOR_EVEN = 0.5
-PRIOR_EYE = 0.05           # filling an own eye-like point
-PRIOR_CAPTURE = 0.9        # captures an opponent block in atari
-PRIOR_ESCAPE = 0.8         # extends an own block in atari to >= 2 liberties
-PRIOR_SELF_ATARI = 0.15    # leaves an own block of >= 2 stones in atari
-PRIOR_NEAR_LAST = 0.6      # within Manhattan distance 2 of the opponent's last move (local answer)
-PRIOR_EMPTY_EDGE = 0.35    # first line with no stone within distance 2 (too low in open areas)
+PRIOR_EYE = 0.05  # filling an own eye-like point
+PRIOR_CAPTURE = 0.9  # captures an opponent block in atari
+PRIOR_ESCAPE = 0.8  # extends an own block in atari to >= 2 liberties
+PRIOR_SELF_ATARI = 0.15  # leaves an own block of >= 2 stones in atari
+PRIOR_NEAR_LAST = 0.6  # within Manhattan distance 2 of the opponent's last move (local answer)
+PRIOR_EMPTY_EDGE = 0.35  # first line with no stone within distance 2 (too low in open areas)
 PRIOR_PASS = 0.1
 NEAR = 2
 

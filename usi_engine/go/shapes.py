@@ -49,7 +49,7 @@ from usi_engine.go.layout import (
 )
 
 DEFAULT_KS = (1, 2, 3)
-MAX_COVER = 14          # regions covering one point: 1 + 4 + 9
+MAX_COVER = 14  # regions covering one point: 1 + 4 + 9
 # tab header
 T_SIZE, T_NREG, T_NLI, T_NLD, T_NW, T_REG_K, T_REG_BASE, T_PT_N, T_PT_REG, T_PT_POW, T_REG_CELLS, T_KS = range(12)
 T_LI, T_LD, T_NKS = T_KS + 1, T_KS + 2, T_KS + 3
@@ -82,7 +82,7 @@ def _transform(g, x, y, n):
 def _shape_images(k):
     """img[g, s]: shape id of symmetry g of shape s; inv[s]: its colour inversion."""
     n_cells = k * k
-    n_shapes = 3 ** n_cells
+    n_shapes = 3**n_cells
     powers = 3 ** np.arange(n_cells, dtype=np.int64)
     digits = (np.arange(n_shapes, dtype=np.int64)[:, None] // powers) % 3
     perm = _square_maps(k)
@@ -139,7 +139,7 @@ def shape_tables(size: int, ks: tuple = DEFAULT_KS) -> np.ndarray:
                 # the square's cells map to a square whose lower-left corner is the image's minimum corner
                 xs, ys = zip(*(_transform(g, x + dx, y + dy, size) for dx in (0, k - 1) for dy in (0, k - 1)))
                 amap[g, a] = min(ys) * m + min(xs)
-        lo_plain = lo_inv = None            # running minima over the symmetries (8 at once would be 8x the memory)
+        lo_plain = lo_inv = None  # running minima over the symmetries (8 at once would be 8x the memory)
         for g in range(8):
             plain = (amap[g][:, None] * n_shapes + img[g][None, :]).ravel()
             inverted = (amap[g][:, None] * n_shapes + img[g][inv][None, :]).ravel()
@@ -160,7 +160,7 @@ def shape_tables(size: int, ks: tuple = DEFAULT_KS) -> np.ndarray:
     pt_reg = np.zeros((BOARD_CAP, MAX_COVER), dtype=np.int64)
     pt_pow = np.zeros((BOARD_CAP, MAX_COVER), dtype=np.int64)
     reg_cells = np.zeros((n_reg, 9), dtype=np.int64)
-    reg_base = np.zeros((n_reg, 2), dtype=np.int64)     # [LI table start, LD table start] of each region
+    reg_base = np.zeros((n_reg, 2), dtype=np.int64)  # [LI table start, LD table start] of each region
     w = size + 1
     ld_offset = 0
     for k in ks:
@@ -176,21 +176,27 @@ def shape_tables(size: int, ks: tuple = DEFAULT_KS) -> np.ndarray:
                     pt_pow[p, pt_n[p]] = 3 ** (i * k + j)
                     pt_n[p] += 1
         ld_offset += count * 3 ** (k * k)
-    blocks = [np.asarray(reg_k, dtype=np.int64), reg_base.ravel(), pt_n, pt_reg.ravel(), pt_pow.ravel(),
-              reg_cells.ravel(), np.asarray(ks, dtype=np.int64)]
+    blocks = [
+        np.asarray(reg_k, dtype=np.int64),
+        reg_base.ravel(),
+        pt_n,
+        pt_reg.ravel(),
+        pt_pow.ravel(),
+        reg_cells.ravel(),
+        np.asarray(ks, dtype=np.int64),
+    ]
     header = np.zeros(T_HEADER, dtype=np.int64)
     header[:5] = size, n_reg, n_li, n_ld, n_li + n_ld
     offset = T_HEADER
     for h, block in zip(range(T_REG_K, T_KS + 1), blocks):
         header[h] = offset
         offset += len(block)
-    header[T_LI] = offset                 # LI table
-    header[T_LD] = offset + len(li_tab)   # LD table
+    header[T_LI] = offset  # LI table
+    header[T_LD] = offset + len(li_tab)  # LD table
     header[T_NKS] = len(ks)
     tab = np.concatenate([header] + blocks + [li_tab, ld_tab])
     tab.setflags(write=False)
     return tab
-
 
 
 def n_weights(tab) -> int:
@@ -201,7 +207,7 @@ def n_weights(tab) -> int:
 def table_ks(tab) -> tuple:
     """The square sizes of a table."""
     start = int(tab[T_KS])
-    return tuple(int(k) for k in tab[start:start + int(tab[T_NKS])])
+    return tuple(int(k) for k in tab[start : start + int(tab[T_NKS])])
 
 
 @njit(cache=True, nogil=True)
@@ -281,7 +287,7 @@ def apply_move(pos, tab, theta, ids):
     move = pos[e + H_MOVE]
     if move == PASS:
         return 0.0
-    side = pos[e + H_SIDE]       # the mover
+    side = pos[e + H_SIDE]  # the mover
     delta = change_point(tab, theta, ids, move, side)
     for i in range(pos[e + H_CAPTOP], pos[CAP_TOP]):
         entry = pos[i]
@@ -330,5 +336,5 @@ def add_gradient(tab, theta, ids, step):
 def board_ids(pos: np.ndarray, tab: np.ndarray) -> np.ndarray:
     """Shape ids of every region of pos (a fresh array)."""
     ids = np.zeros(int(tab[T_NREG]), dtype=np.int64)
-    region_ids(tab, pos[BOARD:BOARD + BOARD_CAP], ids)
+    region_ids(tab, pos[BOARD : BOARD + BOARD_CAP], ids)
     return ids

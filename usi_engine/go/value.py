@@ -80,7 +80,7 @@ def _choose(pos, tab, value_w, ids, x, eps, rng, moves):
     """Epsilon-greedy afterstate move for the side to move (never an own single-point eye; PASS only when no
     other move is legal)."""
     n_all = gen_moves(pos, moves)
-    board = pos[BOARD:BOARD + BOARD_CAP]
+    board = pos[BOARD : BOARD + BOARD_CAP]
     w = pos[STRIDE]
     c = pos[SIDE]
     n = 0
@@ -96,7 +96,7 @@ def _choose(pos, tab, value_w, ids, x, eps, rng, moves):
     best = moves[0]
     best_v = -np.inf
     sign = 1.0 if c == BLACK else -1.0
-    start = rand_below(rng, n)          # ties go to a random one of the best moves
+    start = rand_below(rng, n)  # ties go to a random one of the best moves
     for j in range(n):
         m = moves[(start + j) % n]
         do_move(pos, m)
@@ -120,8 +120,8 @@ def td_episode(pos, tab, value_w, learn_w, separate, alpha, eps, greedy_moves, m
     the outcome over the learned positions)."""
     n_reg = int(tab[S.T_NREG])
     ids = np.zeros(n_reg, np.int64)
-    S.region_ids(tab, pos[BOARD:BOARD + BOARD_CAP], ids)
-    past = np.zeros((2, n_reg), np.int64)        # shape ids of s_{t-1}, s_{t-2} (ring by parity)
+    S.region_ids(tab, pos[BOARD : BOARD + BOARD_CAP], ids)
+    past = np.zeros((2, n_reg), np.int64)  # shape ids of s_{t-1}, s_{t-2} (ring by parity)
     moves = np.empty(BOARD_CAP + 1, np.int32)
     limit = min(max_moves, pos[HIST_CAP] - pos[PLY] - 2)
     t = 0
@@ -129,7 +129,7 @@ def td_episode(pos, tab, value_w, learn_w, separate, alpha, eps, greedy_moves, m
     while t < limit and t < greedy_moves and not game_over(pos):
         x = S.linear_sum(tab, value_w, ids)
         values[t] = sigmoid(x)
-        if t >= 2:                               # two-ply update of s_{t-2} toward V(s_t)
+        if t >= 2:  # two-ply update of s_{t-2} toward V(s_t)
             old = past[t % 2]
             step = td_update(tab, learn_w, old, sigmoid(S.linear_sum(tab, value_w, old)), values[t], alpha)
             if separate:
@@ -152,7 +152,7 @@ def td_episode(pos, tab, value_w, learn_w, separate, alpha, eps, greedy_moves, m
         score, extra = run_playout(pos, ws, rng, max(1, max_moves - t), none, none, trace)
         r = 1.0 if score > 0 else (0.0 if score < 0 else 0.5)
     err = 0.0
-    for back in range(1, 3):                      # the last two positions learn from the outcome
+    for back in range(1, 3):  # the last two positions learn from the outcome
         if t - back >= 0:
             old = past[(t - back) % 2]
             v = sigmoid(S.linear_sum(tab, value_w, old))
@@ -202,7 +202,7 @@ def td_selfplay(pos, tab, theta, n_games, alpha, eps, max_moves, rng):
 def evaluate(pos, tab, theta):
     """V(pos) = P(Black wins) from scratch."""
     ids = np.zeros(int(tab[S.T_NREG]), np.int64)
-    S.region_ids(tab, pos[BOARD:BOARD + BOARD_CAP], ids)
+    S.region_ids(tab, pos[BOARD : BOARD + BOARD_CAP], ids)
     return sigmoid(S.linear_sum(tab, theta, ids))
 
 
@@ -216,23 +216,34 @@ def black_win_probability(pos: np.ndarray, theta: np.ndarray, ks=S.DEFAULT_KS) -
 def save_value_weights(path, theta, size: int, ks=S.DEFAULT_KS, **notes) -> Path:
     """Write a weight vector of the size x size shape features to path (checksummed .npz, metadata notes)."""
     from eval.weightfile import write_archive
+
     tab = S.shape_tables(size, tuple(ks))
     theta = np.asarray(theta, dtype=np.float64)
     if theta.shape != (S.n_weights(tab),):
         raise ValueError(f"weight vector has shape {theta.shape}, expected ({S.n_weights(tab)},)")
     n_li = int(tab[S.T_NLI])
-    return write_archive(path, {"li": theta[:n_li], "ld": theta[n_li:]}, feature_set(size, ks), FEATURE_VERSION,
-                         1.0, size=size, ks=list(S.table_ks(tab)), **notes)
+    return write_archive(
+        path,
+        {"li": theta[:n_li], "ld": theta[n_li:]},
+        feature_set(size, ks),
+        FEATURE_VERSION,
+        1.0,
+        size=size,
+        ks=list(S.table_ks(tab)),
+        **notes,
+    )
 
 
 def read_value_weights(path, size: int, ks=S.DEFAULT_KS):
     """(weight vector, metadata) of a Go value weight file for this board size; WeightFileError on any
     problem (missing, unreadable, other size or feature set, wrong shapes, checksum, NaN)."""
     from eval.weightfile import read_archive
+
     tab = S.shape_tables(size, tuple(ks))
     n_li = int(tab[S.T_NLI])
-    blocks, meta = read_archive(path, feature_set(size, ks),
-                                {FEATURE_VERSION: {"li": (n_li,), "ld": (S.n_weights(tab) - n_li,)}})
+    blocks, meta = read_archive(
+        path, feature_set(size, ks), {FEATURE_VERSION: {"li": (n_li,), "ld": (S.n_weights(tab) - n_li,)}}
+    )
     return np.concatenate([blocks["li"], blocks["ld"]]), meta
 
 

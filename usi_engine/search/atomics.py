@@ -33,6 +33,7 @@ def atomic_add(typingctx, arr, idx, val):
         p = _element_pointer(context, builder, sig.args[0], args[0], sig.args[1], args[1])
         v = context.cast(builder, args[2], sig.args[2], types.int64)
         return builder.atomic_rmw('add', p, v, 'seq_cst')
+
     return types.int64(arr, idx, val), codegen
 
 
@@ -47,6 +48,7 @@ def atomic_cas(typingctx, arr, idx, expected, desired):
         d = context.cast(builder, args[3], sig.args[3], types.int64)
         pair = builder.cmpxchg(p, e, d, 'seq_cst', 'seq_cst')
         return builder.extract_value(pair, 0)
+
     return types.int64(arr, idx, expected, desired), codegen
 
 
@@ -58,6 +60,7 @@ def atomic_load(typingctx, arr, idx):
     def codegen(context, builder, sig, args):
         p = _element_pointer(context, builder, sig.args[0], args[0], sig.args[1], args[1])
         return builder.load_atomic(p, 'acquire', 8)
+
     return types.int64(arr, idx), codegen
 
 
@@ -71,4 +74,5 @@ def atomic_store(typingctx, arr, idx, val):
         v = context.cast(builder, args[2], sig.args[2], types.int64)
         builder.store_atomic(v, p, 'release', 8)
         return context.get_dummy_value()
+
     return types.void(arr, idx, val), codegen

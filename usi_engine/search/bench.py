@@ -12,8 +12,9 @@ from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 
 # Synthetic stand-ins for shogi middle games: ~30 children per expansion, each leaf costing ~40 hash rounds
 # (about the cost ratio of a quiescence search to the tree walk), deep enough never to run out.
-SYNTHETIC_SET = [dict(seed=s, bmin=20, bmax=40, term_depth=200, term_permille=2, leaf_cost=40,
-                      value_range=600) for s in range(1, 5)]
+SYNTHETIC_SET = [
+    dict(seed=s, bmin=20, bmax=40, term_depth=200, term_permille=2, leaf_cost=40, value_range=600) for s in range(1, 5)
+]
 
 
 def _synthetic_set():
@@ -32,7 +33,7 @@ def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print
     adapter, positions = sets[game]()
     options = SearchOptions(threads=threads, hash_mb=hash_mb, reuse=False, seed=1)
     searcher = Searcher(adapter, options)
-    searcher.search(positions[0], Limits(samples=200))                       # warm-up / compile
+    searcher.search(positions[0], Limits(samples=200))  # warm-up / compile
     nodes = samples = 0
     hashfull = 0
     wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -42,17 +43,29 @@ def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print
         samples += r.samples
         hashfull = max(hashfull, r.hashfull)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    result = dict(game=game, threads=threads, seconds=wall, nodes=nodes, nps=nodes / wall,
-                  samples=samples, samples_per_sec=samples / wall, cpu_ratio=cpu / wall, hashfull=hashfull)
-    out(f"game={game} threads={threads} nodes={nodes} nps={result['nps']:.0f} samples={samples} "
+    result = dict(
+        game=game,
+        threads=threads,
+        seconds=wall,
+        nodes=nodes,
+        nps=nodes / wall,
+        samples=samples,
+        samples_per_sec=samples / wall,
+        cpu_ratio=cpu / wall,
+        hashfull=hashfull,
+    )
+    out(
+        f"game={game} threads={threads} nodes={nodes} nps={result['nps']:.0f} samples={samples} "
         f"samples_per_sec={result['samples_per_sec']:.0f} cpu_ratio={result['cpu_ratio']:.2f} "
-        f"hashfull={hashfull} seconds={wall:.2f}")
+        f"hashfull={hashfull} seconds={wall:.2f}"
+    )
     return result
 
 
 def main(argv=None, extra_sets=None, default='synthetic'):
     """`usi-engine bench search [--game G] [--threads N] [--seconds S]` over BENCH_SETS plus `extra_sets`."""
     import argparse
+
     sets = {**BENCH_SETS, **(extra_sets or {})}
     ap = argparse.ArgumentParser(prog='usi-engine bench search', description=__doc__)
     ap.add_argument('--game', default=default, choices=sorted(sets))

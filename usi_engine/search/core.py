@@ -28,10 +28,10 @@ from usi_engine.search.values import MATE_THRESHOLD
 # --- node state (low two bits of state[]) and flags ---------------------------------------------
 UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
 PHASE_MASK = 3
-SEQ_STEP = 4                   # added to state[] by every child update (see backup_node)
-FLAG_TERMINAL = 1              # the game marked the position terminal: its value is exact
-FLAG_NO_SIM = 2                # expand_amaf: the child's value is a guess (its prior), no playout ran from it
-FLAG_LAZY = 4                  # the value is the game's cheap estimate; leaf_value refines it when first reached
+SEQ_STEP = 4  # added to state[] by every child update (see backup_node)
+FLAG_TERMINAL = 1  # the game marked the position terminal: its value is exact
+FLAG_NO_SIM = 2  # expand_amaf: the child's value is a guess (its prior), no playout ran from it
+FLAG_LAZY = 4  # the value is the game's cheap estimate; leaf_value refines it when first reached
 
 # --- tree tuple indices ---------------------------------------------------------------------------
 T_VALUE, T_FIRST, T_COUNT, T_KEY, T_STATE, T_FLAGS, T_DEPTH = 0, 1, 2, 3, 4, 5, 6
@@ -40,13 +40,13 @@ T_RN, T_RW, T_AN, T_AW = 12, 13, 14, 15
 
 # --- ctl indices ------------------------------------------------------------------------------------
 C_STOP, C_NODE_LIMIT, C_SAMPLE_LIMIT, C_ROOT, C_MEMFULL = 0, 1, 2, 3, 4
-C_SAMPLES = 8                  # samples started (claimed against C_SAMPLE_LIMIT)
-C_WORK = 16                    # positions evaluated (the games' `work`), the `nodes` statistic
-C_NODES = 24                   # node slots used
-C_EDGES = 32                   # edge slots used
+C_SAMPLES = 8  # samples started (claimed against C_SAMPLE_LIMIT)
+C_WORK = 16  # positions evaluated (the games' `work`), the `nodes` statistic
+C_NODES = 24  # node slots used
+C_EDGES = 32  # edge slots used
 C_TABLE, C_PRIVATE, C_CHILDREN, C_WASTED_EDGES = 40, 41, 42, 43
 C_SELDEPTH, C_COLLISIONS, C_CYCLES, C_EXPANSIONS = 44, 45, 46, 47
-C_REFINED = 48                 # lazy leaves refined by the game's leaf_value
+C_REFINED = 48  # lazy leaves refined by the game's leaf_value
 CTL_SIZE = 56
 
 # --- float / int parameter vectors of run_samples ---------------------------------------------------
@@ -55,10 +55,10 @@ FP_SIZE = 7
 IP_POLICY, IP_GRAPH, IP_MAXDEPTH = 0, 1, 2
 IP_SIZE = 3
 POLICY_SOFTMAX, POLICY_UCT, POLICY_RAVE = 0, 1, 2
-NO_MOVE = -1                   # a trace entry that is no move (a pass in a Go playout): keeps the parity
+NO_MOVE = -1  # a trace entry that is no move (a pass in a Go playout): keeps the parity
 
 TABLE_EMPTY, TABLE_BUSY = -1, -2
-LAZY_RANK_OFFSET = 1.0e6          # edge_rank: lazy estimates rank below every refined value
+LAZY_RANK_OFFSET = 1.0e6  # edge_rank: lazy estimates rank below every refined value
 NO_LIMIT = np.iinfo(np.int64).max
 _INF = np.inf
 
@@ -68,11 +68,24 @@ def new_tree(n_nodes, n_edges, table_slots=1, uct=False, rave=False):
     numba compiles each tree kernel once. Per-edge visit counts only for UCT and RAVE statistics only for
     RAVE (length 1 otherwise); table_slots a power of two (graph mode) or 1."""
     er = n_edges if rave else 1
-    return (np.zeros(n_nodes, np.float64), np.full(n_nodes, -1, np.int64), np.zeros(n_nodes, np.int32),
-            np.zeros(n_nodes, np.int64), np.zeros(n_nodes, np.int64), np.zeros(n_nodes, np.int8),
-            np.zeros(n_nodes, np.int16), np.zeros(n_edges, np.int32), np.full(n_edges, -1, np.int32),
-            np.zeros(n_edges if uct else 1, np.int64), np.zeros(table_slots, np.int64),
-            np.full(table_slots, TABLE_EMPTY, np.int64), np.zeros(er), np.zeros(er), np.zeros(er), np.zeros(er))
+    return (
+        np.zeros(n_nodes, np.float64),
+        np.full(n_nodes, -1, np.int64),
+        np.zeros(n_nodes, np.int32),
+        np.zeros(n_nodes, np.int64),
+        np.zeros(n_nodes, np.int64),
+        np.zeros(n_nodes, np.int8),
+        np.zeros(n_nodes, np.int16),
+        np.zeros(n_edges, np.int32),
+        np.full(n_edges, -1, np.int32),
+        np.zeros(n_edges if uct else 1, np.int64),
+        np.zeros(table_slots, np.int64),
+        np.full(table_slots, TABLE_EMPTY, np.int64),
+        np.zeros(er),
+        np.zeros(er),
+        np.zeros(er),
+        np.zeros(er),
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -170,7 +183,7 @@ def backup_node(tree, v, t_back, policy, vscale):
     while True:
         s0 = atomic_load(state, v)
         tree[T_VALUE][v] = node_value(tree, v, policy, t_back, vscale)
-        if atomic_add(state, v, 0) == s0:   # seq_cst read-modify-write: also orders the store above
+        if atomic_add(state, v, 0) == s0:  # seq_cst read-modify-write: also orders the store above
             return
 
 
@@ -234,6 +247,7 @@ def select_uct(tree, v, c_uct):
 
 
 # --- MC-RAVE (seed 000 §4-5, Algorithm 2) ------------------------------------------------------------
+
 
 @njit(cache=True, nogil=True)
 def rave_beta(n, n_amaf, bias):
@@ -595,7 +609,9 @@ def build_kernels(game, stamp):
     The RAVE policy calls `expand_amaf` (the optional contract kernel that also reports the playouts) on
     `amaf`: the game when it has one, else this module's stand-in."""
     import sys
+
     from numba import njit as _njit
+
     amaf = game if hasattr(game, 'expand_amaf') else sys.modules[__name__]
     refine = game if hasattr(game, 'leaf_value') else sys.modules[__name__]
 
@@ -604,7 +620,7 @@ def build_kernels(game, stamp):
         """Run up to max_samples MCSS samples (seed 001 §3.1 steps 1-4) from ctl[C_ROOT] on this thread's
         pos copy (at the root position on entry and on return). Returns the number of samples completed.
         Polls ctl between samples; stops early when the root is proven."""
-        source_stamp = stamp   # noqa: F841  (keeps the stamp in the closure cells = the cache key)
+        source_stamp = stamp  # noqa: F841  (keeps the stamp in the closure cells = the cache key)
         path_nodes, moves, values, cflags, keys, wbuf, path_edges, prior, trace, tstart, hscratch = scratch
         value = tree[T_VALUE]
         state = tree[T_STATE]
@@ -626,7 +642,7 @@ def build_kernels(game, stamp):
                 break
             if not claim_sample(ctl):
                 break
-            while True:          # one sample; a collision restarts it under the same ticket
+            while True:  # one sample; a collision restarts it under the same ticket
                 node = root
                 d = 0
                 path_nodes[0] = root
@@ -640,9 +656,9 @@ def build_kernels(game, stamp):
                         e = select_edge(tree, node, policy, fp, rng, wbuf)
                         child = echild[e]
                         if policy == POLICY_UCT:
-                            atomic_add(evisits, e, 1)   # before the cycle test, so UCT moves on
+                            atomic_add(evisits, e, 1)  # before the cycle test, so UCT moves on
                         if graph and on_path(path_nodes, d, child):
-                            cycles += 1     # a repetition on this path: end the sample here
+                            cycles += 1  # a repetition on this path: end the sample here
                             break
                         game.do_move(pos, emove[e])
                         path_edges[d] = e
@@ -658,7 +674,7 @@ def build_kernels(game, stamp):
                     if st == EXPANDING or atomic_cas(state, node, UNEXPANDED, EXPANDING) != UNEXPANDED:
                         collided = True
                         break
-                    if lazy and flags[node] & FLAG_LAZY:   # re-read under the claim: refine exactly once
+                    if lazy and flags[node] & FLAG_LAZY:  # re-read under the claim: refine exactly once
                         v, work = refine.leaf_value(pos, weights, gparams)
                         atomic_add(ctl, C_WORK, work)
                         value[node] = v
@@ -669,12 +685,13 @@ def build_kernels(game, stamp):
                         break
                     n = -1
                     if policy == POLICY_RAVE:
-                        n, work = amaf.expand_amaf(pos, weights, gparams, rng, moves, values, cflags, prior,
-                                                   trace, tstart)
+                        n, work = amaf.expand_amaf(
+                            pos, weights, gparams, rng, moves, values, cflags, prior, trace, tstart
+                        )
                     if n < 0:
                         n, work = game.expand(pos, weights, gparams, rng, moves, values, cflags)
                         prior[:n] = 0.5
-                        tstart[:n + 1] = 0
+                        tstart[: n + 1] = 0
                     atomic_add(ctl, C_WORK, work)
                     atomic_add(ctl, C_CHILDREN, evaluated_children(cflags, n))
                     if graph:
@@ -689,12 +706,24 @@ def build_kernels(game, stamp):
                     if not graph:
                         tree[T_KEY][node] = game.pos_key(pos)
                     if n == 0:
-                        flags[node] |= FLAG_TERMINAL   # no legal move although the game did not flag it
+                        flags[node] |= FLAG_TERMINAL  # no legal move although the game did not flag it
                     else:
                         if policy == POLICY_RAVE:
                             rave_init_edges(tree, node, n, values, cflags, prior, fp)
-                            rave_update(tree, path_nodes, path_edges, d, moves, values, cflags, n, trace,
-                                        tstart, vscale, hscratch)
+                            rave_update(
+                                tree,
+                                path_nodes,
+                                path_edges,
+                                d,
+                                moves,
+                                values,
+                                cflags,
+                                n,
+                                trace,
+                                tstart,
+                                vscale,
+                                hscratch,
+                            )
                         value[node] = node_value(tree, node, policy, t_back, vscale)
                     atomic_store(state, node, EXPANDED)
                     atomic_add(ctl, C_EXPANSIONS, 1)
@@ -721,6 +750,7 @@ def build_kernels(game, stamp):
 
 
 # --- root, PV, statistics, reuse, checks ----------------------------------------------------------
+
 
 @njit(cache=True, nogil=True)
 def init_root(tree, ctl, key, graph):

@@ -50,7 +50,7 @@ def kernels(name: str) -> SimpleNamespace:
     with _lock:
         if name not in _built:
             from usi_engine.search.core import build_kernels
+
             game = importlib.import_module(GAMES[name])
-            _built[name] = SimpleNamespace(name=name, game=game,
-                                           run_samples=build_kernels(game, source_stamp(game)))
+            _built[name] = SimpleNamespace(name=name, game=game, run_samples=build_kernels(game, source_stamp(game)))
         return _built[name]

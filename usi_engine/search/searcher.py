@@ -22,48 +22,48 @@ from usi_engine.search import core, games
 from usi_engine.search.rng import seed_state
 from usi_engine.search.values import MATE_THRESHOLD, is_proven
 
-NODE_BYTES = 8 + 8 + 4 + 8 + 8 + 1 + 2      # value, first, count, key, state, flags, depth
-EDGE_BYTES = 4 + 4                          # move, child
-VISIT_BYTES = 8                             # edge visits (UCT policy only)
-RAVE_BYTES = 4 * 8                          # MC count/wins and AMAF count/wins per edge (RAVE policy only)
-TABLE_BYTES = 16                            # graph table slot: key, node
-GRAPH_EDGES_PER_NODE = 2.0                  # in graph mode edges outnumber nodes (shared children)
+NODE_BYTES = 8 + 8 + 4 + 8 + 8 + 1 + 2  # value, first, count, key, state, flags, depth
+EDGE_BYTES = 4 + 4  # move, child
+VISIT_BYTES = 8  # edge visits (UCT policy only)
+RAVE_BYTES = 4 * 8  # MC count/wins and AMAF count/wins per edge (RAVE policy only)
+TABLE_BYTES = 16  # graph table slot: key, node
+GRAPH_EDGES_PER_NODE = 2.0  # in graph mode edges outnumber nodes (shared children)
 POLL_SECONDS = 0.001
 DEPTH_POLL_SECONDS = 0.01
-KERNEL_BATCH = 1 << 40                      # samples per kernel call: it returns on stop anyway
-STALL_SAMPLES = 20000                       # samples without any expansion after which a search is stalled
+KERNEL_BATCH = 1 << 40  # samples per kernel call: it returns on stop anyway
+STALL_SAMPLES = 20000  # samples without any expansion after which a search is stalled
 POLICIES = {'softmax': core.POLICY_SOFTMAX, 'uct': core.POLICY_UCT, 'rave': core.POLICY_RAVE}
 DEFAULT_VALUE_SCALE = 1000.0
-PRUNE_KEEP = 0.5                            # share of the pool a prune keeps (NodePool.prune)
+PRUNE_KEEP = 0.5  # share of the pool a prune keeps (NodePool.prune)
 
 
 @dataclass
 class SearchOptions:
     threads: int = 1
     hash_mb: float = 64.0
-    t_sel: float = 92.0          # selection temperature (value units; shogi centipawns)
-    t_back: float = 92.0         # backup temperature; <= 0 means minimax backup
-    t_sel_spread: float = 1.0    # thread i uses t_sel * spread**(2i/(N-1) - 1): from t_sel/spread to t_sel*spread
-    policy: str = 'softmax'      # 'softmax' (MCSS), 'uct' (UCT_H; with t_back <= 0 UCTMAX_H) or 'rave' (MC-RAVE)
-    c_uct: float = 100.0         # UCB exploration constant in value units
-    c_rave: float = 0.0          # RAVE: UCB constant on outcomes in [0, 1] (seed 000 §5.2: 0 was best)
-    rave_bias: float = 0.016     # RAVE: bias b of eq. 47 (b^2 = 1/4000 ~ the hand schedule's k = 1000)
-    prior_visits: float = 10.0   # RAVE: virtual MC visits of the game's prior H(s,a) (eq. 49)
-    prior_amaf: float = 20.0     # RAVE: virtual AMAF visits of the prior (eq. 51)
-    graph: bool = True           # share transpositions through the key table
-    reuse: bool = True           # keep the subtree reached by the moves played since the last search
+    t_sel: float = 92.0  # selection temperature (value units; shogi centipawns)
+    t_back: float = 92.0  # backup temperature; <= 0 means minimax backup
+    t_sel_spread: float = 1.0  # thread i uses t_sel * spread**(2i/(N-1) - 1): from t_sel/spread to t_sel*spread
+    policy: str = 'softmax'  # 'softmax' (MCSS), 'uct' (UCT_H; with t_back <= 0 UCTMAX_H) or 'rave' (MC-RAVE)
+    c_uct: float = 100.0  # UCB exploration constant in value units
+    c_rave: float = 0.0  # RAVE: UCB constant on outcomes in [0, 1] (seed 000 §5.2: 0 was best)
+    rave_bias: float = 0.016  # RAVE: bias b of eq. 47 (b^2 = 1/4000 ~ the hand schedule's k = 1000)
+    prior_visits: float = 10.0  # RAVE: virtual MC visits of the game's prior H(s,a) (eq. 49)
+    prior_amaf: float = 20.0  # RAVE: virtual AMAF visits of the prior (eq. 51)
+    graph: bool = True  # share transpositions through the key table
+    reuse: bool = True  # keep the subtree reached by the moves played since the last search
     seed: int = 0
-    max_depth: int = 256         # cap on the descent length (also capped by the pos history capacity)
-    prune: bool = True           # a full pool frees its improbable part (NodePool.prune) and the search goes on
+    max_depth: int = 256  # cap on the descent length (also capped by the pos history capacity)
+    prune: bool = True  # a full pool frees its improbable part (NodePool.prune) and the search goes on
 
 
 @dataclass
 class Limits:
     time_ms: float | None = None
-    nodes: int | None = None     # positions evaluated
+    nodes: int | None = None  # positions evaluated
     samples: int | None = None
-    depth: int | None = None     # PV length
-    infinite: bool = False       # ignore every limit; run until stop()
+    depth: int | None = None  # PV length
+    infinite: bool = False  # ignore every limit; run until stop()
     stop_on_proven: bool = True  # end early once the root value is proven
 
 
@@ -71,11 +71,11 @@ class Limits:
 class SearchResult:
     best_move: int | None
     best_move_str: str | None
-    value: float                 # E(root), from the side to move at the root
+    value: float  # E(root), from the side to move at the root
     proven: bool
     pv: list = field(default_factory=list)
     pv_str: list = field(default_factory=list)
-    multipv: list = field(default_factory=list)   # [(move, move_value(E(child)), pv moves)], best first
+    multipv: list = field(default_factory=list)  # [(move, move_value(E(child)), pv moves)], best first
     nodes: int = 0
     samples: int = 0
     depth: int = 0
@@ -83,14 +83,15 @@ class SearchResult:
     hashfull: int = 0
     time_ms: float = 0.0
     reused_nodes: int = 0
-    children: int = 0            # children evaluated, FLAG_NO_SIM ones excluded (Go: playouts)
-    root: list = field(default_factory=list)      # [RootMove] in multipv order (analysis output)
+    children: int = 0  # children evaluated, FLAG_NO_SIM ones excluded (Go: playouts)
+    root: list = field(default_factory=list)  # [RootMove] in multipv order (analysis output)
 
 
 @dataclass
 class RootMove:
     """One root move for analysis (GTP lz-analyze): visits = MC count (RAVE), edge visits (UCT) or
     softmax probability x samples (MCSS); winrate in [0, 1] for the root's side; prob = pi(c|root)."""
+
     move: int
     visits: int
     winrate: float
@@ -173,8 +174,9 @@ class NodePool:
         eorder = np.empty(max(1, int(ctl[core.C_EDGES])), np.int64)
         reach = np.empty(used, np.float64)
         keep = np.empty(used, np.int8)
-        kept, kept_edges = core.collect_probable(t, np.int64(node), float(t_sel), float(eps), nmap, order, eorder,
-                                                 reach, keep)
+        kept, kept_edges = core.collect_probable(
+            t, np.int64(node), float(t_sel), float(eps), nmap, order, eorder, reach, keep
+        )
         counts = np.where(keep[:kept].astype(bool), t[core.T_COUNT][order[:kept]], 0)
         return (nmap, order[:kept], eorder[:kept_edges]), kept, reach[:kept], keep[:kept], counts
 
@@ -223,7 +225,7 @@ class Searcher:
         self._last_pos = None
         self._last_params = None
         self._stop = threading.Event()
-        self.prunes = 0              # pool prunes in the last search
+        self.prunes = 0  # pool prunes in the last search
 
     # --- public API ---------------------------------------------------------------------------------
     def stop(self):
@@ -270,11 +272,12 @@ class Searcher:
                 workers = self._prune(workers, pos)
                 last_expansions = -1
             elif not infinite and (ctl[core.C_MEMFULL] or ctl[core.C_SAMPLES] - stall_base >= STALL_SAMPLES):
-                ctl[core.C_STOP] = 1    # nothing left to expand (pool full, or only terminals reachable)
+                ctl[core.C_STOP] = 1  # nothing left to expand (pool full, or only terminals reachable)
             if not infinite and now >= next_depth:
                 next_depth = now + DEPTH_POLL_SECONDS
-                if ((limits.depth is not None and self._pv_length() >= limits.depth) or
-                        (limits.stop_on_proven and self._root_proven())):
+                if (limits.depth is not None and self._pv_length() >= limits.depth) or (
+                    limits.stop_on_proven and self._root_proven()
+                ):
                     ctl[core.C_STOP] = 1
             if on_info is not None and now >= next_info:
                 next_info = now + info_interval
@@ -288,8 +291,9 @@ class Searcher:
 
     # --- internals ----------------------------------------------------------------------------------
     def _start_workers(self, pos):
-        workers = [threading.Thread(target=self._worker, args=(i, pos), daemon=True)
-                   for i in range(self.options.threads)]
+        workers = [
+            threading.Thread(target=self._worker, args=(i, pos), daemon=True) for i in range(self.options.threads)
+        ]
         for w in workers:
             w.start()
         return workers
@@ -312,11 +316,15 @@ class Searcher:
         Returns the number of nodes kept."""
         opt = self.options
         uct, rave = opt.policy == 'uct', opt.policy == 'rave'
-        if (self.pool is None or self.pool.graph != opt.graph or self.pool.uct != uct or
-                self.pool.rave != rave or self.pool.hash_mb != opt.hash_mb):
+        if (
+            self.pool is None
+            or self.pool.graph != opt.graph
+            or self.pool.uct != uct
+            or self.pool.rave != rave
+            or self.pool.hash_mb != opt.hash_mb
+        ):
             # the root's children must always fit, whatever the budget, so there is always a move to play
-            self.pool = NodePool(opt.hash_mb, opt.graph, uct, min_nodes=2 * self.adapter.max_moves + 2,
-                                 rave=rave)
+            self.pool = NodePool(opt.hash_mb, opt.graph, uct, min_nodes=2 * self.adapter.max_moves + 2, rave=rave)
             self._last_pos = None
         kept = 0
         # a tree's values hold under the game params it was searched with (draw value, move limit, rules)
@@ -335,8 +343,16 @@ class Searcher:
         if kept == 0:
             self.pool.reset(self.kernels.game.pos_key(pos))
         ctl = self.pool.ctl
-        for i in (core.C_SAMPLES, core.C_WORK, core.C_SELDEPTH, core.C_COLLISIONS, core.C_CYCLES,
-                  core.C_EXPANSIONS, core.C_CHILDREN, core.C_REFINED):
+        for i in (
+            core.C_SAMPLES,
+            core.C_WORK,
+            core.C_SELDEPTH,
+            core.C_COLLISIONS,
+            core.C_CYCLES,
+            core.C_EXPANSIONS,
+            core.C_CHILDREN,
+            core.C_REFINED,
+        ):
             ctl[i] = 0
         self._last_pos = self.adapter.copy(pos)
         self._last_params = self.adapter.params.copy()
@@ -365,23 +381,38 @@ class Searcher:
             rave = opt.policy == 'rave'
             trace = adapter.amaf_capacity(pos) if rave and hasattr(adapter, 'amaf_capacity') else 0
             slots = 1 << max(2, math.ceil(math.log2(2 * m))) if rave else 1
-            hscratch = (np.zeros(slots, np.int64), np.zeros(slots, np.int64), np.zeros(slots, np.int64),
-                        np.zeros(slots, np.int64), np.zeros(2, np.int64))
-            scratch = (np.zeros(depth + 1, np.int64), np.zeros(m, np.int32), np.zeros(m, np.float64),
-                       np.zeros(m, np.int8), np.zeros(m, np.int64), np.zeros(m, np.float64),
-                       np.zeros(depth + 1, np.int64), np.zeros(m, np.float64), np.zeros(max(1, trace), np.int32),
-                       np.zeros(m + 1, np.int64), hscratch)
+            hscratch = (
+                np.zeros(slots, np.int64),
+                np.zeros(slots, np.int64),
+                np.zeros(slots, np.int64),
+                np.zeros(slots, np.int64),
+                np.zeros(2, np.int64),
+            )
+            scratch = (
+                np.zeros(depth + 1, np.int64),
+                np.zeros(m, np.int32),
+                np.zeros(m, np.float64),
+                np.zeros(m, np.int8),
+                np.zeros(m, np.int64),
+                np.zeros(m, np.float64),
+                np.zeros(depth + 1, np.int64),
+                np.zeros(m, np.float64),
+                np.zeros(max(1, trace), np.int32),
+                np.zeros(m + 1, np.int64),
+                hscratch,
+            )
             rng = seed_state(opt.seed, index)
             ctl = self.pool.ctl
             while True:
                 # called at least once, even when the search is already over (a deadline that passed while
                 # the root was prepared): a warm-up search must compile the kernel, not skip it
-                self.kernels.run_samples(pos, self.pool.tree, ctl, adapter.weights, adapter.params, rng,
-                                         fp, ip, scratch, KERNEL_BATCH)
+                self.kernels.run_samples(
+                    pos, self.pool.tree, ctl, adapter.weights, adapter.params, rng, fp, ip, scratch, KERNEL_BATCH
+                )
                 if ctl[core.C_STOP]:
                     break
-                time.sleep(POLL_SECONDS)        # root proven: idle until stopped
-        except Exception as exc:               # surface kernel errors in search()
+                time.sleep(POLL_SECONDS)  # root proven: idle until stopped
+        except Exception as exc:  # surface kernel errors in search()
             self._errors.append(exc)
             self.pool.ctl[core.C_STOP] = 1
 
@@ -405,32 +436,45 @@ class Searcher:
         lines, root = [], []
         if (t[core.T_STATE][0] & core.PHASE_MASK) == core.EXPANDED:
             f, n = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
-            children = t[core.T_ECHILD][f:f + n]
+            children = t[core.T_ECHILD][f : f + n]
             ev = t[core.T_VALUE][children]
             rank = np.where(t[core.T_FLAGS][children] & core.FLAG_LAZY, -ev - core.LAZY_RANK_OFFSET, -ev)
             if self.pool.rave:
-                rank = np.where(ev <= -MATE_THRESHOLD, np.inf,
-                                np.where(ev >= MATE_THRESHOLD, -ev, t[core.T_RN][f:f + n]))
+                rank = np.where(
+                    ev <= -MATE_THRESHOLD, np.inf, np.where(ev >= MATE_THRESHOLD, -ev, t[core.T_RN][f : f + n])
+                )
             prob = np.exp(-(ev - ev.min()) / max(self.options.t_sel, 1e-9))
             prob /= prob.sum()
             vscale = getattr(self.adapter, 'value_scale', DEFAULT_VALUE_SCALE)
-            for j in np.argsort(-rank, kind='stable')[:max(1, multipv)]:
+            for j in np.argsort(-rank, kind='stable')[: max(1, multipv)]:
                 child = int(children[j])
                 move = int(t[core.T_EMOVE][f + j])
                 mv = move_value(float(ev[j]))
                 line = [move] + self._pv(child)
                 lines.append((move, mv, line))
-                root.append(RootMove(move, self._visits(f + j, prob[j]), self._winrate(f + j, mv, vscale),
-                                     float(prob[j]), line))
+                root.append(
+                    RootMove(move, self._visits(f + j, prob[j]), self._winrate(f + j, mv, vscale), float(prob[j]), line)
+                )
         best = pv[0] if pv else None
         to_str = self.adapter.move_to_str
         return SearchResult(
-            best_move=best, best_move_str=None if best is None else to_str(best), value=value,
-            proven=is_proven(value) and bool(pv), pv=pv, pv_str=[to_str(m) for m in pv],
-            multipv=lines, nodes=int(ctl[core.C_WORK]), samples=int(ctl[core.C_SAMPLES]), depth=len(pv),
-            seldepth=int(ctl[core.C_SELDEPTH]), hashfull=self.pool.hashfull(),
-            time_ms=1000.0 * (time.perf_counter() - start), reused_nodes=reused,
-            children=int(ctl[core.C_CHILDREN]), root=root)
+            best_move=best,
+            best_move_str=None if best is None else to_str(best),
+            value=value,
+            proven=is_proven(value) and bool(pv),
+            pv=pv,
+            pv_str=[to_str(m) for m in pv],
+            multipv=lines,
+            nodes=int(ctl[core.C_WORK]),
+            samples=int(ctl[core.C_SAMPLES]),
+            depth=len(pv),
+            seldepth=int(ctl[core.C_SELDEPTH]),
+            hashfull=self.pool.hashfull(),
+            time_ms=1000.0 * (time.perf_counter() - start),
+            reused_nodes=reused,
+            children=int(ctl[core.C_CHILDREN]),
+            root=root,
+        )
 
     def _visits(self, e, prob):
         t = self.pool.tree

@@ -185,20 +185,46 @@ def root_status(pos, params):
 
 # --- Python-side construction -------------------------------------------------------------------
 
+
 def _as_int64(u):
     """The int64 with the bits of the uint64 `u`."""
     return np.array([u], dtype=np.uint64).view(np.int64)[0]
 
 
-def make_pos(mode=MODE_TREE, seed=1, bmin=2, bmax=4, term_depth=6, term_permille=0, leaf_cost=0,
-             value_range=1000, ring=16, draw=0, mate_ends=True, capacity=512):
+def make_pos(
+    mode=MODE_TREE,
+    seed=1,
+    bmin=2,
+    bmax=4,
+    term_depth=6,
+    term_permille=0,
+    leaf_cost=0,
+    value_range=1000,
+    ring=16,
+    draw=0,
+    mate_ends=True,
+    capacity=512,
+):
     """Start position of a hashed synthetic game (see module docstring for the parameters)."""
     if not (1 <= bmin <= bmax) or mode not in (MODE_TREE, MODE_MULTISET, MODE_RING):
         raise ValueError("bad synthetic game parameters")
     pos = np.zeros(HIST + STRIDE * capacity, dtype=np.int64)
-    pos[[P_MODE, P_SEED, P_BMIN, P_BMAX, P_TERM_DEPTH, P_TERM_PERMILLE, P_LEAF_COST, P_VALUE_RANGE,
-         P_RING, P_CAP, P_DRAW, P_END_STATIC]] = [mode, seed, bmin, bmax, term_depth, term_permille,
-                                                  leaf_cost, value_range, ring, capacity, draw, not mate_ends]
+    pos[
+        [
+            P_MODE,
+            P_SEED,
+            P_BMIN,
+            P_BMAX,
+            P_TERM_DEPTH,
+            P_TERM_PERMILLE,
+            P_LEAF_COST,
+            P_VALUE_RANGE,
+            P_RING,
+            P_CAP,
+            P_DRAW,
+            P_END_STATIC,
+        ]
+    ] = [mode, seed, bmin, bmax, term_depth, term_permille, leaf_cost, value_range, ring, capacity, draw, not mate_ends]
     # the ring's start is ring position 0 with the first player to move, keyed like every ring position
     start = np.uint64(0) if mode == MODE_RING else np.uint64(0xA0761D6478BD642F)
     pos[HIST + H_KEY] = _as_int64(mix64(np.uint64(seed) ^ start))
@@ -217,8 +243,8 @@ def explicit_pos(nodes, seed=7, capacity=64):
     for j, (value, terminal, children) in enumerate(nodes):
         if any(not 0 < c < len(nodes) for c in children):
             raise ValueError(f"node {j}: child ids must be in 1..{len(nodes) - 1}")
-        pos[head + 4 * j: head + 4 * j + 4] = [slot, len(children), int(value), TERMINAL if terminal else 0]
-        pos[slot: slot + len(children)] = children
+        pos[head + 4 * j : head + 4 * j + 4] = [slot, len(children), int(value), TERMINAL if terminal else 0]
+        pos[slot : slot + len(children)] = children
         slot += len(children)
     pos[HIST + H_KEY] = _as_int64(mix64(np.uint64(seed) ^ np.uint64(1)))
     return pos
@@ -249,8 +275,8 @@ class SyntheticAdapter:
         lo, ln = int(old[P_LEN]), int(new[P_LEN])
         if ln < lo or old[HIST + H_KEY] != new[HIST + H_KEY] or np.any(old[:P_LEN] != new[:P_LEN]):
             return None
-        moves_old = old[HIST + H_MOVE: HIST + STRIDE * lo: STRIDE]
-        moves_new = new[HIST + H_MOVE: HIST + STRIDE * ln: STRIDE]
+        moves_old = old[HIST + H_MOVE : HIST + STRIDE * lo : STRIDE]
+        moves_new = new[HIST + H_MOVE : HIST + STRIDE * ln : STRIDE]
         if np.any(moves_old != moves_new[:lo]):
             return None
         return [int(m) for m in moves_new[lo:]]

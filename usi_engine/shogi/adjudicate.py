@@ -92,7 +92,7 @@ def after_move(board: Board, rules: GameRules) -> Verdict | None:
     repetition = position.repetition(board.pos, rules.repetitions)
     if repetition == position.REP_DRAW:
         return Verdict(None, "repetition")
-    if repetition == position.REP_WIN:      # the mover checked with every move of the cycle
+    if repetition == position.REP_WIN:  # the mover checked with every move of the cycle
         return Verdict(to_move, "perpetual-check")
     if repetition == position.REP_LOSS:
         return Verdict(mover, "perpetual-check")

@@ -23,6 +23,7 @@ MIN_PLY, MAX_PLY = 10, 100
 def random_game_sfens(count, seed, min_ply=MIN_PLY, max_ply=MAX_PLY):
     """SFENs reached by uniformly random legal moves (cshogi, a test/dev dependency), game not over."""
     import cshogi
+
     rng = random.Random(seed)
     out = []
     while len(out) < count:
@@ -47,8 +48,6 @@ def bench_positions():
     return np.stack([Board(s).pos for s in bench_sfens()])
 
 
-
-
 def bench_perft(sfen=None, depth=5, bulk=False):
     """Run perft once to load/compile, then time it; returns (nodes, seconds)."""
     board = Board(sfen)
@@ -60,8 +59,11 @@ def bench_perft(sfen=None, depth=5, bulk=False):
 
 def run(sfen=None, depth=5, bulk=False):
     nodes, seconds = bench_perft(sfen, depth, bulk)
-    print(f"bench=perft depth={depth} nodes={nodes} seconds={seconds:.3f} nps={nodes / seconds:.0f}"
-          + (" bulk=1" if bulk else ""), flush=True)
+    print(
+        f"bench=perft depth={depth} nodes={nodes} seconds={seconds:.3f} nps={nodes / seconds:.0f}"
+        + (" bulk=1" if bulk else ""),
+        flush=True,
+    )
 
 
 def main(argv=None):

@@ -11,11 +11,19 @@ from . import movegen, position
 from .layout import HIST, HIST_STRIDE, MAX_MOVES, MOVE_NUMBER, PLY, SIDE, pos_size
 from .sfen import STARTPOS, format_sfen, move_to_usi, parse_sfen, usi_to_move
 
-REPETITION_NAMES = {position.REP_NONE: "none", position.REP_DRAW: "draw",
-                    position.REP_WIN: "win", position.REP_LOSS: "loss"}
-DECLARATION_RULES = {"NoEnteringKing": position.RULE_NONE, "CSARule27": position.RULE_CSA27,
-                     "CSARule24": position.RULE_CSA24, "TryRule": position.RULE_TRY}
-GAME_REPETITIONS = 4   # sennichite: the fourth occurrence of a position
+REPETITION_NAMES = {
+    position.REP_NONE: "none",
+    position.REP_DRAW: "draw",
+    position.REP_WIN: "win",
+    position.REP_LOSS: "loss",
+}
+DECLARATION_RULES = {
+    "NoEnteringKing": position.RULE_NONE,
+    "CSARule27": position.RULE_CSA27,
+    "CSARule24": position.RULE_CSA24,
+    "TryRule": position.RULE_TRY,
+}
+GAME_REPETITIONS = 4  # sennichite: the fourth occurrence of a position
 
 
 def declaration_rule_code(rule: str) -> int:
@@ -23,8 +31,9 @@ def declaration_rule_code(rule: str) -> int:
     try:
         return DECLARATION_RULES[rule]
     except KeyError:
-        raise ValueError(f"unknown entering-king rule {rule!r}; expected one of "
-                         f"{', '.join(DECLARATION_RULES)}") from None
+        raise ValueError(
+            f"unknown entering-king rule {rule!r}; expected one of {', '.join(DECLARATION_RULES)}"
+        ) from None
 
 
 class Board:

@@ -37,14 +37,14 @@ PAWN, LANCE, KNIGHT, SILVER, BISHOP, ROOK, GOLD, KING = 1, 2, 3, 4, 5, 6, 7, 8
 PRO_PAWN, PRO_LANCE, PRO_KNIGHT, PRO_SILVER, HORSE, DRAGON = 9, 10, 11, 12, 13, 14
 PROMOTE = 8
 WHITE_BIT = 16
-N_PIECES = 31          # piece codes 0..30
+N_PIECES = 31  # piece codes 0..30
 
 # ptype -> ptype it returns to in hand (for captures); 0 for KING / empty.
 DEMOTE = np.array([0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6], dtype=np.int64)
 # ptype -> 1 if it may promote.
 PROMOTABLE = np.array([0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0], dtype=np.int64)
 
-PIECE_LETTERS = " PLNSBRGK"      # SFEN letters of ptypes 1..8 (index = ptype)
+PIECE_LETTERS = " PLNSBRGK"  # SFEN letters of ptypes 1..8 (index = ptype)
 HAND_ORDER_SFEN = (ROOK, BISHOP, GOLD, SILVER, KNIGHT, LANCE, PAWN)
 
 # --- move packing ---------------------------------------------------------------------------
@@ -52,14 +52,14 @@ NO_MOVE = 0
 MOVE_TO_MASK = 0x7F
 MOVE_FROM_SHIFT = 7
 MOVE_PROMO_BIT = 1 << 14
-DROP_BASE = 81         # from = DROP_BASE + ptype for a drop (82..88)
-MAX_MOVES = 600        # upper bound on legal moves in any shogi position (known max is 593)
+DROP_BASE = 81  # from = DROP_BASE + ptype for a drop (82..88)
+MAX_MOVES = 600  # upper bound on legal moves in any shogi position (known max is 593)
 
 # --- pos array layout -------------------------------------------------------------------------
 BOARD = 0
-HAND = 81              # 16 slots: HAND + 8*colour + ptype (ptype 1..7 used)
+HAND = 81  # 16 slots: HAND + 8*colour + ptype (ptype 1..7 used)
 SIDE = 97
-KING_SQ = 98           # KING_SQ + colour
+KING_SQ = 98  # KING_SQ + colour
 PLY = 100
 KEY = 101
 MOVE_NUMBER = 102

@@ -36,7 +36,7 @@ def resolves_check(ksq, checker, to):
     if checker < 0 or to == checker:
         return True
     d = LINE_DIR[ksq, checker]
-    return (d >= 0 and LINE_DIR[ksq, to] == d and DISTANCE[ksq, to] < DISTANCE[ksq, checker])
+    return d >= 0 and LINE_DIR[ksq, to] == d and DISTANCE[ksq, to] < DISTANCE[ksq, checker]
 
 
 @njit(cache=True, nogil=True)
@@ -145,7 +145,7 @@ def is_pawn_drop_mate(pos, us, t):
     mate = True
     king = pos[BOARD + ek]
     pos[BOARD + ek] = 0
-    for d in range(8):              # king escapes, including taking the pawn
+    for d in range(8):  # king escapes, including taking the pawn
         s = NEIGHBOUR[ek, d]
         if s < 0:
             continue

@@ -117,7 +117,7 @@ def pin_direction(pos, ksq, sq, us):
     if ksq < 0:
         return -1
     d = LINE_DIR[ksq, sq]
-    if d < 0 or first_piece(pos, ksq, d) != sq:   # not on a line from the king, or shielded
+    if d < 0 or first_piece(pos, ksq, d) != sq:  # not on a line from the king, or shielded
         return -1
     s = first_piece(pos, sq, d)
     if s < 0:
@@ -255,7 +255,7 @@ def repetition(pos, occurrences):
         i -= 2
     if start < 0:
         return REP_NONE
-    opponent_checked_all = True      # positions start+2, start+4, ..., ply: we were in check
+    opponent_checked_all = True  # positions start+2, start+4, ..., ply: we were in check
     i = start + 2
     while i <= ply:
         if pos[HIST + HIST_STRIDE * i + H_CHECK] == 0:
@@ -264,7 +264,7 @@ def repetition(pos, occurrences):
         i += 2
     if opponent_checked_all:
         return REP_WIN
-    i = start + 1                    # positions start+1, ..., ply-1: the opponent was in check
+    i = start + 1  # positions start+1, ..., ply-1: the opponent was in check
     while i < ply:
         if pos[HIST + HIST_STRIDE * i + H_CHECK] == 0:
             return REP_DRAW

@@ -119,7 +119,7 @@ def _check_position(pos):
             ptype = piece & 15
             base = ptype if ptype == KING else (ptype & 7 if ptype > KING else ptype)
             totals[base] += 1
-            rank = sq % 9 if colour == 0 else 8 - sq % 9     # 0 = last rank for this colour
+            rank = sq % 9 if colour == 0 else 8 - sq % 9  # 0 = last rank for this colour
             name = square_name(sq)
             if ptype == KING:
                 kings += 1
@@ -143,6 +143,7 @@ def _check_position(pos):
 def parse_sfen(sfen, history_capacity=None):
     """A new ``pos`` array for the SFEN string (the 'sfen ' prefix and move counter are optional)."""
     from .position import compute_key, in_check
+
     if not isinstance(sfen, str):
         raise ValueError("SFEN must be a string")
     fields = sfen.split()

@@ -36,9 +36,16 @@ SILVER_DIRS = (N, NW, NE, SW, SE)
 
 # Black-frame step and slide directions per piece type.
 _STEPS = {
-    PAWN: (N,), SILVER: SILVER_DIRS, GOLD: GOLD_DIRS, KING: tuple(range(8)),
-    PRO_PAWN: GOLD_DIRS, PRO_LANCE: GOLD_DIRS, PRO_KNIGHT: GOLD_DIRS, PRO_SILVER: GOLD_DIRS,
-    HORSE: ORTHOGONAL, DRAGON: DIAGONAL,
+    PAWN: (N,),
+    SILVER: SILVER_DIRS,
+    GOLD: GOLD_DIRS,
+    KING: tuple(range(8)),
+    PRO_PAWN: GOLD_DIRS,
+    PRO_LANCE: GOLD_DIRS,
+    PRO_KNIGHT: GOLD_DIRS,
+    PRO_SILVER: GOLD_DIRS,
+    HORSE: ORTHOGONAL,
+    DRAGON: DIAGONAL,
 }
 _SLIDES = {LANCE: (N,), BISHOP: DIAGONAL, ROOK: ORTHOGONAL, HORSE: DIAGONAL, DRAGON: ORTHOGONAL}
 
@@ -103,8 +110,10 @@ def _build_lines():
 def _build_zobrist(seed=0x5EED_5A0C):
     """Random 64-bit keys: one per (piece, square), one per (colour, hand type, count), one for side."""
     rng = np.random.default_rng(seed)
+
     def draw(*shape):
         return rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=shape, dtype=np.int64)
+
     piece = draw(N_PIECES, 81)
     piece[0, :] = 0
     hand = draw(2, 8, 19)
@@ -117,12 +126,11 @@ def _build_zobrist(seed=0x5EED_5A0C):
 NEIGHBOUR = _build_neighbours()
 KNIGHT_TARGETS = _build_knight_targets()
 STEP, SLIDE = _build_piece_directions()
-ADJACENT_ATTACK = np.maximum(STEP, SLIDE)   # attacks the neighbouring square along d
+ADJACENT_ATTACK = np.maximum(STEP, SLIDE)  # attacks the neighbouring square along d
 LINE_DIR, DISTANCE = _build_lines()
 FILE_OF = np.array([sq // 9 for sq in range(81)], dtype=np.int64)
 # Rank index relative to the colour: 0 = the colour's last (promotion-side) rank.
-RELATIVE_RANK = np.array([[sq % 9 for sq in range(81)], [8 - sq % 9 for sq in range(81)]],
-                         dtype=np.int64)
+RELATIVE_RANK = np.array([[sq % 9 for sq in range(81)], [8 - sq % 9 for sq in range(81)]], dtype=np.int64)
 Z_PIECE, Z_HAND, Z_SIDE_ARRAY = _build_zobrist()
 Z_SIDE = int(Z_SIDE_ARRAY[0])
 # Declaration points per hand/board piece type (king excluded): big pieces 5, others 1.

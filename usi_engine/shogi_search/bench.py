@@ -42,11 +42,20 @@ def bench_qsearch(weights_path=None, max_depth=DEFAULT_MAX_DEPTH, out=sys.stdout
         return int(buf.nodes[0] - before)
 
     n, dt, cpu = timed(run)
-    result = {"positions": positions.shape[0], "max_depth": max_depth, "nodes": n,
-              "seconds": round(dt, 3), "cpu_seconds": round(cpu, 3), "nodes_per_s": round(n / dt),
-              "nodes_per_cpu_s": round(n / cpu), "us_per_node": round(cpu / n * 1e6, 3)}
-    print(f"qsearch: {n} nodes in {dt:.2f} s ({cpu:.2f} s CPU) = {n / dt:,.0f} nodes/s, "
-          f"{n / cpu:,.0f} nodes/CPU-s", file=out)
+    result = {
+        "positions": positions.shape[0],
+        "max_depth": max_depth,
+        "nodes": n,
+        "seconds": round(dt, 3),
+        "cpu_seconds": round(cpu, 3),
+        "nodes_per_s": round(n / dt),
+        "nodes_per_cpu_s": round(n / cpu),
+        "us_per_node": round(cpu / n * 1e6, 3),
+    }
+    print(
+        f"qsearch: {n} nodes in {dt:.2f} s ({cpu:.2f} s CPU) = {n / dt:,.0f} nodes/s, {n / cpu:,.0f} nodes/CPU-s",
+        file=out,
+    )
     print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)
     return result
 
@@ -67,8 +76,7 @@ def bench_signature(samples=SIGNATURE_SAMPLES, out=sys.stdout):
     `nodes=<total> samples=<total> positions=<count>`. The node total changes exactly when the search's or
     the evaluation's behaviour changes, so a test pins it and a commit that changes it says so."""
     adapter = ShogiAdapter()
-    searcher = Searcher(adapter, SearchOptions(threads=1, hash_mb=SIGNATURE_HASH_MB, reuse=False,
-                                               seed=SIGNATURE_SEED))
+    searcher = Searcher(adapter, SearchOptions(threads=1, hash_mb=SIGNATURE_HASH_MB, reuse=False, seed=SIGNATURE_SEED))
     positions = bench_positions()
     nodes = total_samples = 0
     for pos in positions:

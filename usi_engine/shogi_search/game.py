@@ -38,30 +38,64 @@ from eval.shogi_features import MAT_HAND, N_EACC, N_EIDX, OFF_MATERIAL, inc_init
 from eval.weightfile import load_weights
 from usi_engine.search.core import FLAG_LAZY, FLAG_TERMINAL
 from usi_engine.search.values import MATE
-
-from usi_engine.shogi.layout import (BOARD, DEMOTE, HIST, HIST_STRIDE, H_CHECK, H_KEY, H_MOVE, KEY, KING_SQ, MAX_MOVES,
-                                     MOVE_NUMBER, MOVE_TO_MASK, PLY, SIDE)
+from usi_engine.shogi.layout import (
+    BOARD,
+    DEMOTE,
+    HIST,
+    HIST_STRIDE,
+    H_CHECK,
+    H_KEY,
+    H_MOVE,
+    KEY,
+    KING_SQ,
+    MAX_MOVES,
+    MOVE_NUMBER,
+    MOVE_TO_MASK,
+    PLY,
+    SIDE,
+)
 from usi_engine.shogi.movegen import gen_legal
-from usi_engine.shogi.position import (DECL_DRAW, DECL_WIN, REP_LOSS, REP_NONE, REP_WIN, RULE_CSA27, RULE_TRY,
-                                       TRY_SQUARE, attackers, declaration, do_move, history_capacity, repetition,
-                                       undo_move)
+from usi_engine.shogi.position import (
+    DECL_DRAW,
+    DECL_WIN,
+    REP_LOSS,
+    REP_NONE,
+    REP_WIN,
+    RULE_CSA27,
+    RULE_TRY,
+    TRY_SQUARE,
+    attackers,
+    declaration,
+    do_move,
+    history_capacity,
+    repetition,
+    undo_move,
+)
+from usi_engine.shogi.sfen import move_to_usi
+
 from .mate_probe import mated_in_two, probe_scratch
 from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch, qsearch_inc, qsearch_scratch, side_in_check
-from usi_engine.shogi.sfen import move_to_usi
 
 # Params layout.
 P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES, P_EXPANSION, P_MATE_PROBE = 0, 1, 2, 3, 4, 5, 6
 P_WINDOW = 7
 N_PARAMS = 8
-EXPANSIONS = {"exact": 0, "lazy": 1, "window": 2}     # P_EXPANSION codes (module docstring)
+EXPANSIONS = {"exact": 0, "lazy": 1, "window": 2}  # P_EXPANSION codes (module docstring)
 EXPANSION_LAZY, EXPANSION_WINDOW = 1, 2
 DEFAULT_WINDOW = 400.0
 CACHE_DEPENDENCIES = ("eval", "usi_engine.shogi")
 
 
-def make_params(qsearch_depth=DEFAULT_MAX_DEPTH, draw_for_black=0.0, repetitions=2,
-                entering_rule=RULE_CSA27, max_moves=0, expansion="exact", mate_probe=False,
-                window=DEFAULT_WINDOW):
+def make_params(
+    qsearch_depth=DEFAULT_MAX_DEPTH,
+    draw_for_black=0.0,
+    repetitions=2,
+    entering_rule=RULE_CSA27,
+    max_moves=0,
+    expansion="exact",
+    mate_probe=False,
+    window=DEFAULT_WINDOW,
+):
     """The params array `expand` reads: expansion mode exact / lazy / window (module docstring), window in cp,
     mate_probe: mated_in_two on every checking child."""
     if expansion not in EXPANSIONS:
@@ -154,17 +188,33 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
             out_flags[i] = FLAG_LAZY
             nodes[0] += 1
         elif probe and side_in_check(pos) and mated_in_two(pos, evasions, attacks, replies):
-            out_values[i] = -MATE + 2.0           # every evasion allows a mate in one: exact, final
+            out_values[i] = -MATE + 2.0  # every evasion allows a mate in one: exact, final
             out_flags[i] = FLAG_TERMINAL
             nodes[0] += 1
         else:
-            out_values[i] = qsearch_inc(pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes,
-                                        eacc, eidx, 1)
+            out_values[i] = qsearch_inc(
+                pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 1
+            )
             out_flags[i] = 0
         undo_move(pos)
     if mode == EXPANSION_WINDOW:
-        window_pass(pos, weights, params, out_moves, out_values, out_flags, n, moves, keys, pv, frames, counts,
-                    nodes, eacc, eidx)
+        window_pass(
+            pos,
+            weights,
+            params,
+            out_moves,
+            out_values,
+            out_flags,
+            n,
+            moves,
+            keys,
+            pv,
+            frames,
+            counts,
+            nodes,
+            eacc,
+            eidx,
+        )
     return n, nodes[0]
 
 
@@ -193,8 +243,9 @@ def capture_estimate(pos, weights, move):
 
 
 @njit(cache=True, nogil=True)
-def window_pass(pos, weights, params, out_moves, out_values, out_flags, n, moves, keys, pv, frames, counts, nodes,
-                eacc, eidx):
+def window_pass(
+    pos, weights, params, out_moves, out_values, out_flags, n, moves, keys, pv, frames, counts, nodes, eacc, eidx
+):
     """The window expansion's second pass over the children the first pass left lazy (static values):
     best = the best exact value so far (parent's view); in order of their upper bound -static (best first)
     each child within `window` of best gets the quiescence search bounded by beta = window - best (child's

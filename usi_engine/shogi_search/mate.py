@@ -41,15 +41,31 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from usi_engine.shogi.layout import (BOARD, DROP_BASE, H_KEY, HIST, HIST_STRIDE, KEY, KING_SQ, KNIGHT, MAX_MOVES,
-                     MOVE_FROM_SHIFT, MOVE_PROMO_BIT, MOVE_TO_MASK, PLY, PROMOTE, SIDE, WHITE_BIT)
+from usi_engine.shogi.layout import (
+    BOARD,
+    DROP_BASE,
+    HIST,
+    HIST_STRIDE,
+    H_KEY,
+    KEY,
+    KING_SQ,
+    KNIGHT,
+    MAX_MOVES,
+    MOVE_FROM_SHIFT,
+    MOVE_PROMO_BIT,
+    MOVE_TO_MASK,
+    PLY,
+    PROMOTE,
+    SIDE,
+    WHITE_BIT,
+)
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, first_piece, undo_move
 from usi_engine.shogi.tables import ADJACENT_ATTACK, KNIGHT_TARGETS, LINE_DIR, NEIGHBOUR, OPPOSITE, SLIDE
 
-INF = 1 << 40                  # proof / disproof number of a decided node
-MAX_MATE_PLY = 127             # longest line the solver follows (frames of the explicit stack)
-TT_ENTRIES = 1 << 20           # default table size (about 40 MB)
+INF = 1 << 40  # proof / disproof number of a decided node
+MAX_MATE_PLY = 127  # longest line the solver follows (frames of the explicit stack)
+TT_ENTRIES = 1 << 20  # default table size (about 40 MB)
 TT_WAYS = 4
 FOUND, NONE, STOPPED = 1, 0, -1
 # control words
@@ -67,16 +83,29 @@ def new_table(entries):
     """The transposition table: a tuple of arrays (see T_*), `entries` a power of two >= TT_WAYS."""
     if entries < TT_WAYS or entries & (entries - 1):
         raise ValueError("mate table size must be a power of two >= TT_WAYS")
-    return (np.zeros(entries, np.int64), np.zeros(entries, np.int64), np.zeros(entries, np.int64),
-            np.zeros(entries, np.int32), np.zeros(entries, np.int32), np.zeros(entries, np.int64))
+    return (
+        np.zeros(entries, np.int64),
+        np.zeros(entries, np.int64),
+        np.zeros(entries, np.int64),
+        np.zeros(entries, np.int32),
+        np.zeros(entries, np.int32),
+        np.zeros(entries, np.int64),
+    )
 
 
 def new_frames(max_ply=MAX_MATE_PLY):
     """Per-ply scratch of the explicit stack: moves, child keys, initial child pn/dn, counts, thresholds."""
     p = max_ply + 2
-    return (np.zeros((p, MAX_MOVES), np.int32), np.zeros((p, MAX_MOVES), np.int64),
-            np.zeros((p, MAX_MOVES), np.int64), np.zeros((p, MAX_MOVES), np.int64),
-            np.zeros(p, np.int64), np.zeros(p, np.int64), np.zeros(p, np.int64), np.zeros(MAX_MOVES, np.int32))
+    return (
+        np.zeros((p, MAX_MOVES), np.int32),
+        np.zeros((p, MAX_MOVES), np.int64),
+        np.zeros((p, MAX_MOVES), np.int64),
+        np.zeros((p, MAX_MOVES), np.int64),
+        np.zeros(p, np.int64),
+        np.zeros(p, np.int64),
+        np.zeros(p, np.int64),
+        np.zeros(MAX_MOVES, np.int32),
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -297,6 +326,7 @@ def children(pos, tt, frames, ctl, or_node, out_pn, out_dn, out_dist):
 @dataclass
 class MateResult:
     """`status` is 'mate', 'nomate' or 'timeout'; `line` the USI moves of the mate (attacker first)."""
+
     status: str
     line: list = field(default_factory=list)
     nodes: int = 0
@@ -317,8 +347,9 @@ class MateSolver:
         self.lock = threading.Lock()
         self._buf = (np.zeros(MAX_MOVES, np.int64), np.zeros(MAX_MOVES, np.int64), np.zeros(MAX_MOVES, np.int64))
 
-    def solve(self, board, time_limit_s=None, stop_event=None, max_ply=MAX_MATE_PLY, shorten=True,
-              node_limit=None) -> MateResult:
+    def solve(
+        self, board, time_limit_s=None, stop_event=None, max_ply=MAX_MATE_PLY, shorten=True, node_limit=None
+    ) -> MateResult:
         """Mate for the side to move of `board` (unchanged) within `time_limit_s` (None: until
         `stop_event` is set or the node limit), at most `max_ply` plies; then shorter lines while the
         time and SHORTEN_NODE_FACTOR x the nodes of the first proof last (if `shorten`)."""
@@ -378,6 +409,7 @@ class MateSolver:
         longest defence); a position whose proof was overwritten is proved again. None if that fails
         (stopped) or the line does not end in mate."""
         from usi_engine.shogi.sfen import move_to_usi
+
         work = board.copy()
         line = []
         pn, dn, dist = self._buf
@@ -445,6 +477,7 @@ BENCH_SECONDS = 20.0
 def bench(seconds=BENCH_SECONDS, out=print):
     """`usi-engine bench mate`: solve MATE_PROBLEMS (each within `seconds`) and print nodes per second."""
     from usi_engine.shogi.board import Board
+
     solver = MateSolver()
     warm_up(solver)
     nodes, wall, cpu = 0, 0.0, 0.0
@@ -453,13 +486,18 @@ def bench(seconds=BENCH_SECONDS, out=print):
         r = solver.solve(Board(sfen), seconds)
         cpu += time.process_time() - cpu0
         nodes, wall = nodes + r.nodes, wall + r.seconds
-        out(f"plies={plies} status={r.status} found={r.plies} nodes={r.nodes} seconds={r.seconds:.3f} "
-            f"nps={r.nodes / max(r.seconds, 1e-6):.0f}")
-    out(f"problems={len(MATE_PROBLEMS)} nodes={nodes} seconds={wall:.2f} nps={nodes / max(wall, 1e-6):.0f} "
-        f"cpu_seconds={cpu:.2f} nps_per_cpu_second={nodes / max(cpu, 1e-6):.0f}")
+        out(
+            f"plies={plies} status={r.status} found={r.plies} nodes={r.nodes} seconds={r.seconds:.3f} "
+            f"nps={r.nodes / max(r.seconds, 1e-6):.0f}"
+        )
+    out(
+        f"problems={len(MATE_PROBLEMS)} nodes={nodes} seconds={wall:.2f} nps={nodes / max(wall, 1e-6):.0f} "
+        f"cpu_seconds={cpu:.2f} nps_per_cpu_second={nodes / max(cpu, 1e-6):.0f}"
+    )
 
 
 def warm_up(solver=None):
     """Compile (or load) the solver kernels."""
     from usi_engine.shogi.board import Board
+
     (solver or MateSolver(1 << 10)).solve(Board("4k4/9/4P4/9/9/9/9/9/9 b G 1"), 60.0)

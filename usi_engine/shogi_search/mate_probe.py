@@ -21,8 +21,11 @@ from .mate import gives_check
 @njit(cache=True, nogil=True)
 def probe_scratch():
     """Move buffers for one probe: evasions, attacking moves, defender replies."""
-    return (np.empty(MAX_MOVES, dtype=np.int32), np.empty(MAX_MOVES, dtype=np.int32),
-            np.empty(MAX_MOVES, dtype=np.int32))
+    return (
+        np.empty(MAX_MOVES, dtype=np.int32),
+        np.empty(MAX_MOVES, dtype=np.int32),
+        np.empty(MAX_MOVES, dtype=np.int32),
+    )
 
 
 @njit(cache=True, nogil=True)

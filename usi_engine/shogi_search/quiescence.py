@@ -31,9 +31,25 @@ from numba import njit
 
 from eval.shogi_features import N_EACC, N_EIDX, eval_features, inc_init, inc_record, inc_value
 from usi_engine.search.values import MATE, MATE_THRESHOLD
-
-from usi_engine.shogi.layout import (BISHOP, BOARD, H_CHECK, HIST, HIST_STRIDE, KING, KING_SQ, KNIGHT, MAX_MOVES,
-                     MOVE_FROM_SHIFT, MOVE_PROMO_BIT, MOVE_TO_MASK, N_PIECES, PAWN, PLY, ROOK, SIDE)
+from usi_engine.shogi.layout import (
+    BISHOP,
+    BOARD,
+    HIST,
+    HIST_STRIDE,
+    H_CHECK,
+    KING,
+    KING_SQ,
+    KNIGHT,
+    MAX_MOVES,
+    MOVE_FROM_SHIFT,
+    MOVE_PROMO_BIT,
+    MOVE_TO_MASK,
+    N_PIECES,
+    PAWN,
+    PLY,
+    ROOK,
+    SIDE,
+)
 from usi_engine.shogi.movegen import add_board_move, gen_legal
 from usi_engine.shogi.position import do_move, first_piece, is_attacked, pin_direction, undo_move
 from usi_engine.shogi.tables import KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
@@ -52,7 +68,7 @@ def _capture_rays():
         lines = [d if STEP[piece, d] else RAY_SLIDE + d for d in range(8) if STEP[piece, d] or SLIDE[piece, d]]
         if piece & 15 == KNIGHT:
             lines += [RAY_KNIGHT, RAY_KNIGHT + 1]
-        rays[piece, :len(lines)] = lines
+        rays[piece, : len(lines)] = lines
         count[piece] = len(lines)
     return rays, count
 
@@ -67,9 +83,14 @@ def qsearch_scratch(max_depth):
     """(moves, keys, pv, frames, counts, nodes): the quiescence scratch arrays for one search, one row per
     ply (the shapes QBuffers documents); nodes is the node counter."""
     rows = max_depth + 1
-    return (np.zeros((rows, MAX_MOVES), dtype=np.int32), np.zeros((rows, MAX_MOVES), dtype=np.int64),
-            np.zeros((rows, rows), dtype=np.int32), np.zeros((rows, 3), dtype=np.float64),
-            np.zeros((rows, 3), dtype=np.int64), np.zeros(1, dtype=np.int64))
+    return (
+        np.zeros((rows, MAX_MOVES), dtype=np.int32),
+        np.zeros((rows, MAX_MOVES), dtype=np.int64),
+        np.zeros((rows, rows), dtype=np.int32),
+        np.zeros((rows, 3), dtype=np.float64),
+        np.zeros((rows, 3), dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+    )
 
 
 class QBuffers:
@@ -89,7 +110,7 @@ class QBuffers:
 
     def pv_moves(self):
         """The PV of the last qsearch_root call, root to leaf, as a list of packed moves."""
-        return [int(m) for m in self.pv[0, :self.counts[0, 2]]]
+        return [int(m) for m in self.pv[0, : self.counts[0, 2]]]
 
 
 @njit(cache=True, nogil=True)
@@ -115,7 +136,7 @@ def piece_captures(pos, sq, piece, us, ksq, out, n):
     safe squares; a pawn, bishop or rook that can promote by capturing does (the plain capture is
     never better)."""
     is_king = (piece & 15) == KING
-    pin = -2                                    # computed once a capture is found
+    pin = -2  # computed once a capture is found
     for j in range(RAY_COUNT[piece]):
         r = RAYS[piece, j]
         if r < RAY_SLIDE:
@@ -139,7 +160,7 @@ def piece_captures(pos, sq, piece, us, ksq, out, n):
         end = add_board_move(sq, t, piece, us, pin, ksq, -1, out, n)
         pt = piece & 15
         if end - n == 2 and (pt == PAWN or pt == BISHOP or pt == ROOK):
-            end -= 1                            # keep only the promoting capture (never worse)
+            end -= 1  # keep only the promoting capture (never worse)
         n = end
     return n
 
@@ -232,7 +253,7 @@ def qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts,
                     keys[ply, i] = order_key(pos, moves[ply, i])
                 counts[ply, 0] = 0
                 counts[ply, 1] = n
-        else:                                   # back from the child at ply + 1 with its value
+        else:  # back from the child at ply + 1 with its value
             undo_move(pos)
             v = -value
             if v > frames[ply, 2]:

@@ -19,11 +19,11 @@ from usi_engine.shogi_search.game import make_params
 
 REPO = Path(__file__).resolve().parents[3]
 MIDGAME_SFEN = "ln1g3nl/1r3kg2/p2pppsp1/2ps2p1p/1p7/2P1P1P2/PPSP1P1PP/2G2S1R1/LN2KG1NL b Bb 1"
-MATE_SFEN = "4k4/9/4P4/9/9/9/9/9/4K4 b G 1"                 # G*5b mates
-KINGS_SFEN = "4k4/9/9/9/9/9/9/9/4K4 b - 1"                  # bare kings: shuffling repeats
-PERPETUAL_SFEN = "4k4/9/9/9/4R4/9/9/9/K8 w - 1"             # White in check from the rook on 5e
-HANGING_ROOK_SFEN = "4k4/9/9/9/4r4/4P4/9/9/4K4 b - 1"       # 5f5e takes an undefended rook
-POISONED_PAWN_SFEN = "4k4/9/9/3gp4/9/9/9/4R4/4K4 b - 1"     # 5h5d wins a pawn, the gold on 6d retakes
+MATE_SFEN = "4k4/9/4P4/9/9/9/9/9/4K4 b G 1"  # G*5b mates
+KINGS_SFEN = "4k4/9/9/9/9/9/9/9/4K4 b - 1"  # bare kings: shuffling repeats
+PERPETUAL_SFEN = "4k4/9/9/9/4R4/9/9/9/K8 w - 1"  # White in check from the rook on 5e
+HANGING_ROOK_SFEN = "4k4/9/9/9/4r4/4P4/9/9/4K4 b - 1"  # 5f5e takes an undefended rook
+POISONED_PAWN_SFEN = "4k4/9/9/3gp4/9/9/9/4R4/4K4 b - 1"  # 5h5d wins a pawn, the gold on 6d retakes
 GAME_REASONS = {"mate", "resign", "max-moves", "repetition", "perpetual-check", "declaration"}
 
 
@@ -70,8 +70,9 @@ def test_perpetual_check_loses_for_the_checker():
 
 
 def test_max_moves_draw():
-    (winner, reason, moves), board = scripted_game(KINGS_SFEN, ["5i5h", "5h5i"], ["5a5b", "5b5a"],
-                                                   ArenaRules(max_moves=6))
+    (winner, reason, moves), board = scripted_game(
+        KINGS_SFEN, ["5i5h", "5h5i"], ["5a5b", "5b5a"], ArenaRules(max_moves=6)
+    )
     assert (winner, reason, len(moves), board.ply) == (None, "max-moves", 6, 6)
 
 
@@ -93,8 +94,8 @@ def test_material_player_breaks_ties_by_seed():
     for seed in (1, 1, 2, 3, 4):
         player.new_game(seed)
         picks.append(player.choose(Board()))
-    assert picks[0] == picks[1]                 # same seed, same move
-    assert len(set(picks)) > 1                  # all 30 opening moves tie on material: seeds differ
+    assert picks[0] == picks[1]  # same seed, same move
+    assert len(set(picks)) > 1  # all 30 opening moves tie on material: seeds differ
 
 
 def test_alpha_beta_sees_the_recapture_the_material_player_misses(weights):
@@ -107,8 +108,8 @@ def test_alpha_beta_sees_the_recapture_the_material_player_misses(weights):
         ab.new_game(0)
         move = ab.choose(board)
         assert move in board.legal_move_codes() and move != usi_to_move("5h5d")
-        assert abs(ab.last_value - evaluate(board.pos, weights)) < 100   # nothing is won, nothing is lost
-    assert board.sfen() == Board(POISONED_PAWN_SFEN).sfen()   # players leave the board alone
+        assert abs(ab.last_value - evaluate(board.pos, weights)) < 100  # nothing is won, nothing is lost
+    assert board.sfen() == Board(POISONED_PAWN_SFEN).sfen()  # players leave the board alone
 
 
 def test_alpha_beta_takes_the_rook_and_finds_mate_in_one(weights):
@@ -149,7 +150,7 @@ def test_mcss_pick_draws_from_the_root_policy_with_its_own_weights(weights):
         assert move in legal
         drawn.add(move)
         not_best += move != learner.last_result.best_move
-    assert len(drawn) >= 10 and not_best >= 10          # ~uniform over the root moves at this temperature
+    assert len(drawn) >= 10 and not_best >= 10  # ~uniform over the root moves at this temperature
     with pytest.raises(ValueError, match="pick"):
         make_player("mcss:pick=-1", None, None)
     with pytest.raises(ValueError, match="nosuch.npz: no such file"):
@@ -169,6 +170,7 @@ def test_player_specs():
 
 def test_random_openings_are_balanced_and_seeded():
     import random
+
     a = random_opening(random.Random(5), 6, 150.0)
     assert a == random_opening(random.Random(5), 6, 150.0) and len(a) == 6
     board = Board()
@@ -180,8 +182,14 @@ def test_random_openings_are_balanced_and_seeded():
 def run_arena(tmp_path, name, games):
     path = tmp_path / f"{name}.json"
     out = io.StringIO()
-    config = ArenaConfig("mcss:samples=20,name=mcss", "material", games=games, seed=3,
-                         rules=ArenaRules(max_moves=120), json_path=str(path))
+    config = ArenaConfig(
+        "mcss:samples=20,name=mcss",
+        "material",
+        games=games,
+        seed=3,
+        rules=ArenaRules(max_moves=120),
+        json_path=str(path),
+    )
     summary = Arena(config, out=out).run()
     return summary, json.loads(path.read_text()), out.getvalue()
 
@@ -194,12 +202,12 @@ def test_mcss_against_material_plays_legal_games_reproducibly(tmp_path):
         assert game["reason"] in GAME_REASONS
         board = Board()
         for move in game["opening"].split() + game["moves"]:
-            board.push_usi(move)                # raises on an illegal move
+            board.push_usi(move)  # raises on an illegal move
         assert board.ply == game["plies"]
         if game["reason"] == "mate":
             assert board.is_checkmate() and game["winner"] == ("w" if board.turn == 0 else "b")
     assert [g["black"] for g in data["games"]] == ["mcss", "material"]
-    for game in data["games"]:                  # the samples limit (fewer once a mate is proven)
+    for game in data["games"]:  # the samples limit (fewer once a mate is proven)
         assert list(game["search"]) == ["mcss"] and 0 < game["search"]["mcss"]["samples"] <= 20
     assert summary["search"]["mcss"]["moves"] == sum(g["search"]["mcss"]["moves"] for g in data["games"])
     assert data["games"][0]["opening"] == data["games"][1]["opening"]
@@ -209,12 +217,27 @@ def test_mcss_against_material_plays_legal_games_reproducibly(tmp_path):
 
 def test_cli_runs_and_rejects_bad_specs(tmp_path):
     path = tmp_path / "cli.json"
-    cmd = [sys.executable, "-m", "learn", "arena", "--player1", "alphabeta:depth=1,name=ab1",
-           "--player2", "material", "--games", "2", "--max-moves", "60", "--json", str(path)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "learn",
+        "arena",
+        "--player1",
+        "alphabeta:depth=1,name=ab1",
+        "--player2",
+        "material",
+        "--games",
+        "2",
+        "--max-moves",
+        "60",
+        "--json",
+        str(path),
+    ]
     done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "Score of ab1 vs material" in done.stdout
     assert json.loads(path.read_text())["summary"]["games"] == 2
-    bad = subprocess.run(cmd[:5] + ["mcss:tsel=3", "--player2", "material"], cwd=REPO, capture_output=True,
-                         text=True, timeout=120)
+    bad = subprocess.run(
+        cmd[:5] + ["mcss:tsel=3", "--player2", "material"], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert bad.returncode == 2 and "arena: error: bad setting 'tsel=3'" in bad.stderr

@@ -24,24 +24,27 @@ def test_score_elo_round_trip_and_known_points():
 def test_trinomial_interval_matches_hand_computation():
     w, l, d = 30, 20, 50
     n = w + l + d
-    mu = (w + d / 2) / n                       # 0.55
-    var = (w * (1 - mu) ** 2 + d * (0.5 - mu) ** 2 + l * mu ** 2) / n
+    mu = (w + d / 2) / n  # 0.55
+    var = (w * (1 - mu) ** 2 + d * (0.5 - mu) ** 2 + l * mu**2) / n
     se = math.sqrt(var / n)
     z = 1.959963984540054
     est = elo.trinomial(w, l, d)
     assert est.score == pytest.approx(0.55)
-    assert est.elo == pytest.approx(-400 * math.log10(1 / 0.55 - 1))   # 34.86
+    assert est.elo == pytest.approx(-400 * math.log10(1 / 0.55 - 1))  # 34.86
     assert est.elo == pytest.approx(34.86, abs=0.01)
     assert est.lower == pytest.approx(-400 * math.log10(1 / (mu - z * se) - 1))
     assert est.upper == pytest.approx(-400 * math.log10(1 / (mu + z * se) - 1))
     assert est.lower < est.elo < est.upper
 
 
-@pytest.mark.parametrize("w,l,d,elo_,err,los_pct", [
-    (63, 17, 26, 161.5, 62.3, 100.0),     # published cutechess-cli outputs ("Score of X vs Y: W - L - D")
-    (5383, 5132, 4808, 5.7, 4.6, 99.3),
-    (162, 201, 87, -30.2, 28.9, 2.0),
-])
+@pytest.mark.parametrize(
+    "w,l,d,elo_,err,los_pct",
+    [
+        (63, 17, 26, 161.5, 62.3, 100.0),  # published cutechess-cli outputs ("Score of X vs Y: W - L - D")
+        (5383, 5132, 4808, 5.7, 4.6, 99.3),
+        (162, 201, 87, -30.2, 28.9, 2.0),
+    ],
+)
 def test_reproduces_published_cutechess_results(w, l, d, elo_, err, los_pct):
     est = elo.trinomial(w, l, d, confidence=CUTECHESS_CONFIDENCE)
     assert round(est.elo, 1) == elo_
@@ -78,19 +81,25 @@ def test_pentanomial_hand_computation_and_narrower_than_trinomial():
     assert est.error < tri.error
 
 
-@pytest.mark.parametrize("wld,bounds,llr", [
-    ((21404, 21184, 40708), (0.5, 2.5), -1.57),   # fastchess test suite, "logistic trinomial"
-    ((57433, 57030, 106593), (0.0, 2.0), -2.59),
-])
+@pytest.mark.parametrize(
+    "wld,bounds,llr",
+    [
+        ((21404, 21184, 40708), (0.5, 2.5), -1.57),  # fastchess test suite, "logistic trinomial"
+        ((57433, 57030, 106593), (0.0, 2.0), -2.59),
+    ],
+)
 def test_sprt_trinomial_matches_fastchess(wld, bounds, llr):
     res = elo.sprt_trinomial(*wld, elo0=bounds[0], elo1=bounds[1])
     assert res.llr == pytest.approx(llr, abs=0.01)
 
 
-@pytest.mark.parametrize("ll_ld_wl_dd_wd_ww,bounds,llr", [
-    ((223, 9863, 20279, 1000, 10037, 246), (0.5, 2.5), -3.07),   # fastchess, "logistic pentanomial"
-    ((871, 26175, 55003, 980, 26678, 821), (0.0, 2.0), -4.98),
-])
+@pytest.mark.parametrize(
+    "ll_ld_wl_dd_wd_ww,bounds,llr",
+    [
+        ((223, 9863, 20279, 1000, 10037, 246), (0.5, 2.5), -3.07),  # fastchess, "logistic pentanomial"
+        ((871, 26175, 55003, 980, 26678, 821), (0.0, 2.0), -4.98),
+    ],
+)
 def test_sprt_pentanomial_matches_fastchess(ll_ld_wl_dd_wd_ww, bounds, llr):
     ll, ld, wl, dd, wd, ww = ll_ld_wl_dd_wd_ww
     res = elo.sprt_pentanomial([ll, ld, wl + dd, wd, ww], elo0=bounds[0], elo1=bounds[1])
@@ -105,7 +114,7 @@ def test_sprt_bounds_formula_and_verdicts():
     # hand formula: N (s1 - s0)(2 mu - s0 - s1) / (2 var)
     w, l, d = 600, 400, 1000
     mu, n = (w + d / 2) / (w + l + d), w + l + d
-    var = (w * (1 - mu) ** 2 + d * (0.5 - mu) ** 2 + l * mu ** 2) / n
+    var = (w * (1 - mu) ** 2 + d * (0.5 - mu) ** 2 + l * mu**2) / n
     s0, s1 = elo.elo_to_score(0), elo.elo_to_score(10)
     res = elo.sprt_trinomial(w, l, d, elo0=0, elo1=10)
     assert res.llr == pytest.approx(n * (s1 - s0) * (2 * mu - s0 - s1) / (2 * var))
@@ -135,6 +144,7 @@ def test_degenerate_samples_give_infinite_bounds_not_errors():
 def test_clean_sweep_has_the_exact_clopper_pearson_bound():
     """20-0: the 95 % lower bound of the score is 0.025^(1/20) = 0.8316 (the strength doc's hand figure)."""
     from learn.match.match import _fmt_elo
+
     est = elo.trinomial(20, 0, 0)
     assert elo.elo_to_score(est.lower) == pytest.approx(0.025 ** (1 / 20))
     assert est.lower == pytest.approx(277.4, abs=0.1)

@@ -21,7 +21,7 @@ def test_crossing_is_linear_in_log_budget():
     # +100 Elo at 1,000 nodes, -100 at 100,000: halfway in log budget = 10,000
     assert crossing([(1000, 100.0), (100000, -100.0)]) == pytest.approx(10000.0)
     # a quarter of the way: +50 then -150
-    assert crossing([(1000, 50.0), (10000, -150.0)]) == pytest.approx(1000 * 10 ** 0.25)
+    assert crossing([(1000, 50.0), (10000, -150.0)]) == pytest.approx(1000 * 10**0.25)
     assert crossing([(10, 5.0), (20, 1.0)]) == "above"
     assert crossing([(10, -5.0), (20, 1.0)]) == "below"
     # the first rung from which we lose is the crossing, later noise does not move it
@@ -29,17 +29,23 @@ def test_crossing_is_linear_in_log_budget():
 
 
 def _summary(w, l, d, pairs):
-    return {"games": w + l + d, "wins": w, "losses": l, "draws": d, "pentanomial": pairs,
-            "score": (w + d / 2) / (w + l + d)}
+    return {
+        "games": w + l + d,
+        "wins": w,
+        "losses": l,
+        "draws": d,
+        "pentanomial": pairs,
+        "score": (w + d / 2) / (w + l + d),
+    }
 
 
 def test_parity_from_rungs_handles_sweeps():
-    won = Rung(1000, _summary(40, 0, 0, [0, 0, 0, 0, 20]))          # clean sweep: finite Elo for the fit
+    won = Rung(1000, _summary(40, 0, 0, [0, 0, 0, 0, 20]))  # clean sweep: finite Elo for the fit
     lost = Rung(8000, _summary(0, 40, 0, [20, 0, 0, 0, 0]))
     point, lo, hi = won.elo_bounds()
     assert math.isfinite(point) and point > 0 and lo <= point <= hi
-    par = parity([lost, won])                                       # order of the rungs does not matter
-    assert par["budget"] == round(math.sqrt(1000 * 8000))           # symmetric rungs: the geometric mean
+    par = parity([lost, won])  # order of the rungs does not matter
+    assert par["budget"] == round(math.sqrt(1000 * 8000))  # symmetric rungs: the geometric mean
     assert isinstance(par["low"], int) and isinstance(par["high"], int)
     assert par["low"] <= par["budget"] <= par["high"]
     assert parity([won])["budget"] == "above" and parity([lost])["budget"] == "below"
@@ -55,9 +61,32 @@ def test_budgets_are_checked():
 def test_two_rung_ladder_against_our_own_engine(tmp_path):
     out = tmp_path / "ladder"
     common = ["Threads=1", "USI_Hash=16", "NetworkDelay2=200", "MinimumThinkingTime=1000"]
-    cmd = [sys.executable, "-m", "learn", "ladder", "--engine", ENGINE, "--opponent", ENGINE,
-           "--opponent-name", "self", "--budgets", "300,3000", "--games", "2", "--byoyomi", "1000",
-           "--max-moves", "12", "--openings", str(OPENINGS), "--out", str(out), "--option", "NodesLimit=1500"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "learn",
+        "ladder",
+        "--engine",
+        ENGINE,
+        "--opponent",
+        ENGINE,
+        "--opponent-name",
+        "self",
+        "--budgets",
+        "300,3000",
+        "--games",
+        "2",
+        "--byoyomi",
+        "1000",
+        "--max-moves",
+        "12",
+        "--openings",
+        str(OPENINGS),
+        "--out",
+        str(out),
+        "--option",
+        "NodesLimit=1500",
+    ]
     for option in common:
         cmd += ["--option", option, "--opponent-option", option]
     done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)

@@ -22,9 +22,15 @@ def gtp_fixture(*args: str) -> str:
 
 
 def play(tmp_path, cmd1, cmd2, games=2, tc=MOVETIME, rules=GoRules(size=5, komi=3.0), openings=None):
-    config = MatchConfig(game="go", engines=(EngineSpec("one", cmd1), EngineSpec("two", cmd2)), tc=tc,
-                         games=games, go_rules=rules, records_dir=str(tmp_path / "records"),
-                         **({"openings": openings} if openings else {}))
+    config = MatchConfig(
+        game="go",
+        engines=(EngineSpec("one", cmd1), EngineSpec("two", cmd2)),
+        tc=tc,
+        games=games,
+        go_rules=rules,
+        records_dir=str(tmp_path / "records"),
+        **({"openings": openings} if openings else {}),
+    )
     match = Match(config, out=io.StringIO())
     summary = match.run()
     return summary, [match.tally.results[i] for i in sorted(match.tally.results)]
@@ -52,9 +58,16 @@ def test_gnugo_vs_gnugo_scored_by_the_referee_with_sgf(tmp_path):
         assert [c for c, _ in moves] == ["b", "w"] * (len(moves) // 2) + ["b"] * (len(moves) % 2)
 
 
-@pytest.mark.parametrize("fault,reason", [
-    ("crash", "crash"), ("hang", "time"), ("illegal", "illegal"), ("garbage", "illegal"), ("fail", "protocol"),
-])
+@pytest.mark.parametrize(
+    "fault,reason",
+    [
+        ("crash", "crash"),
+        ("hang", "time"),
+        ("illegal", "illegal"),
+        ("garbage", "illegal"),
+        ("fail", "protocol"),
+    ],
+)
 def test_gtp_faults_are_losses_and_the_match_finishes(tmp_path, fault, reason):
     summary, results = play(tmp_path, gtp_fixture("--fault", fault, "--seed", "1"), GNUGO)
     assert [r.reason for r in results] == [reason, reason]
@@ -75,16 +88,21 @@ def test_go_openings_from_sgf_and_move_lists(tmp_path):
     assert load_openings("go", str(lines), 5, None)[0].moves == openings[0].moves
     _, results = play(tmp_path, gtp_fixture("--fault", "resign", "--at", "1"), GNUGO, openings=openings[:1])
     for r in results:
-        moves = [n.get_move() for n in sgf.Sgf_game.from_bytes(Path(r.records[0]).read_bytes())
-                 .get_main_sequence()[1:]]
+        moves = [n.get_move() for n in sgf.Sgf_game.from_bytes(Path(r.records[0]).read_bytes()).get_main_sequence()[1:]]
         assert moves[:2] == [("b", (2, 2)), ("w", (2, 1))]
         assert r.reason == "resign" and r.first_score == 0.0
 
 
 def test_go_rejects_clocks_gtp_cannot_express(tmp_path):
     with pytest.raises(MatchError, match="Fischer"):
-        MatchConfig(game="go", engines=(EngineSpec("a", GNUGO), EngineSpec("b", GNUGO)),
-                    tc=TimeControl.from_args(time_ms=1000, inc_ms=100))
+        MatchConfig(
+            game="go",
+            engines=(EngineSpec("a", GNUGO), EngineSpec("b", GNUGO)),
+            tc=TimeControl.from_args(time_ms=1000, inc_ms=100),
+        )
     with pytest.raises(MatchError, match="whole seconds"):
-        MatchConfig(game="go", engines=(EngineSpec("a", GNUGO), EngineSpec("b", GNUGO)),
-                    tc=TimeControl.from_args(movetime_ms=500))
+        MatchConfig(
+            game="go",
+            engines=(EngineSpec("a", GNUGO), EngineSpec("b", GNUGO)),
+            tc=TimeControl.from_args(movetime_ms=500),
+        )

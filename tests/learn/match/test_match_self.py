@@ -20,10 +20,34 @@ REASONS = {"mate", "resign", "max-moves", "repetition", "perpetual-check", "decl
 def test_engine_against_itself_at_two_temperatures(tmp_path):
     out, records = tmp_path / "match.json", tmp_path / "records"
     common = ["Threads=1", "USI_Hash=16", "Seed=1"]
-    cmd = [sys.executable, "-m", "learn", "match", "--engine1", ENGINE, "--engine2", ENGINE,
-           "--name1", "t92", "--name2", "t200", "--option2", "SoftmaxTemperature=200",
-           "--option2", "BackupTemperature=200", "--games", "2", "--nodes", "3000", "--max-moves", "40",
-           "--records", str(records), "--json", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "learn",
+        "match",
+        "--engine1",
+        ENGINE,
+        "--engine2",
+        ENGINE,
+        "--name1",
+        "t92",
+        "--name2",
+        "t200",
+        "--option2",
+        "SoftmaxTemperature=200",
+        "--option2",
+        "BackupTemperature=200",
+        "--games",
+        "2",
+        "--nodes",
+        "3000",
+        "--max-moves",
+        "40",
+        "--records",
+        str(records),
+        "--json",
+        str(out),
+    ]
     for option in common:
         cmd += ["--option1", option, "--option2", option]
     done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=240)
@@ -35,7 +59,7 @@ def test_engine_against_itself_at_two_temperatures(tmp_path):
     assert s["games"] == 2 and s["wins"] + s["losses"] + s["draws"] == 2
     assert s["score"] == (s["wins"] + s["draws"] / 2) / 2
     assert sum(s["pentanomial"]) == 1 and 0.0 <= s["los"] <= 1.0
-    assert s["faults"] == {"t92": {}, "t200": {}}        # neither engine crashed, hung or moved illegally
+    assert s["faults"] == {"t92": {}, "t200": {}}  # neither engine crashed, hung or moved illegally
     assert set(s["reasons"]) <= REASONS
     assert data["engines"][1]["options"]["SoftmaxTemperature"] == "200"
 
@@ -46,7 +70,7 @@ def test_engine_against_itself_at_two_temperatures(tmp_path):
         assert len(moves) == game["plies"]
         board = Board()
         for move in moves:
-            board.push_usi(move)                          # every recorded move is legal
+            board.push_usi(move)  # every recorded move is legal
         if game["reason"] == "mate":
             assert board.is_checkmate()
         parsed = cshogi.KIF.Parser.parse_file(kif)

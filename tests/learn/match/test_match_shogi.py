@@ -23,23 +23,41 @@ FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[3]
 BYOYOMI = TimeControl.from_args(byoyomi_ms=200, margin_ms=150)
 
-MATE_SFEN = "4k4/9/4P4/9/9/9/9/9/4K4 b G2r2b3g4s4n4l17p 1"          # G*5b mates
-PERPETUAL_SFEN = "4k4/R8/9/9/9/9/9/9/4K4 b - 1"                      # R 9b9a/9a9b checks, K 5a5b/5b5a
-DECLARE_SFEN = "RRBBGGGG1/SSSSK4/9/9/9/9/9/9/8k b - 1"               # Black: 28 points, 12 pieces in camp
+MATE_SFEN = "4k4/9/4P4/9/9/9/9/9/4K4 b G2r2b3g4s4n4l17p 1"  # G*5b mates
+PERPETUAL_SFEN = "4k4/R8/9/9/9/9/9/9/4K4 b - 1"  # R 9b9a/9a9b checks, K 5a5b/5b5a
+DECLARE_SFEN = "RRBBGGGG1/SSSSK4/9/9/9/9/9/9/8k b - 1"  # Black: 28 points, 12 pieces in camp
 
 
 def usi(*args: str) -> str:
     return f"{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURES / 'usi_fixture.py'))} " + " ".join(
-        shlex.quote(a) for a in args)
+        shlex.quote(a) for a in args
+    )
 
 
-def play(tmp_path, cmd1, cmd2, games=2, tc=BYOYOMI, rules=ShogiRules(max_moves=40, stop_grace_s=0.5),
-         openings=None, concurrency=1, **kw):
+def play(
+    tmp_path,
+    cmd1,
+    cmd2,
+    games=2,
+    tc=BYOYOMI,
+    rules=ShogiRules(max_moves=40, stop_grace_s=0.5),
+    openings=None,
+    concurrency=1,
+    **kw,
+):
     out = io.StringIO()
     config = MatchConfig(
-        game="shogi", engines=(EngineSpec("one", cmd1), EngineSpec("two", cmd2)), tc=tc, games=games,
-        concurrency=concurrency, openings=openings or [Opening(label="startpos")], shogi_rules=rules,
-        records_dir=str(tmp_path / "records"), json_path=str(tmp_path / "match.json"), **kw)
+        game="shogi",
+        engines=(EngineSpec("one", cmd1), EngineSpec("two", cmd2)),
+        tc=tc,
+        games=games,
+        concurrency=concurrency,
+        openings=openings or [Opening(label="startpos")],
+        shogi_rules=rules,
+        records_dir=str(tmp_path / "records"),
+        json_path=str(tmp_path / "match.json"),
+        **kw,
+    )
     match = Match(config, out=out)
     summary = match.run()
     results = [match.tally.results[i] for i in sorted(match.tally.results)]
@@ -76,13 +94,18 @@ def test_random_engines_play_full_games_with_readable_records(tmp_path):
     assert data["games"][0]["first_is_black"] is True
 
 
-@pytest.mark.parametrize("fault,reason", [
-    ("crash", "crash"), ("hang", "hang"), ("oversleep", "time"), ("illegal", "illegal"),
-    ("false-win", "false-declaration"),
-])
+@pytest.mark.parametrize(
+    "fault,reason",
+    [
+        ("crash", "crash"),
+        ("hang", "hang"),
+        ("oversleep", "time"),
+        ("illegal", "illegal"),
+        ("false-win", "false-declaration"),
+    ],
+)
 def test_each_fault_is_detected_scored_as_a_loss_and_the_match_finishes(tmp_path, fault, reason):
-    summary, results, text = play(tmp_path, usi("--fault", fault, "--at", "2", "--seed", "3"),
-                                  usi("--seed", "4"))
+    summary, results, text = play(tmp_path, usi("--fault", fault, "--at", "2", "--seed", "3"), usi("--seed", "4"))
     assert len(results) == 2
     for r in results:
         assert r.reason == reason and r.first_score == 0.0, text
@@ -90,8 +113,13 @@ def test_each_fault_is_detected_scored_as_a_loss_and_the_match_finishes(tmp_path
     assert summary["faults"]["one"] == {reason: 2} and summary["losses"] == 2
     restarted = summary["restarts"]["one@slot0"]
     assert restarted == (1 if fault in ("crash", "hang") else 0)  # killed after game 1, restarted once
-    ending = {"crash": "ILLEGAL_ACTION", "hang": "%TIME_UP", "oversleep": "%TIME_UP",
-              "illegal": "ILLEGAL_ACTION", "false-win": "ILLEGAL_ACTION"}[fault]
+    ending = {
+        "crash": "ILLEGAL_ACTION",
+        "hang": "%TIME_UP",
+        "oversleep": "%TIME_UP",
+        "illegal": "ILLEGAL_ACTION",
+        "false-win": "ILLEGAL_ACTION",
+    }[fault]
     csa_text = Path(next(p for p in results[0].records if p.endswith(".csa"))).read_text()
     assert ending in csa_text
     for ext in ("csa", "kif"):  # game 1: engine 1 (Black) lost
@@ -111,8 +139,9 @@ def test_engines_receive_the_result_and_are_reused(tmp_path):
 
 def test_repetition_draw(tmp_path):
     script = "5i5h 5h5i 5a5b 5b5a"  # both kings step out and back: the start position recurs
-    summary, results, _ = play(tmp_path, usi("--script", script), usi("--script", script), games=2,
-                               rules=ShogiRules(max_moves=100))
+    summary, results, _ = play(
+        tmp_path, usi("--script", script), usi("--script", script), games=2, rules=ShogiRules(max_moves=100)
+    )
     for r in results:
         assert (r.winner, r.reason, r.plies) == (None, "repetition", 12)  # 4th occurrence at ply 12
     assert summary["draws"] == 2
@@ -121,8 +150,14 @@ def test_repetition_draw(tmp_path):
 
 def test_perpetual_check_loses_for_the_checker(tmp_path):
     script = "9b9a 9a9b 5a5b 5b5a"
-    _, results, _ = play(tmp_path, usi("--script", script), usi("--script", script), games=1,
-                         openings=[Opening(PERPETUAL_SFEN, (), "perpetual")], rules=ShogiRules(max_moves=100))
+    _, results, _ = play(
+        tmp_path,
+        usi("--script", script),
+        usi("--script", script),
+        games=1,
+        openings=[Opening(PERPETUAL_SFEN, (), "perpetual")],
+        rules=ShogiRules(max_moves=100),
+    )
     (r,) = results
     # the start position recurs at plies 4, 8, 12; every Black move of the cycle gave check -> Black loses
     assert (r.winner, r.reason, r.plies) == ("w", "perpetual-check", 12)
@@ -132,8 +167,7 @@ def test_perpetual_check_loses_for_the_checker(tmp_path):
 
 
 def test_checkmate_ends_the_game(tmp_path):
-    _, results, _ = play(tmp_path, usi("--script", "G*5b"), usi(), games=1,
-                         openings=[Opening(MATE_SFEN, (), "mate")])
+    _, results, _ = play(tmp_path, usi("--script", "G*5b"), usi(), games=1, openings=[Opening(MATE_SFEN, (), "mate")])
     (r,) = results
     assert (r.winner, r.reason, r.plies) == ("b", "mate", 1)
     csa = next(p for p in r.records if p.endswith(".csa"))
@@ -143,15 +177,23 @@ def test_checkmate_ends_the_game(tmp_path):
     assert parsed["moves"] == ["G*5b"] and parsed["win"] == "b"
 
 
-@pytest.mark.parametrize("rule,winner,reason", [
-    ("CSARule27", "b", "declaration"),        # 28 points: enough for Black under the 27-point rule
-    ("CSARule24", None, "declaration-draw"),  # 24-30 points draw under the 24-point rule
-    ("NoEnteringKing", "w", "false-declaration"),
-])
+@pytest.mark.parametrize(
+    "rule,winner,reason",
+    [
+        ("CSARule27", "b", "declaration"),  # 28 points: enough for Black under the 27-point rule
+        ("CSARule24", None, "declaration-draw"),  # 24-30 points draw under the 24-point rule
+        ("NoEnteringKing", "w", "false-declaration"),
+    ],
+)
 def test_declaration_is_judged_by_the_rule(tmp_path, rule, winner, reason):
-    _, results, _ = play(tmp_path, usi("--fault", "false-win", "--at", "1"), usi(), games=1,
-                         openings=[Opening(DECLARE_SFEN, (), "declare")],
-                         rules=ShogiRules(declaration_rule=rule, max_moves=40))
+    _, results, _ = play(
+        tmp_path,
+        usi("--fault", "false-win", "--at", "1"),
+        usi(),
+        games=1,
+        openings=[Opening(DECLARE_SFEN, (), "declare")],
+        rules=ShogiRules(declaration_rule=rule, max_moves=40),
+    )
     (r,) = results
     assert (r.winner, r.reason, r.plies) == (winner, reason, 0)
 
@@ -166,9 +208,9 @@ def test_clock_enforces_byoyomi_after_main_time():
     clock = RefereeClock(TimeControl.from_args(time_ms=1000, byoyomi_ms=500, margin_ms=100))
     assert clock.usi_go() == "go btime 1000 wtime 1000 byoyomi 500"
     assert clock.allowance_ms("b") == 1600
-    clock.spend("b", 1300)                      # main time used up, 300 ms of byoyomi
+    clock.spend("b", 1300)  # main time used up, 300 ms of byoyomi
     assert clock.remaining == {"b": 0, "w": 1000}
-    assert clock.on_time("b", 600) and not clock.on_time("b", 601)   # byoyomi + margin only
+    assert clock.on_time("b", 600) and not clock.on_time("b", 601)  # byoyomi + margin only
     fischer = RefereeClock(TimeControl.from_args(time_ms=1000, inc_ms=200, margin_ms=0))
     assert fischer.usi_go() == "go btime 1000 wtime 1000 binc 200 winc 200"
     fischer.spend("w", 300)
@@ -184,20 +226,29 @@ def test_clock_enforces_byoyomi_after_main_time():
 def test_fixed_nodes_are_sent_and_not_timed(tmp_path):
     tc = TimeControl.from_args(nodes=1000, fixed_timeout_ms=5000)
     logs = tmp_path / "logs"
-    summary, results, _ = play(tmp_path, usi("--seed", "6"), usi("--seed", "7"), games=1, tc=tc,
-                               rules=ShogiRules(max_moves=6), log_dir=str(logs))
+    summary, results, _ = play(
+        tmp_path,
+        usi("--seed", "6"),
+        usi("--seed", "7"),
+        games=1,
+        tc=tc,
+        rules=ShogiRules(max_moves=6),
+        log_dir=str(logs),
+    )
     assert results[0].reason == "max-moves"
     assert "> go nodes 1000" in (logs / "slot0-engine1-one.log").read_text()
 
 
 def test_openings_are_played_with_both_colours(tmp_path):
     book = tmp_path / "openings.txt"
-    book.write_text("# two openings\n7g7f 3c3d\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL "
-                    "w - 2 moves 8c8d\n")
+    book.write_text(
+        "# two openings\n7g7f 3c3d\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2 moves 8c8d\n"
+    )
     openings = load_openings("shogi", str(book), 9, None)
     assert [o.moves for o in openings] == [("7g7f", "3c3d"), ("8c8d",)]
-    _, results, _ = play(tmp_path, usi("--seed", "8"), usi("--seed", "9"), games=4, openings=openings,
-                         rules=ShogiRules(max_moves=12))
+    _, results, _ = play(
+        tmp_path, usi("--seed", "8"), usi("--seed", "9"), games=4, openings=openings, rules=ShogiRules(max_moves=12)
+    )
     assert [r.opening for r in results] == [openings[0].label] * 2 + [openings[1].label] * 2
     assert referee_moves(Path(results[0].records[0]))[:2] == ["7g7f", "3c3d"]
     third = shogi.CSA.Parser.parse_file(results[2].records[0])[0]
@@ -207,17 +258,23 @@ def test_openings_are_played_with_both_colours(tmp_path):
 
 def test_bad_configuration_fails_clearly(tmp_path):
     with pytest.raises(MatchError, match="illegal move"):
-        MatchConfig(game="shogi", engines=(EngineSpec("a", usi()), EngineSpec("b", usi())), tc=BYOYOMI,
-                    openings=[Opening(None, ("7g7e",), "bad")])
-    config = MatchConfig(game="shogi", engines=(EngineSpec("a", "/nonexistent/engine"), EngineSpec("b", usi())),
-                         tc=BYOYOMI)
+        MatchConfig(
+            game="shogi",
+            engines=(EngineSpec("a", usi()), EngineSpec("b", usi())),
+            tc=BYOYOMI,
+            openings=[Opening(None, ("7g7e",), "bad")],
+        )
+    config = MatchConfig(
+        game="shogi", engines=(EngineSpec("a", "/nonexistent/engine"), EngineSpec("b", usi())), tc=BYOYOMI
+    )
     with pytest.raises(MatchError, match="does not start"):
         Match(config, out=io.StringIO()).run()
 
 
 def test_sprt_verdict_stops_the_match(tmp_path):
-    summary, results, text = play(tmp_path, usi("--fault", "resign", "--at", "1"), usi(), games=20,
-                                  sprt=SprtSpec(0.0, 10.0))
+    summary, results, text = play(
+        tmp_path, usi("--fault", "resign", "--at", "1"), usi(), games=20, sprt=SprtSpec(0.0, 10.0)
+    )
     assert summary["sprt"]["verdict"] == "H0" and len(results) == 2  # one lost pair is enough here
     assert "-> H0" in text
 
@@ -225,15 +282,48 @@ def test_sprt_verdict_stops_the_match(tmp_path):
 def test_cli_runs_a_match_and_writes_json(tmp_path):
     out = tmp_path / "cli.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "learn", "match", "--engine1", usi("--seed", "1"), "--engine2", usi("--seed", "2"),
-         "--name1", "a", "--name2", "b", "--games", "2", "--byoyomi", "200", "--max-moves", "10",
-         "--option1", "Dummy=3", "--sprt", "0", "10", "--json", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "learn",
+            "match",
+            "--engine1",
+            usi("--seed", "1"),
+            "--engine2",
+            usi("--seed", "2"),
+            "--name1",
+            "a",
+            "--name2",
+            "b",
+            "--games",
+            "2",
+            "--byoyomi",
+            "200",
+            "--max-moves",
+            "10",
+            "--option1",
+            "Dummy=3",
+            "--sprt",
+            "0",
+            "10",
+            "--json",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Score of a vs b: 0 - 0 - 2" in proc.stdout and "SPRT" in proc.stdout
     data = json.loads(out.read_text())
     assert data["engines"][0]["options"] == {"Dummy": "3"}
     assert data["summary"]["sprt"]["verdict"] == "continue"
-    bad = subprocess.run([sys.executable, "-m", "learn", "match", "--engine1", "/nonexistent", "--engine2",
-                          usi(), "--byoyomi", "100"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "learn", "match", "--engine1", "/nonexistent", "--engine2", usi(), "--byoyomi", "100"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "does not start" in bad.stderr
