@@ -23,7 +23,7 @@ from numba import njit
 
 from usi_engine.search.atomics import atomic_add, atomic_cas, atomic_load, atomic_store
 from usi_engine.search.rng import mix64, next_unit
-from usi_engine.search.values import MATE_THRESHOLD
+from usi_engine.search.values import MATE_THRESHOLD, is_proven
 
 # --- node state (low two bits of state[]) and flags ---------------------------------------------
 UNEXPANDED, EXPANDING, EXPANDED = 0, 1, 2
@@ -638,7 +638,7 @@ def build_kernels(game, stamp):
         collisions = 0
         cycles = 0
         while done < max_samples:
-            if abs(value[root]) >= MATE_THRESHOLD and (atomic_load(state, root) & PHASE_MASK) == EXPANDED:
+            if is_proven(value[root]) and (atomic_load(state, root) & PHASE_MASK) == EXPANDED:
                 break
             if not claim_sample(ctl):
                 break
@@ -651,7 +651,7 @@ def build_kernels(game, stamp):
                 while True:
                     st = atomic_load(state, node) & PHASE_MASK
                     if st == EXPANDED:
-                        if tree[T_COUNT][node] == 0 or abs(value[node]) >= MATE_THRESHOLD or d >= max_depth:
+                        if tree[T_COUNT][node] == 0 or is_proven(value[node]) or d >= max_depth:
                             break
                         e = select_edge(tree, node, policy, fp, rng, wbuf)
                         child = echild[e]

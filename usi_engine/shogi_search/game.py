@@ -47,9 +47,7 @@ from usi_engine.shogi.layout import (
     H_KEY,
     H_MOVE,
     KEY,
-    KING_SQ,
     MAX_MOVES,
-    MOVE_NUMBER,
     MOVE_TO_MASK,
     PLY,
     SIDE,
@@ -63,12 +61,13 @@ from usi_engine.shogi.position import (
     REP_WIN,
     RULE_CSA27,
     RULE_TRY,
-    TRY_SQUARE,
     attackers,
     declaration,
     do_move,
+    game_length,
     history_capacity,
     repetition,
+    try_reached,
     undo_move,
 )
 from usi_engine.shogi.sfen import move_to_usi
@@ -141,8 +140,7 @@ def terminal_value(pos, params, scratch):
     if pos[HIST + HIST_STRIDE * pos[PLY] + H_CHECK] != 0 and gen_legal(pos, scratch) == 0:
         return True, -MATE
     rule = np.int64(params[P_ENTERING_RULE])
-    mover = 1 - pos[SIDE]
-    if rule == RULE_TRY and pos[KING_SQ + mover] == TRY_SQUARE[mover]:
+    if rule == RULE_TRY and try_reached(pos):
         return True, -MATE
     decl = declaration(pos, rule)
     if decl == DECL_WIN:
@@ -150,7 +148,7 @@ def terminal_value(pos, params, scratch):
     if decl == DECL_DRAW:
         return True, draw_value(pos, params)
     max_moves = np.int64(params[P_MAX_MOVES])
-    if max_moves > 0 and pos[MOVE_NUMBER] + pos[PLY] - 1 >= max_moves:
+    if max_moves > 0 and game_length(pos) >= max_moves:
         return True, draw_value(pos, params)
     return False, 0.0
 

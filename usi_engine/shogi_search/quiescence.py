@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from eval.shogi_features import N_EACC, N_EIDX, eval_features, inc_init, inc_record, inc_value
-from usi_engine.search.values import MATE, MATE_THRESHOLD
+from usi_engine.search.values import MATE, is_proven
 from usi_engine.shogi.layout import (
     BISHOP,
     BOARD,
@@ -311,7 +311,7 @@ def pv_leaf_gradient(pos, w, value, pv, counts, out_idx, out_coef):
     leaf's active features with their sign flipped for an odd PV length (negamax), and restores pos.
     Returns the number of features; 0 for a mate score, which does not depend on w.
     """
-    if abs(value) >= MATE_THRESHOLD:
+    if is_proven(value):
         return 0
     length = counts[0, 2]
     for i in range(length):
