@@ -44,7 +44,7 @@ value (pg.shogi_strap_gradients). It needs no result, so it goes to the result-f
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
@@ -126,7 +126,7 @@ class GameOutcome:
     nodes: int = 0  # positions evaluated by the searches
     samples: int = 0
     seconds: float = 0.0
-    log_pi: list = None  # (side "b"/"w", log pi_a(a_t), baseline b_t) of each learned move
+    log_pi: list = field(default_factory=list)  # (side "b"/"w", log pi_a(a_t), baseline b_t) of each learned move
     leaf_mismatch: float = 0.0  # largest |recomputed - stored| leaf value (should be ~0)
     lam: float = 1.0  # the advantage lambda the game was learned with
 
@@ -210,7 +210,7 @@ class SelfPlayer:
                 threads=1, hash_mb=cfg.hash_mb, t_sel=cfg.t_sel, t_back=cfg.t_back, graph=False, reuse=True, seed=seed
             ),
         )
-        self.tg = None
+        self.tg: pg.TreeGradient | None = None  # eligibility scratch, sized to the search's pool
         self._buf = (np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.float64), np.zeros(MAX_MOVES, np.int8))
 
     def set_weights(self, weights):
@@ -274,19 +274,22 @@ class SelfPlayer:
         """The move to play: drawn from pi_a (eq. 12-13) with its eligibility added to grad; the best move
         when the root is proven (no gradient there)."""
         cfg = self.cfg
-        tree = self.searcher.pool.tree
+        pool = self.searcher.pool
+        assert pool is not None  # the move was searched
+        tree = pool.tree
         if res.value >= MATE_THRESHOLD:
             return int(res.best_move)
         edges, p = root_policy(tree, 0, cfg.t_learn)
         b = float(np.tanh(res.value / (2.0 * cfg.baseline_scale))) if cfg.baseline_scale > 0 else 0.0
         db_de = (1.0 - b * b) / (2.0 * cfg.baseline_scale) if cfg.baseline_scale > 0 else 0.0
         a = int(rng.choice(len(p), p=p / p.sum()))
-        capacity = self.searcher.pool.node_capacity
+        capacity = pool.node_capacity
         if self.tg is None or self.tg.capacity != capacity:
             self.tg = pg.TreeGradient(capacity)
+        tg = self.tg
         if cfg.pg_weight > 0:
             scales = tuple(cfg.pg_weight * x for x in grad.scales_for_move(b))
-            _, worst = self.tg.shogi_eligibility(
+            _, worst = tg.shogi_eligibility(
                 tree,
                 0,
                 board.pos,
@@ -306,10 +309,10 @@ class SelfPlayer:
             )
             out.leaf_mismatch = max(out.leaf_mismatch, worst)
         if cfg.strap_weight > 0:  # result-free: the P row (AdvantageSum.total = r * Z + P)
-            self.tg.shogi_strap(
+            tg.shogi_strap(
                 tree,
                 0,
-                int(self.searcher.pool.ctl[core.C_NODES]),
+                int(pool.ctl[core.C_NODES]),
                 board.pos,
                 self.weights,
                 cfg.qdepth,

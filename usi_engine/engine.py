@@ -37,7 +37,10 @@ from .options import OptionValues, game_params, search_options
 from .search.values import MATE, is_proven
 
 if TYPE_CHECKING:
-    from .search.searcher import SearchResult
+    from .search.searcher import SearchResult, Searcher
+    from .shogi import Board
+    from .shogi_search.game import ShogiAdapter
+    from .shogi_search.mate import MateSolver
 
 WATCHDOG_POLL = 0.005
 SNAPSHOT_GRACE = 0.04  # s after stop/deadline: answer with the latest snapshot's move if the search
@@ -116,7 +119,7 @@ class SearchInfo:
     def from_result(cls, result: SearchResult, move_to_str: Callable[[int], str]) -> SearchInfo:
         depth = max(1, result.depth)
         if len(result.multipv) <= 1:
-            lines = (PvLine(Score.from_value(result.value), tuple(result.pv_str)),)
+            lines: tuple[PvLine, ...] = (PvLine(Score.from_value(result.value), tuple(result.pv_str)),)
         else:
             lines = tuple(
                 PvLine(Score.from_value(value), tuple(move_to_str(m) for m in moves))
@@ -165,7 +168,7 @@ class GoState:
     """One `go` from start to its single best move."""
 
     limits: GoLimits
-    board: object  # a copy of the position searched (None: invalid position)
+    board: Board | None  # a copy of the position searched (None: invalid position)
     mate_ms: int | None = None  # go_mate: time limit (None: until stop)
     start: float = field(default_factory=time.perf_counter)
     deadline: float | None = None  # perf_counter time to end the search
@@ -176,7 +179,7 @@ class GoState:
     stop_time: float | None = None
     legal: list = field(default_factory=list)
     last: SearchResult | None = None  # latest snapshot of the search
-    searcher: object = None  # the Searcher running this go (for the watchdog's stop)
+    searcher: Searcher | None = None  # the Searcher running this go (for the watchdog's stop)
     finished: threading.Event = field(default_factory=threading.Event)  # set when the go thread ends
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -202,15 +205,15 @@ class Engine:
     def __init__(self, callbacks: EngineCallbacks, options: OptionValues | None = None):
         self.callbacks = callbacks
         self.options = options or OptionValues()
-        self.board = None
-        self.position_error = None
+        self.board: Board | None = None
+        self.position_error: str | None = None
         self.current: GoState | None = None
         self.thread: threading.Thread | None = None
-        self.searcher = None
-        self.adapter = None
-        self.mate_solver = None
-        self._search_key = None
-        self._weights_path = None
+        self.searcher: Searcher | None = None  # these three exist after the first prepare
+        self.adapter: ShogiAdapter | None = None
+        self.mate_solver: MateSolver | None = None
+        self._search_key: tuple | None = None
+        self._weights_path: str | None = None
         self._ready = False
         self._lock = threading.Lock()  # preparation (prepare, a go without prepare)
         self._search_lock = threading.Lock()  # one Searcher.search at a time
@@ -419,7 +422,8 @@ class Engine:
                 if state.searcher is not None:
                     state.searcher.stop()
                 grace = SNAPSHOT_GRACE if state.last is not None else FALLBACK_AFTER_STOP
-                if not state.done.is_set() and state.hold.is_set() and now - state.stop_time > grace:
+                stopped_at = state.stop_time if state.stop_time is not None else now
+                if not state.done.is_set() and state.hold.is_set() and now - stopped_at > grace:
                     self.callbacks.message("search did not stop in time; answering with the best move so far")
                     self._answer(state, self._fallback(state), state.last)
             time.sleep(WATCHDOG_POLL)
@@ -435,15 +439,17 @@ class Engine:
         if state.deadline is not None:
             time_ms = max(1.0, (state.deadline - time.perf_counter()) * 1000.0)
         search_limits = Limits(time_ms=time_ms, nodes=nodes, depth=depth, infinite=unlimited)
-        self._set_draw_value(state.board.turn)
+        board, searcher = state.board, self.searcher
+        assert board is not None and searcher is not None  # a valid position (_root_answer) and a prepared engine
+        self._set_draw_value(board.turn)
         streaming = limits.infinite or o["ConsiderationMode"] or o["PvInterval"] == 0
         reporter = _InfoReporter(self, state, streaming, max(MIN_PV_INTERVAL, o["PvInterval"] / 1000.0))
         with self._search_lock:
-            state.searcher = self.searcher
+            state.searcher = searcher
             if state.stop.is_set():  # stopped before it could start (the watchdog may
                 return self._fallback(state)  # already have answered)
-            result = self.searcher.search(
-                state.board.pos, search_limits, on_info=reporter, multipv=o["MultiPV"], info_interval=SNAPSHOT_INTERVAL
+            result = searcher.search(
+                board.pos, search_limits, on_info=reporter, multipv=o["MultiPV"], info_interval=SNAPSHOT_INTERVAL
             )
         state.last = result
         if result.best_move_str is None:  # root not expanded in time: legal moves exist
@@ -456,10 +462,10 @@ class Engine:
     def _with_ponder(self, state: GoState, result: SearchResult) -> Answer:
         """`M [ponder P]` after the final legality check of M (and of P after M)."""
         best = result.best_move_str
-        if best not in state.legal:
+        if best is None or best not in state.legal:
             self._error(f"search returned illegal move {best}; playing a legal one")
             return self._fallback(state)
-        if len(result.pv_str) >= 2:
+        if len(result.pv_str) >= 2 and state.board is not None:
             after = state.board.copy()
             after.push_usi(best)
             if after.is_legal(result.pv_str[1]):
@@ -469,7 +475,7 @@ class Engine:
     def _fallback(self, state: GoState) -> Answer:
         """Best legal move known so far (last info), else the first legal move, else resign."""
         last = state.last
-        if last is not None and last.best_move_str in state.legal:
+        if last is not None and last.best_move_str is not None and last.best_move_str in state.legal:
             return Answer(last.best_move_str)
         return Answer(state.legal[0] if state.legal else "resign")
 
@@ -479,7 +485,7 @@ class Engine:
         with state.lock:
             if state.done.is_set():
                 return
-            if final is not None:
+            if final is not None and self.adapter is not None:
                 self.callbacks.info(SearchInfo.from_result(final, self.adapter.move_to_str))
             self.callbacks.bestmove(answer.move, answer.ponder)
             state.done.set()
@@ -542,6 +548,7 @@ class Engine:
         from .shogi_search.game import P_DRAW_FOR_BLACK
 
         o = self.options
+        assert self.adapter is not None  # loaded by _prepare
         self.adapter.params[P_DRAW_FOR_BLACK] = o["DrawValueBlack"] if turn == 0 else -o["DrawValueWhite"]
 
     def _warm_search(self) -> None:
@@ -552,12 +559,14 @@ class Engine:
 
         board = Board()
         limits = Limits(samples=WARMUP_SAMPLES, time_ms=WARMUP_MS)
+        searcher = self.searcher
+        assert searcher is not None  # built by _prepare
         with self._search_lock:
-            result = self.searcher.search(board.pos, limits)
+            result = searcher.search(board.pos, limits)
             if result.best_move_str is not None:
                 board.push_usi(result.best_move_str)
-                self.searcher.search(board.pos, limits)
-            self.searcher.clear()
+                searcher.search(board.pos, limits)
+            searcher.clear()
 
     # --- go mate ----------------------------------------------------------------------------------
     def _run_mate(self, state: GoState, previous: threading.Thread | None) -> None:
@@ -572,6 +581,7 @@ class Engine:
                 with self._lock:
                     self._prepare_rules()
                 limit = None if state.mate_ms is None else state.mate_ms / 1000.0
+                assert self.mate_solver is not None  # made by _prepare_rules
                 result = self.mate_solver.solve(state.board, limit, state.stop)
                 self.callbacks.info(SearchInfo(time_ms=max(1, int(result.seconds * 1000)), nodes=result.nodes))
                 answer = MateAnswer(result.status, tuple(result.line) if result.status == "mate" else ())
@@ -589,6 +599,7 @@ class Engine:
         budget = ROOT_MATE_SECONDS
         if state.deadline is not None:
             budget = min(budget, ROOT_MATE_SHARE * max(0.0, state.deadline - time.perf_counter()))
+        assert self.mate_solver is not None and state.board is not None  # prepared; a valid position
         result = self.mate_solver.solve(state.board, budget, state.stop, max_ply=ROOT_MATE_PLY)
         if result.status != "mate":
             return None
@@ -608,9 +619,11 @@ class Engine:
         from .shogi import Board
 
         self._prepare()
+        searcher = self.searcher
+        assert searcher is not None  # built by _prepare
         with self._search_lock:
-            result = self.searcher.search(Board().pos, Limits(time_ms=seconds * 1000.0))
-        self.searcher.clear()
+            result = searcher.search(Board().pos, Limits(time_ms=seconds * 1000.0))
+        searcher.clear()
         nps = int(result.nodes * 1000 / max(1.0, result.time_ms))
         return BenchResult(result.nodes, result.samples, int(result.time_ms), nps, self.options["Threads"])
 
@@ -621,7 +634,7 @@ class _InfoReporter:
 
     def __init__(self, engine: Engine, state: GoState, streaming: bool, interval: float):
         self.engine, self.state, self.streaming, self.interval = engine, state, streaming, interval
-        self.last_key = None
+        self.last_key: tuple | None = None
         self.next_report = time.perf_counter() + interval
 
     def __call__(self, result: SearchResult) -> None:
@@ -643,4 +656,6 @@ class _InfoReporter:
         with self.state.lock:
             if self.state.done.is_set():
                 return
-            self.engine.callbacks.info(SearchInfo.from_result(result, self.engine.adapter.move_to_str))
+            adapter = self.engine.adapter
+            if adapter is not None:
+                self.engine.callbacks.info(SearchInfo.from_result(result, adapter.move_to_str))

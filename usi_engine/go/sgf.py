@@ -45,7 +45,7 @@ def load_sgf(path: str, until=None, ko_rule: str = "positional"):
         if colour is None:
             continue
         vertex = _vertex(point)
-        if (by_number and moves + 1 >= target) or (
+        if (by_number and target is not None and moves + 1 >= target) or (
             not by_number and target is not None and point is not None and board.parse_vertex(vertex) == target
         ):
             next_colour = L.BLACK if colour == "b" else L.WHITE

@@ -221,7 +221,7 @@ class Searcher:
         if self.options.threads < 1 or self.options.hash_mb <= 0:
             raise ValueError("threads must be >= 1 and hash_mb > 0")
         self.kernels = games.kernels(adapter.game)
-        self.pool = None
+        self.pool: NodePool | None = None  # built by the first search (_prepare)
         self._last_pos = None
         self._last_params = None
         self._stop = threading.Event()
@@ -249,12 +249,13 @@ class Searcher:
             return SearchResult(None, None, float(value), is_proven(value))
         reused = self._prepare(pos)
         self.prunes = 0
+        assert self.pool is not None  # made by _prepare
         ctl = self.pool.ctl
         infinite = limits.infinite
         ctl[core.C_NODE_LIMIT] = core.NO_LIMIT if infinite or limits.nodes is None else int(limits.nodes)
         ctl[core.C_SAMPLE_LIMIT] = core.NO_LIMIT if infinite or limits.samples is None else int(limits.samples)
         ctl[core.C_STOP] = 1 if self._stop.is_set() else 0
-        self._errors = []
+        self._errors: list[Exception] = []
         workers = self._start_workers(pos)
         deadline = None if infinite or limits.time_ms is None else start + limits.time_ms / 1000.0
         next_info = start + info_interval
