@@ -136,28 +136,11 @@ def run_go_td(args) -> int:
                 start = time.time()
                 wins, moves, err, positions = V.td_selfplay(pos, tab, theta, n, args.alpha, args.epsilon, cap, rng)
                 done += n
-                V.save_value_weights(
-                    run / "weights" / "latest.tmp",
-                    theta,
-                    args.size,
-                    ks,
-                    games=done,
-                    komi=args.komi,
-                    alpha=args.alpha,
-                    epsilon=args.epsilon,
-                )
+                meta = dict(games=done, komi=args.komi, alpha=args.alpha, epsilon=args.epsilon)
+                V.save_value_weights(run / "weights" / "latest.tmp", theta, args.size, ks, **meta)
                 os.replace(run / "weights" / "latest.tmp", latest)  # a kill never leaves half a file
                 if done % args.checkpoint_every < n:
-                    V.save_value_weights(
-                        run / "weights" / f"g{done:08d}.npz",
-                        theta,
-                        args.size,
-                        ks,
-                        games=done,
-                        komi=args.komi,
-                        alpha=args.alpha,
-                        epsilon=args.epsilon,
-                    )
+                    V.save_value_weights(run / "weights" / f"g{done:08d}.npz", theta, args.size, ks, **meta)
                 row = {
                     "games_done": done,
                     "black_score": wins / n,

@@ -18,6 +18,11 @@ def _option(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
+def add_option_argument(parser, flag: str, help: str) -> None:
+    """A repeatable `flag NAME=VALUE` argument: USI options for one engine, collected as (name, value) pairs."""
+    parser.add_argument(flag, type=_option, action="append", default=[], metavar="NAME=VALUE", help=help)
+
+
 def add_match_parser(sub) -> None:
     p = sub.add_parser(
         "match",
@@ -29,15 +34,8 @@ def add_match_parser(sub) -> None:
     p.add_argument("--engine2", required=True, help="command line of engine 2")
     p.add_argument("--name1", default="engine1")
     p.add_argument("--name2", default="engine2")
-    p.add_argument(
-        "--option1",
-        type=_option,
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="USI option for engine 1 (repeatable)",
-    )
-    p.add_argument("--option2", type=_option, action="append", default=[], metavar="NAME=VALUE")
+    add_option_argument(p, "--option1", "USI option for engine 1 (repeatable)")
+    add_option_argument(p, "--option2", "USI option for engine 2 (repeatable)")
     p.add_argument("--games", type=int, default=2, help="number of games (pairs of colours per opening)")
     p.add_argument("--concurrency", type=int, default=1, help="games played at the same time")
     p.add_argument("--openings", help="opening file (see docs/match.md)")

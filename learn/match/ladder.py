@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass
 
 from . import elo
-from .cli import _option
+from .cli import add_option_argument
 from .clock import DEFAULT_FIXED_TIMEOUT_MS, DEFAULT_MARGIN_MS, TimeControl
 from .match import EngineSpec, Match, MatchConfig, MatchError, load_openings
 from .shogi_game import DECLARATION_RULES, DEFAULT_MAX_MOVES, DEFAULT_STOP_GRACE_S, ShogiRules
@@ -102,24 +102,10 @@ def add_ladder_parser(sub) -> None:
     )
     p.add_argument("--engine", required=True, help="command line of our engine")
     p.add_argument("--name", default="ours")
-    p.add_argument(
-        "--option",
-        type=_option,
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="USI option for our engine (repeatable)",
-    )
+    add_option_argument(p, "--option", "USI option for our engine (repeatable)")
     p.add_argument("--opponent", required=True, help="command line of the opponent (a USI engine)")
     p.add_argument("--opponent-name", default="opponent")
-    p.add_argument(
-        "--opponent-option",
-        type=_option,
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="USI option for the opponent (repeatable), e.g. BookFile=no_book",
-    )
+    add_option_argument(p, "--opponent-option", "USI option for the opponent (repeatable), e.g. BookFile=no_book")
     p.add_argument("--budgets", required=True, help="comma-separated node budgets of the opponent, e.g. 3000,10000")
     p.add_argument(
         "--nodes-option", default=DEFAULT_NODES_OPTION, help="the opponent's USI option that limits its nodes per move"
