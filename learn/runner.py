@@ -105,6 +105,15 @@ def load_config(path) -> RunConfig:
 # --- files --------------------------------------------------------------------------------------
 
 
+def _unsaved_batch_row(line: str, version: int) -> bool:
+    """A metrics line that is a batch row of a version after `version`."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(row, dict) and row.get("kind") == "batch" and row.get("version", 0) > version
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Write via a temporary file, fsync, rename: readers see the old or the new file, never a part."""
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
@@ -367,6 +376,8 @@ class Run:
         backend = RayBackend(self.ray_address, self.workers) if self.ray_address else LocalBackend(self.workers)
         try:
             state = self.load_state() if resume else self._init_state()
+            if resume:
+                self._drop_unsaved_metrics(state["version"])
         except BaseException:
             backend.close()
             raise
@@ -383,9 +394,6 @@ class Run:
                 state["games_done"] = batch.stop
                 state["version"] += 1
                 state["seconds"] += time.perf_counter() - started
-                self._checkpoint(state, opt)
-                for i in batch:
-                    pending_path(self.dir, i).unlink(missing_ok=True)
                 stats.update(
                     kind="batch",
                     version=state["version"],
@@ -393,7 +401,10 @@ class Run:
                     seconds=round(state["seconds"], 3),
                     time=time.time(),
                 )
-                self._metric(stats)
+                self._metric(stats)  # before the checkpoint: a resume drops rows of versions it never saved
+                self._checkpoint(state, opt)
+                for i in batch:
+                    pending_path(self.dir, i).unlink(missing_ok=True)
                 bar.set_postfix(
                     loss=f"{stats['loss']:+.3f}",
                     b=state["wins_b"],
@@ -476,6 +487,16 @@ class Run:
             "leaf_mismatch": max(m["leaf_mismatch"] for m in ms),
             "material": opt.w[:24].round(1).tolist(),
         }
+
+    def _drop_unsaved_metrics(self, version: int) -> None:
+        """Remove batch rows of versions after `version` (written by a run killed before their checkpoint)."""
+        path = self.dir / "metrics.jsonl"
+        if not path.exists():
+            return
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [x for x in lines if not _unsaved_batch_row(x, version)]
+        if len(kept) != len(lines):
+            atomic_write(path, "".join(kept).encode())
 
     def _metric(self, record: dict) -> None:
         with open(self.dir / "metrics.jsonl", "a", encoding="utf-8") as f:

@@ -215,3 +215,22 @@ def test_ablation_arms_differ_only_in_the_terms_they_switch():
     assert len(dirs) == 3
     assert arms["both"] == arms["pg"] == arms["strap"]
     assert "ks" in arms["both"]["groups"] and arms["both"]["games"] >= 512
+
+
+def test_resume_drops_batch_rows_of_versions_never_checkpointed(tmp_path):
+    """A run killed between a batch's metrics row and its checkpoint replays that batch on resume: the
+    stale row goes, rows of saved versions and evaluation rows stay."""
+    import dataclasses
+
+    from learn.runner import Run, load_config
+
+    cfg = dataclasses.replace(load_config(SMOKE), dir=str(tmp_path))
+    rows = [
+        {"kind": "batch", "version": 1, "games_done": 2},
+        {"kind": "eval", "version": 1, "elo": 3.0},
+        {"kind": "batch", "version": 2, "games_done": 4},
+    ]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    Run(cfg, SMOKE)._drop_unsaved_metrics(1)
+    kept = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert kept == rows[:2]
