@@ -136,6 +136,7 @@ OPTIONS = (
     ),
     _spin("ExpansionWindow", 400, 0, 100000, "cp: window expansion, siblings this far below the best stay lazy"),
     _check("MateProbe", False, "at each expansion, test every checking move for a mate in three"),
+    _check("ThreatProbe", False, "at each expansion, test every other move for allowing a mate in one"),
     _check("GraphSearch", True, "share transpositions between paths"),
     _combo("SelectionPolicy", "softmax", SELECTION_POLICIES),
     _spin("Seed", 0, 0, 2**31 - 1, "random seed of the search threads"),
@@ -170,6 +171,7 @@ GAME_PARAM_FIELDS = {
     "expansion": ("Expansion", str),
     "window": ("ExpansionWindow", float),
     "mate_probe": ("MateProbe", bool),
+    "threat_probe": ("ThreatProbe", bool),
 }
 
 

@@ -13,7 +13,9 @@ optimistic prior); the capture estimate takes the commonest error (a hanging mov
 upper bound is within `P_WINDOW` cp of the best exact sibling the quiescence search bounded by that window
 (window_pass): values are exact where the softmax weight is above e^(-window/T). With `P_MATE_PROBE` a
 child in check is first asked `mated_in_two` (mate_probe.py): a check that mates in three is then a
-terminal valued -MATE + 2. Terminal rules, checked in this order after the move:
+terminal valued -MATE + 2. With `P_THREAT_PROBE` a child not in check is asked `mate_in_one` for its side
+to move: a move that allows a mate in one is then a terminal valued MATE - 1. Terminal rules, checked in
+this order after the move:
 
 - repetition against the game history plus the current path (the position's `P_REPETITIONS`-th
   occurrence, 2 by default: the first repeat is final in the search): perpetual check loses for the
@@ -72,13 +74,13 @@ from usi_engine.shogi.position import (
 )
 from usi_engine.shogi.sfen import move_to_usi
 
-from .mate_probe import mated_in_two, probe_scratch
+from .mate_probe import mate_in_one, mated_in_two, probe_scratch
 from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch, qsearch_inc, qsearch_scratch, side_in_check
 
 # Params layout.
 P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES, P_EXPANSION, P_MATE_PROBE = 0, 1, 2, 3, 4, 5, 6
-P_WINDOW = 7
-N_PARAMS = 8
+P_WINDOW, P_THREAT_PROBE = 7, 8
+N_PARAMS = 9
 EXPANSIONS = {"exact": 0, "lazy": 1, "window": 2}  # P_EXPANSION codes (module docstring)
 EXPANSION_LAZY, EXPANSION_WINDOW = 1, 2
 DEFAULT_WINDOW = 400.0
@@ -94,9 +96,10 @@ def make_params(
     expansion="exact",
     mate_probe=False,
     window=DEFAULT_WINDOW,
+    threat_probe=False,
 ):
     """The params array `expand` reads: expansion mode exact / lazy / window (module docstring), window in cp,
-    mate_probe: mated_in_two on every checking child."""
+    mate_probe: mated_in_two on every checking child, threat_probe: mate_in_one on every other child."""
     if expansion not in EXPANSIONS:
         raise ValueError(f"unknown expansion {expansion!r}; use one of {', '.join(EXPANSIONS)}")
     params = np.zeros(N_PARAMS, dtype=np.float64)
@@ -108,6 +111,7 @@ def make_params(
     params[P_EXPANSION] = EXPANSIONS[expansion]
     params[P_WINDOW] = window
     params[P_MATE_PROBE] = 1.0 if mate_probe else 0.0
+    params[P_THREAT_PROBE] = 1.0 if threat_probe else 0.0
     return params
 
 
@@ -165,6 +169,7 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     qdepth = np.int64(params[P_QDEPTH])
     mode = np.int64(params[P_EXPANSION])
     probe = params[P_MATE_PROBE] != 0.0
+    threat = params[P_THREAT_PROBE] != 0.0
     evasions, attacks, replies = probe_scratch()
     rows = qdepth + 1
     moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
@@ -175,19 +180,26 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
         inc_record(pos, out_moves[i], weights, eacc, eidx, 0)
         do_move(pos, out_moves[i])
         terminal, value = terminal_value(pos, params, moves[0])
+        checked = side_in_check(pos)
+        if not terminal and checked and probe:
+            mated, work = mated_in_two(pos, evasions, attacks, replies)
+            nodes[0] += work
+            if mated:
+                terminal, value = True, -MATE + 2.0  # every evasion allows a mate in one: exact, final
+        elif not terminal and not checked and threat:
+            found, work = mate_in_one(pos, attacks, replies)
+            nodes[0] += work
+            if found:
+                terminal, value = True, MATE - 1.0  # the child's side to move mates in one: exact, final
         if terminal:
             out_values[i] = value
             out_flags[i] = FLAG_TERMINAL
             nodes[0] += 1
-        elif mode != 0 and not side_in_check(pos):
+        elif mode != 0 and not checked:
             out_values[i] = inc_value(pos, weights, eacc, eidx, 1)
             if mode == EXPANSION_LAZY:
                 out_values[i] += capture_estimate(pos, weights, out_moves[i])
             out_flags[i] = FLAG_LAZY
-            nodes[0] += 1
-        elif probe and side_in_check(pos) and mated_in_two(pos, evasions, attacks, replies):
-            out_values[i] = -MATE + 2.0  # every evasion allows a mate in one: exact, final
-            out_flags[i] = FLAG_TERMINAL
             nodes[0] += 1
         else:
             out_values[i] = qsearch_inc(
