@@ -126,6 +126,7 @@ OPTIONS = (
     _file("LogFile", "log every line in and out to this file (empty = off)"),
     _spin("SoftmaxTemperature", 92, 1, 100000, "T_sel: selection temperature (cp)"),
     _spin("BackupTemperature", 92, 0, 100000, "T_back: backup temperature (cp); 0 = minimax backup"),
+    _spin("CheckBonus", 0, 0, 100000, "cp: selection treats a checking move as this much better (0 = off)"),
     _spin("TemperatureSpread", 100, 100, 1000, "percent: threads use T_sel/spread .. T_sel*spread"),
     _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
     _combo(
@@ -160,6 +161,7 @@ SEARCH_OPTION_FIELDS = {
     "t_sel": ("SoftmaxTemperature", float),
     "t_back": ("BackupTemperature", float),
     "t_sel_spread": ("TemperatureSpread", lambda percent: percent / 100.0),
+    "forcing_bonus": ("CheckBonus", float),
     "policy": ("SelectionPolicy", str),
     "graph": ("GraphSearch", bool),
     "seed": ("Seed", int),

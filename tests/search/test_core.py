@@ -256,3 +256,21 @@ def test_infinite_search_until_stop_with_info_and_time_limit():
     assert r.depth >= 3
     r = s.search(pos, Limits(nodes=5000))
     assert 5000 <= r.nodes < 5000 + 2 * 8 * 2  # at most one expansion per thread past the limit
+
+
+@pytest.mark.parametrize('bonus', [0.0, 50.0])
+def test_selection_bonus_of_forcing_children(bonus):
+    """select_softmax draws a child flagged FLAG_FORCING as if its value were `bonus` lower: with two
+    children of equal value the forcing one is drawn with probability 1 / (1 + exp(-bonus / T_sel))."""
+    tree = core.new_tree(3, 2)
+    tree[core.T_FIRST][0] = 0
+    tree[core.T_COUNT][0] = 2
+    tree[core.T_ECHILD][:] = [1, 2]
+    tree[core.T_VALUE][1:] = 10.0
+    tree[core.T_FLAGS][2] = core.FLAG_FORCING
+    rng = np.array([np.uint64(7)], dtype=np.uint64)
+    wbuf = np.empty(2)
+    draws = 20000
+    forcing = sum(core.select_softmax(tree, 0, 40.0, bonus, rng, wbuf) == 1 for _ in range(draws))
+    expected = 1.0 / (1.0 + np.exp(-bonus / 40.0))
+    assert abs(forcing / draws - expected) < 0.015

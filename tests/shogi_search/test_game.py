@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from usi_engine.search.core import FLAG_FORCING
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE
 from usi_engine.shogi import Board, move_to_usi, usi_to_move
@@ -41,8 +42,9 @@ def test_expand_values_are_quiescence_of_each_child(adapter):
     for move, (value, flag) in children.items():
         board.push_usi(move)
         expected, _ = quiesce(board.pos, adapter.weights)
+        in_check = bool(board.pos[HIST + HIST_STRIDE * board.ply + H_CHECK])
         board.pop()
-        assert flag == 0 and value == pytest.approx(expected), move
+        assert flag == (FLAG_FORCING if in_check else 0) and value == pytest.approx(expected), move
 
 
 def test_expand_with_learned_style_weights_matches_quiescence_of_each_child():
@@ -151,7 +153,7 @@ def test_lazy_expand_values_quiet_children_statically_and_checks_exactly(adapter
         board.pop()
         assert refined == pytest.approx(exact[move][0]) and work >= 1, move
         if in_check:
-            assert flag == 0 and value == pytest.approx(exact[move][0]), move
+            assert flag == FLAG_FORCING and value == pytest.approx(exact[move][0]), move
         else:
             assert flag == FLAG_LAZY and value == pytest.approx(static + guess) and static <= refined + 1e-9, move
         kinds.add(in_check)

@@ -32,6 +32,7 @@ SEQ_STEP = 4  # added to state[] by every child update (see backup_node)
 FLAG_TERMINAL = 1  # the game marked the position terminal: its value is exact
 FLAG_NO_SIM = 2  # expand_amaf: the child's value is a guess (its prior), no playout ran from it
 FLAG_LAZY = 4  # the value is the game's cheap estimate; leaf_value refines it when first reached
+FLAG_FORCING = 8  # the move to this child is forcing (shogi: a check): selection adds FP_FORCING to its value
 
 # --- tree tuple indices ---------------------------------------------------------------------------
 T_VALUE, T_FIRST, T_COUNT, T_KEY, T_STATE, T_FLAGS, T_DEPTH = 0, 1, 2, 3, 4, 5, 6
@@ -50,8 +51,8 @@ C_REFINED = 48  # lazy leaves refined by the game's leaf_value
 CTL_SIZE = 56
 
 # --- float / int parameter vectors of run_samples ---------------------------------------------------
-FP_TSEL, FP_TBACK, FP_CUCT, FP_VSCALE, FP_RAVE_BIAS, FP_PRIOR_N, FP_PRIOR_AMAF = 0, 1, 2, 3, 4, 5, 6
-FP_SIZE = 7
+FP_TSEL, FP_TBACK, FP_CUCT, FP_VSCALE, FP_RAVE_BIAS, FP_PRIOR_N, FP_PRIOR_AMAF, FP_FORCING = 0, 1, 2, 3, 4, 5, 6, 7
+FP_SIZE = 8
 IP_POLICY, IP_GRAPH, IP_MAXDEPTH = 0, 1, 2
 IP_SIZE = 3
 POLICY_SOFTMAX, POLICY_UCT, POLICY_RAVE = 0, 1, 2
@@ -188,20 +189,25 @@ def backup_node(tree, v, t_back, policy, vscale):
 
 
 @njit(cache=True, nogil=True)
-def select_softmax(tree, v, t_sel, rng, wbuf):
-    """Sample an edge of v by pi(c|v) = exp(-E(c)/T_sel)/Z (seed 001 eq. 1-2), max-shifted."""
+def select_softmax(tree, v, t_sel, bonus, rng, wbuf):
+    """Sample an edge of v by pi(c|v) = exp(-E(c)/T_sel)/Z (seed 001 eq. 1-2), max-shifted. A child flagged
+    FLAG_FORCING is selected as if E(c) were `bonus` lower (a prior on forcing moves; 0 = the paper's
+    policy); backups and the best move use the plain values."""
     value = tree[T_VALUE]
+    flags = tree[T_FLAGS]
     echild = tree[T_ECHILD]
     f = tree[T_FIRST][v]
     n = tree[T_COUNT][v]
     min_e = _INF
     for i in range(n):
-        e = value[echild[f + i]]
+        c = echild[f + i]
+        e = value[c] - bonus if flags[c] & FLAG_FORCING else value[c]
+        wbuf[i] = e
         if e < min_e:
             min_e = e
     z = 0.0
     for i in range(n):
-        w = np.exp(-(value[echild[f + i]] - min_e) / t_sel)
+        w = np.exp(-(wbuf[i] - min_e) / t_sel)
         wbuf[i] = w
         z += w
     u = next_unit(rng) * z
@@ -524,7 +530,9 @@ def attach_children(tree, ctl, v, n, moves, values, cflags, keys, graph, child_d
             atomic_add(ctl, C_WASTED_EDGES, n)
             return False
         for i in range(n):
-            init_node(tree, nbase + i, values[i], cflags[i] & (FLAG_TERMINAL | FLAG_LAZY), 0, child_depth)
+            init_node(
+                tree, nbase + i, values[i], cflags[i] & (FLAG_TERMINAL | FLAG_LAZY | FLAG_FORCING), 0, child_depth
+            )
             emove[ebase + i] = moves[i]
             echild[ebase + i] = nbase + i
     else:
@@ -535,7 +543,7 @@ def attach_children(tree, ctl, v, n, moves, values, cflags, keys, graph, child_d
                     init_node(tree, c, values[i], cflags[i] & FLAG_TERMINAL, keys[i], child_depth)
                     atomic_add(ctl, C_PRIVATE, 1)
             else:
-                c = find_or_insert(tree, ctl, keys[i], values[i], child_depth, cflags[i] & FLAG_LAZY)
+                c = find_or_insert(tree, ctl, keys[i], values[i], child_depth, cflags[i] & (FLAG_LAZY | FLAG_FORCING))
             if c < 0:
                 atomic_add(ctl, C_WASTED_EDGES, n)
                 return False
@@ -586,7 +594,7 @@ def select_edge(tree, v, policy, fp, rng, wbuf):
         return select_uct(tree, v, fp[FP_CUCT])
     if policy == POLICY_RAVE:
         return select_rave(tree, v, fp)
-    return select_softmax(tree, v, fp[FP_TSEL], rng, wbuf)
+    return select_softmax(tree, v, fp[FP_TSEL], fp[FP_FORCING], rng, wbuf)
 
 
 @njit(cache=True, nogil=True)

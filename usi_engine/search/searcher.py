@@ -43,6 +43,7 @@ class SearchOptions:
     hash_mb: float = 64.0
     t_sel: float = 92.0  # selection temperature (value units; shogi centipawns)
     t_back: float = 92.0  # backup temperature; <= 0 means minimax backup
+    forcing_bonus: float = 0.0  # selection prior of children the game flags forcing (core.select_softmax)
     t_sel_spread: float = 1.0  # thread i uses t_sel * spread**(2i/(N-1) - 1): from t_sel/spread to t_sel*spread
     policy: str = 'softmax'  # 'softmax' (MCSS), 'uct' (UCT_H; with t_back <= 0 UCTMAX_H) or 'rave' (MC-RAVE)
     c_uct: float = 100.0  # UCB exploration constant in value units
@@ -373,6 +374,7 @@ class Searcher:
             fp[core.FP_RAVE_BIAS] = opt.rave_bias
             fp[core.FP_PRIOR_N] = opt.prior_visits
             fp[core.FP_PRIOR_AMAF] = opt.prior_amaf
+            fp[core.FP_FORCING] = opt.forcing_bonus
             ip = np.zeros(core.IP_SIZE, np.int64)
             ip[core.IP_POLICY] = POLICIES[opt.policy]
             ip[core.IP_GRAPH] = 1 if opt.graph else 0

@@ -14,7 +14,8 @@ upper bound is within `P_WINDOW` cp of the best exact sibling the quiescence sea
 (window_pass): values are exact where the softmax weight is above e^(-window/T). With `P_MATE_PROBE` a
 child in check is first asked `mated_in_two` (mate_probe.py): a check that mates in three is then a
 terminal valued -MATE + 2. With `P_THREAT_PROBE` a child not in check is asked `mate_in_one` for its side
-to move: a move that allows a mate in one is then a terminal valued MATE - 1. Terminal rules, checked in
+to move: a move that allows a mate in one is then a terminal valued MATE - 1. A non-terminal child in check
+is flagged FLAG_FORCING (the selection's optional check bonus, SearchOptions.forcing_bonus). Terminal rules, checked in
 this order after the move:
 
 - repetition against the game history plus the current path (the position's `P_REPETITIONS`-th
@@ -38,7 +39,7 @@ from numba import njit
 
 from eval.shogi_features import MAT_HAND, N_EACC, N_EIDX, OFF_MATERIAL, inc_init, inc_record, inc_value
 from eval.weightfile import load_weights
-from usi_engine.search.core import FLAG_LAZY, FLAG_TERMINAL
+from usi_engine.search.core import FLAG_FORCING, FLAG_LAZY, FLAG_TERMINAL
 from usi_engine.search.values import MATE
 from usi_engine.shogi.layout import (
     BOARD,
@@ -205,7 +206,7 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
             out_values[i] = qsearch_inc(
                 pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 1
             )
-            out_flags[i] = 0
+            out_flags[i] = FLAG_FORCING if checked else 0
         undo_move(pos)
     if mode == EXPANSION_WINDOW:
         window_pass(
