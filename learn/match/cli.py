@@ -78,7 +78,10 @@ def add_match_parser(sub) -> None:
     r.add_argument("--no-sprt-stop", action="store_true", help="play all games even after an SPRT verdict")
     r.add_argument("--records", metavar="DIR", help="write CSA+KIF (shogi) or SGF (Go) per game here")
     r.add_argument("--log-dir", metavar="DIR", help="protocol transcripts and engine stderr per process")
-    r.add_argument("--json", metavar="PATH", help="write results and summary as JSON")
+    r.add_argument("--json", metavar="PATH", help="write results and summary as JSON (after every game)")
+    r.add_argument(
+        "--resume", action="store_true", help="keep the finished games of --json (same settings), play the rest"
+    )
     p.set_defaults(handler=run_match)
 
 
@@ -102,6 +105,7 @@ def build_config(a: argparse.Namespace) -> MatchConfig:
         records_dir=a.records,
         log_dir=a.log_dir,
         json_path=a.json,
+        resume=a.resume,
     )
 
 

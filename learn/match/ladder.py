@@ -16,7 +16,9 @@ pairs), so a clean sweep still has a finite value. When every rung is won the pa
 rung ("above"), when every rung is lost below the bottom one ("below").
 
 Output: one summary line per rung, a table at the end, `<out>/ladder.json` (rungs with their match
-summaries and the parity), and per rung `<out>/rung-<budget>/` with the match JSON and CSA/KIF records.
+summaries and the parity), and per rung `<out>/rung-<budget>/` with the match JSON (rewritten after every
+game) and CSA/KIF records. `--resume` keeps every finished game in `<out>` and plays only the missing ones, so
+a ladder longer than a session continues where it was killed.
 """
 
 from __future__ import annotations
@@ -124,6 +126,9 @@ def add_ladder_parser(sub) -> None:
     p.add_argument("--declaration-rule", choices=DECLARATION_RULES, default="CSARule27")
     p.add_argument("--out", required=True, metavar="DIR", help="ladder.json and per-rung records go here")
     p.add_argument("--log-dir", metavar="DIR", help="protocol transcripts per process")
+    p.add_argument(
+        "--resume", action="store_true", help="keep the finished games of every rung in --out, play the rest"
+    )
     p.set_defaults(handler=run_ladder)
 
 
@@ -156,6 +161,7 @@ def rung_config(a: argparse.Namespace, budget: int, openings: list) -> MatchConf
         records_dir=os.path.join(folder, "records"),
         log_dir=os.path.join(a.log_dir, f"rung-{budget}") if a.log_dir else None,
         json_path=os.path.join(folder, "match.json"),
+        resume=a.resume,
     )
 
 

@@ -6,7 +6,8 @@ engine (and, for Go, one referee GNU Go) and reuse them from game to game (`isre
 `clear_board`); a process that crashed, hung or broke the protocol is restarted before its next game.
 The first engine's instance is started before any game so a wrong command fails at once with a clear
 message. Results are printed one line per game with the running score, then a summary; the same data
-goes to a JSON file for scripts (learning reads it).
+goes to a JSON file for scripts (learning reads it), rewritten after every game, so a match that is killed
+keeps its finished games and `resume` plays only the missing ones (same engines, options and clock).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class MatchConfig:
     log_dir: str | None = None
     json_path: str | None = None
     confidence: float = elo.DEFAULT_CONFIDENCE
+    resume: bool = False  # take the finished games from json_path (same settings) and play the rest
 
     def __post_init__(self):
         if self.game not in GAMES:
@@ -250,6 +252,8 @@ class Match:
 
     def _take(self) -> int | None:
         with self.lock:
+            while self.next_index in self.tally.results:  # finished before a resume
+                self.next_index += 1
             if self.stop.is_set() or self.next_index >= self.config.games:
                 return None
             self.next_index += 1
@@ -284,6 +288,8 @@ class Match:
     def _record(self, result: GameResult) -> None:
         with self.lock:
             self.tally.add(result)
+            if self.config.json_path:  # before the line, so a printed game is always in the file
+                self.write_json(self.summary())
             w, l, d = self.tally.wld()
             n = w + l + d
             black, white = self.names if result.first_is_black else self.names[::-1]
@@ -312,11 +318,44 @@ class Match:
             except EngineError as e:
                 raise MatchError(f"engine {engine.name!r} does not start: {e}") from None
 
+    def _settings(self) -> dict:
+        """What a resumed match must share with the games it takes over."""
+        cfg = self.config
+        return {
+            "game": cfg.game,
+            "engines": [{"name": s.name, "command": s.command, "options": s.options} for s in cfg.engines],
+            "time_control": cfg.tc.as_dict(),
+            "rules": dict((cfg.shogi_rules if cfg.game == "shogi" else cfg.go_rules).__dict__),
+        }
+
+    def _load_finished(self) -> None:
+        """Resume: the finished games of json_path, after checking they were played with these settings."""
+        cfg = self.config
+        if not cfg.json_path or not os.path.exists(cfg.json_path):
+            return
+        try:
+            with open(cfg.json_path, encoding="utf-8") as f:
+                data = json.load(f)
+            before = {key: data[key] for key in self._settings()}
+            games = [GameResult.from_dict(g) for g in data["games"]]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise MatchError(f"cannot resume from {cfg.json_path}: {e}") from None
+        now = json.loads(json.dumps(self._settings()))  # tuples as lists, as in the file
+        if before != now:
+            changed = ", ".join(key for key in now if before[key] != now[key])
+            raise MatchError(f"cannot resume from {cfg.json_path}: it was played with other {changed}")
+        for result in games:
+            if result.index < cfg.games:
+                self.tally.add(result)
+        self.out.write(f"resuming: {len(self.tally.results)} of {cfg.games} games already played\n")
+
     def run(self) -> dict:
         cfg = self.config
         for folder in (cfg.records_dir, cfg.log_dir):
             if folder:
                 os.makedirs(folder, exist_ok=True)
+        if cfg.resume:
+            self._load_finished()
         self.workers = [Worker(slot, cfg) for slot in range(min(cfg.concurrency, cfg.games))]
         started = time.monotonic()
         interrupted = False
@@ -361,10 +400,7 @@ class Match:
         cfg = self.config
         assert cfg.json_path is not None
         data = {
-            "game": cfg.game,
-            "engines": [{"name": s.name, "command": s.command, "options": s.options} for s in cfg.engines],
-            "time_control": cfg.tc.as_dict(),
-            "rules": (cfg.shogi_rules if cfg.game == "shogi" else cfg.go_rules).__dict__,
+            **self._settings(),
             "summary": summary,
             "games": [self.tally.results[i].as_dict() for i in sorted(self.tally.results)],
         }

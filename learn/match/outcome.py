@@ -31,3 +31,8 @@ class GameResult:
         d = asdict(self)
         d["first_score"] = self.first_score
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> GameResult:
+        """The result `as_dict` wrote (its derived first_score is dropped)."""
+        return cls(**{k: v for k, v in d.items() if k != "first_score"})

@@ -327,3 +327,37 @@ def test_cli_runs_a_match_and_writes_json(tmp_path):
         timeout=60,
     )
     assert bad.returncode == 2 and "does not start" in bad.stderr
+
+
+def test_a_killed_match_resumes_with_its_finished_games(tmp_path):
+    """The JSON is rewritten after every game; a match killed after its first games resumes with them, plays
+    only the missing indices, and refuses to resume with other settings."""
+    cmd = [sys.executable, "-m", "learn", "match", "--engine1", usi("--seed", "5"), "--engine2", usi("--seed", "6")]
+    cmd += ["--name1", "one", "--name2", "two", "--games", "6", "--byoyomi", "200", "--max-moves", "30"]
+    cmd += ["--json", str(tmp_path / "match.json"), "--records", str(tmp_path / "records")]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("game    2/6"):
+            proc.kill()
+            break
+    proc.wait(timeout=30)
+    finished = json.loads((tmp_path / "match.json").read_text())["games"]
+    assert 2 <= len(finished) < 6
+    done = {g["index"]: g for g in finished}
+
+    other = subprocess.run(cmd + ["--resume", "--byoyomi", "300"], cwd=REPO, capture_output=True, text=True)
+    assert other.returncode == 2 and "other time_control" in other.stderr
+
+    resumed = subprocess.run(cmd + ["--resume"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming: {len(done)} of 6 games already played" in resumed.stdout
+    played = [
+        int(line.split("/")[0].split()[-1]) - 1 for line in resumed.stdout.splitlines() if line.startswith("game ")
+    ]
+    assert sorted(played) == sorted(set(range(6)) - set(done))
+    data = json.loads((tmp_path / "match.json").read_text())
+    assert [g["index"] for g in data["games"]] == list(range(6)) and data["summary"]["games"] == 6
+    for g in data["games"]:
+        if g["index"] in done:
+            assert g == done[g["index"]]
