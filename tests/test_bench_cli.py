@@ -34,3 +34,18 @@ BENCH_SIGNATURE_NODES = 9993616
 def test_bench_signature_is_pinned():
     fields = _bench("signature")
     assert fields == {"nodes": str(BENCH_SIGNATURE_NODES), "samples": "2000", "positions": "100"}
+
+
+def test_bench_analysis_reports_each_minute_of_an_infinite_search():
+    out = subprocess.run(
+        [sys.executable, "-m", "usi_engine", "bench", "analysis", "--minutes", "0.05", "--threads", "1", "--hash", "8"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if line.startswith("minute=")]
+    assert len(rows) == 1
+    row = dict(field.split("=", 1) for field in rows[0].split())
+    assert int(row["samples"]) > 0 and int(row["nodes"]) > int(row["samples"]) and float(row["resident_mb"]) > 0
+    assert "every minute added samples: yes" in out.stdout

@@ -17,6 +17,11 @@ def bench_main(argv):
     qs.add_argument("--weights", default=None, help="weight file (default: shipped weights)")
     sub.add_parser("search", help="MCSS search benchmark (usi_engine/search/bench.py, shogi set by default)")
     sub.add_parser("signature", help="total nodes of a fixed search of the bench positions (pins behaviour)")
+    an = sub.add_parser("analysis", help="a long go infinite: samples per minute and resident memory")
+    an.add_argument("--minutes", type=float, default=10.0)
+    an.add_argument("--threads", type=int, default=None, help="search threads (default: the Threads option's)")
+    an.add_argument("--hash", type=float, default=256.0, help="node pool MB (USI_Hash)")
+    an.add_argument("--sfen", default=None, help="position (default: a middlegame)")
     mate = sub.add_parser("mate", help="df-pn mate solver on its tsume problem set (usi_engine/shogi_search/mate.py)")
     mate.add_argument("--seconds", type=float, default=20.0, help="time limit per problem")
     args, rest = parser.parse_known_args(argv)
@@ -40,6 +45,10 @@ def bench_main(argv):
         from .shogi_search.bench import bench_signature
 
         bench_signature()
+    elif args.what == "analysis":
+        from .shogi_search.bench import ANALYSIS_SFEN, bench_analysis
+
+        bench_analysis(args.minutes, args.threads, args.hash, args.sfen or ANALYSIS_SFEN)
     elif args.what == "search":
         from .shogi_search.bench import search_main
 
@@ -61,7 +70,7 @@ def main(argv=None):
         return usi_main()
     print(
         "usage: usi-engine [usi] | usi-engine gtp [options] | "
-        "usi-engine bench perft|eval|qsearch|search|signature|mate ...",
+        "usi-engine bench perft|eval|qsearch|search|signature|analysis|mate ...",
         file=sys.stderr,
     )
     return 2

@@ -1,9 +1,15 @@
 """Benchmarks of the shogi search glue: ``usi-engine bench qsearch`` (quiescence nodes per second), the
-shogi position set of ``usi-engine bench search`` (the MCSS core's runner, usi_engine/search/bench.py) and
-``usi-engine bench signature``, the behaviour fingerprint of the whole shogi search (Stockfish's `bench`).
+shogi position set of ``usi-engine bench search`` (the MCSS core's runner, usi_engine/search/bench.py),
+``usi-engine bench signature``, the behaviour fingerprint of the whole shogi search (Stockfish's `bench`),
+and ``usi-engine bench analysis``, a long `go infinite` (GUI analysis mode) that prints what every minute
+added and the process's resident memory.
 """
 
+import math
+import resource
 import sys
+import threading
+import time
 
 from numba import njit
 
@@ -86,3 +92,79 @@ def bench_signature(samples=SIGNATURE_SAMPLES, out=sys.stdout):
     result = {"nodes": nodes, "samples": total_samples, "positions": positions.shape[0]}
     print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)
     return result
+
+
+ANALYSIS_SFEN = "ln1g3nl/1r1sk1g2/p1ppppspp/6p2/1p5P1/2P6/PPSPPPP1P/2G2S1R1/LN2KG1NL b Bb 21"  # a middlegame
+RSS_ALLOWANCE_MB = 256  # what the process may hold beyond USI_Hash (interpreter, numba, code, buffers)
+
+
+def resident_mb() -> float:
+    """Current resident memory of this process in MB (/proc on Linux; the peak elsewhere)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0
+
+
+def bench_analysis(minutes=10.0, threads=None, hash_mb=256.0, sfen=ANALYSIS_SFEN, out=sys.stdout):
+    """An infinite search (the engine's default search options, `threads` default = the USI default) stopped
+    after `minutes`; prints one line per minute (samples and nodes added in that minute, hashfull, pool
+    prunes so far, resident MB) and the verdict on memory (resident <= hash_mb + RSS_ALLOWANCE_MB). Returns
+    the per-minute rows."""
+    from usi_engine.options import OptionValues
+    from usi_engine.shogi import Board
+
+    if threads is None:
+        threads = int(OptionValues()["Threads"])
+    searcher = Searcher(ShogiAdapter(), SearchOptions(threads=threads, hash_mb=hash_mb, seed=1, reuse=False))
+    searcher.search(Board(sfen).pos, Limits(samples=200))  # compile and allocate before the clock starts
+    rows: list[dict] = []
+    last = {"samples": 0, "nodes": 0}
+    start = time.monotonic()
+    started_mb = resident_mb()
+    print(
+        f"analysis: go infinite for {minutes:g} min, threads {threads}, USI_Hash {hash_mb:g} MB, "
+        f"resident after warm-up {started_mb:.0f} MB",
+        file=out,
+    )
+
+    def add_row(result):
+        row = {
+            "minute": len(rows) + 1,
+            "samples": result.samples - last["samples"],
+            "nodes": result.nodes - last["nodes"],
+            "hashfull": result.hashfull,
+            "prunes": searcher.prunes,
+            "resident_mb": round(resident_mb(), 1),
+        }
+        last.update(samples=result.samples, nodes=result.nodes)
+        rows.append(row)
+        print(" ".join(f"{k}={v}" for k, v in row.items()), file=out, flush=True)
+
+    def on_info(result):
+        if int((time.monotonic() - start) // 60.0) > len(rows):  # a minute has ended
+            add_row(result)
+
+    timer = threading.Timer(minutes * 60.0, searcher.stop)
+    timer.start()
+    try:
+        final = searcher.search(Board(sfen).pos, Limits(infinite=True), on_info=on_info, info_interval=1.0)
+    finally:
+        timer.cancel()
+    if len(rows) < math.ceil(minutes):
+        add_row(final)
+    peak = max(r["resident_mb"] for r in rows)
+    growing = all(r["samples"] > 0 for r in rows)
+    bound = hash_mb + RSS_ALLOWANCE_MB
+    print(
+        f"analysis: every minute added samples: {'yes' if growing else 'NO'}; resident after warm-up "
+        f"{started_mb:.0f} MB, peak {peak:.0f} MB (growth {peak - started_mb:+.0f} MB); bound USI_Hash + "
+        f"{RSS_ALLOWANCE_MB} = {bound:.0f} MB: {'within' if peak <= bound else 'EXCEEDED'}",
+        file=out,
+    )
+    return rows
