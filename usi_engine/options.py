@@ -129,6 +129,7 @@ OPTIONS = (
     _spin("CheckBonus", 0, 0, 100000, "cp: selection treats a checking move as this much better (0 = off)"),
     _spin("TemperatureSpread", 100, 100, 1000, "percent: threads use T_sel/spread .. T_sel*spread"),
     _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
+    _check("QSearchSEE", False, "quiescence leaves out captures that lose material by static exchange"),
     _combo(
         "Expansion",
         "exact",
@@ -168,6 +169,7 @@ SEARCH_OPTION_FIELDS = {
 }
 GAME_PARAM_FIELDS = {
     "qsearch_depth": ("QSearchDepth", int),
+    "qsearch_see": ("QSearchSEE", bool),
     "entering_rule": ("EnteringKingRule", _entering_rule_code),
     "max_moves": ("MaxMovesToDraw", int),
     "expansion": ("Expansion", str),

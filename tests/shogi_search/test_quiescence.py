@@ -13,6 +13,7 @@ from usi_engine.shogi.layout import (
     BISHOP,
     DROP_BASE,
     HIST,
+    HIST_STRIDE,
     H_CHECK,
     H_KEY,
     MAX_MOVES,
@@ -206,3 +207,81 @@ def test_pv_leaf_gradient_equals_finite_differences_of_the_quiescence_value():
             assert (up - down) / (2 * h) == pytest.approx(coef[k], abs=1e-6)
         tested += 1
     assert tested > 30
+
+
+# python-shogi piece type -> ours (gold, bishop and rook are numbered differently)
+PY_TO_OURS = {1: 1, 2: 2, 3: 3, 4: 4, 5: 7, 6: 5, 7: 6, 8: 8, 9: 9, 10: 10, 11: 11, 12: 12, 13: 13, 14: 14}
+
+
+def oracle_see(sfen, usi):
+    """Static exchange value of a capture by recursion on python-shogi boards: each side recaptures with its
+    least valuable attacker (MVV-LVA key, ties: every choice tried) or stops. Returns the (min, max) over
+    the tie choices."""
+    import shogi
+
+    def swing(ptype):
+        return W[F.OFF_MATERIAL + ptype] + W[F.OFF_MATERIAL + F.MAT_HAND + int(Q.DEMOTE[ptype])]
+
+    def on_square(ptype):
+        return Q.SEE_KING if ptype == 8 else swing(ptype)
+
+    def exchange(board, sq, side, value_on_square):
+        attackers = list(board.attackers(side, sq))
+        if not attackers:
+            return {0.0}
+        key = {s: Q.ORDER_VALUE[PY_TO_OURS[board.piece_at(s).piece_type]] for s in attackers}
+        least = min(key.values())
+        out = set()
+        for s in (s for s in attackers if key[s] == least):
+            piece = board.piece_at(s)
+            board.remove_piece_at(s)
+            for rest in exchange(board, sq, not side, on_square(PY_TO_OURS[piece.piece_type])):
+                out.add(max(0.0, value_on_square - rest))
+            board.set_piece_at(s, piece)
+        return out
+
+    board = shogi.Board(sfen)
+    move = shogi.Move.from_usi(usi)
+    mover = PY_TO_OURS[board.piece_at(move.from_square).piece_type]
+    gain = swing(PY_TO_OURS[board.piece_at(move.to_square).piece_type])
+    if move.promotion:
+        gain += W[F.OFF_MATERIAL + mover + 8] - W[F.OFF_MATERIAL + mover]
+        mover += 8
+    piece = board.piece_at(move.from_square)
+    board.remove_piece_at(move.from_square)
+    values = {gain - rest for rest in exchange(board, move.to_square, not board.turn, on_square(mover))}
+    board.set_piece_at(move.from_square, piece)
+    return min(values), max(values)
+
+
+def test_see_equals_an_exchange_oracle_on_random_captures():
+    checked = negative = 0
+    for sfen in random_game_sfens(40, seed=13, min_ply=30, max_ply=160):
+        board = Board(sfen)
+        if board.pos[HIST + HIST_STRIDE * board.ply + H_CHECK]:
+            continue
+        moves = np.empty(MAX_MOVES, dtype=np.int32)
+        for i in range(Q.gen_captures(board.pos, moves)):
+            before = board.pos.copy()
+            value = Q.see(board.pos, W, moves[i])
+            assert np.array_equal(board.pos, before), "see must restore the board"
+            low, high = oracle_see(sfen, move_to_usi(moves[i]))
+            assert low - 1e-6 <= value <= high + 1e-6, (sfen, move_to_usi(moves[i]))
+            checked += 1
+            negative += value < 0
+    assert checked > 200 and negative > 10
+
+
+def test_see_pruning_leaves_out_losing_captures_only():
+    """With SEE pruning the quiescence never searches a capture that loses by exchange (here Rx5d, the gold
+    being defended by a pawn) and keeps the winning ones; without it the value is the exact one."""
+    sfen = "4k4/9/4p4/4g4/9/9/9/4R4/K8 b - 1"
+    exact, _, exact_nodes = search(sfen)
+    board = Board(sfen)
+    buf = Q.QBuffers()
+    pruned = Q.qsearch(board.pos, W, -Q.INF, Q.INF, Q.DEFAULT_MAX_DEPTH, *buf.args(), True)
+    assert pruned == pytest.approx(exact) and int(buf.nodes[0]) == 1 < exact_nodes
+    value, pv, _ = search("8k/9/9/9/4g4/9/9/4R4/K8 b - 1")
+    board = Board("8k/9/9/9/4g4/9/9/4R4/K8 b - 1")
+    buf = Q.QBuffers()
+    assert Q.qsearch(board.pos, W, -Q.INF, Q.INF, Q.DEFAULT_MAX_DEPTH, *buf.args(), True) == pytest.approx(value)

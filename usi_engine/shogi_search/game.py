@@ -37,13 +37,12 @@ Params layout (float64): see the P_* constants below.
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import MAT_HAND, N_EACC, N_EIDX, OFF_MATERIAL, inc_init, inc_record, inc_value
+from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record, inc_value
 from eval.weightfile import load_weights
 from usi_engine.search.core import FLAG_FORCING, FLAG_LAZY, FLAG_TERMINAL
 from usi_engine.search.values import MATE
 from usi_engine.shogi.layout import (
     BOARD,
-    DEMOTE,
     HIST,
     HIST_STRIDE,
     H_CHECK,
@@ -76,12 +75,20 @@ from usi_engine.shogi.position import (
 from usi_engine.shogi.sfen import move_to_usi
 
 from .mate_probe import mate_in_one, mated_in_two, probe_scratch
-from .quiescence import DEFAULT_MAX_DEPTH, INF, qsearch, qsearch_inc, qsearch_scratch, side_in_check
+from .quiescence import (
+    DEFAULT_MAX_DEPTH,
+    INF,
+    capture_swing,
+    qsearch,
+    qsearch_inc,
+    qsearch_scratch,
+    side_in_check,
+)
 
 # Params layout.
 P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES, P_EXPANSION, P_MATE_PROBE = 0, 1, 2, 3, 4, 5, 6
-P_WINDOW, P_THREAT_PROBE = 7, 8
-N_PARAMS = 9
+P_WINDOW, P_THREAT_PROBE, P_QSEE = 7, 8, 9
+N_PARAMS = 10
 EXPANSIONS = {"exact": 0, "lazy": 1, "window": 2}  # P_EXPANSION codes (module docstring)
 EXPANSION_LAZY, EXPANSION_WINDOW = 1, 2
 DEFAULT_WINDOW = 400.0
@@ -98,9 +105,11 @@ def make_params(
     mate_probe=False,
     window=DEFAULT_WINDOW,
     threat_probe=False,
+    qsearch_see=False,
 ):
     """The params array `expand` reads: expansion mode exact / lazy / window (module docstring), window in cp,
-    mate_probe: mated_in_two on every checking child, threat_probe: mate_in_one on every other child."""
+    mate_probe: mated_in_two on every checking child, threat_probe: mate_in_one on every other child,
+    qsearch_see: SEE pruning in the quiescence search (quiescence.py)."""
     if expansion not in EXPANSIONS:
         raise ValueError(f"unknown expansion {expansion!r}; use one of {', '.join(EXPANSIONS)}")
     params = np.zeros(N_PARAMS, dtype=np.float64)
@@ -113,6 +122,7 @@ def make_params(
     params[P_WINDOW] = window
     params[P_MATE_PROBE] = 1.0 if mate_probe else 0.0
     params[P_THREAT_PROBE] = 1.0 if threat_probe else 0.0
+    params[P_QSEE] = 1.0 if qsearch_see else 0.0
     return params
 
 
@@ -171,6 +181,7 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     mode = np.int64(params[P_EXPANSION])
     probe = params[P_MATE_PROBE] != 0.0
     threat = params[P_THREAT_PROBE] != 0.0
+    see_prune = params[P_QSEE] != 0.0
     evasions, attacks, replies = probe_scratch()
     rows = qdepth + 1
     moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
@@ -204,7 +215,7 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
             nodes[0] += 1
         else:
             out_values[i] = qsearch_inc(
-                pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 1
+                pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 1, see_prune
             )
             out_flags[i] = FLAG_FORCING if checked else 0
         undo_move(pos)
@@ -227,13 +238,6 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
             eidx,
         )
     return n, nodes[0]
-
-
-@njit(cache=True, nogil=True)
-def capture_swing(weights, ptype):
-    """What capturing a piece of `ptype` is worth to the capturer in the material terms of the weights: the
-    piece leaves the board and its unpromoted type enters the capturer's hand."""
-    return weights[OFF_MATERIAL + ptype] + weights[OFF_MATERIAL + MAT_HAND + DEMOTE[ptype]]
 
 
 @njit(cache=True, nogil=True)
@@ -264,6 +268,7 @@ def window_pass(
     `window` worse than best for the parent). A child whose upper bound is already below best - window keeps
     its static value and FLAG_LAZY. Lazy children are refined (leaf_value) if a sample ever reaches them."""
     window = params[P_WINDOW]
+    see_prune = params[P_QSEE] != 0.0
     qdepth = np.int64(params[P_QDEPTH])
     best = -INF
     for i in range(n):
@@ -277,7 +282,9 @@ def window_pass(
         beta = INF if best <= -INF else window - best
         inc_record(pos, out_moves[i], weights, eacc, eidx, 0)
         do_move(pos, out_moves[i])
-        v = qsearch_inc(pos, weights, -INF, beta, qdepth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 1)
+        v = qsearch_inc(
+            pos, weights, -INF, beta, qdepth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 1, see_prune
+        )
         undo_move(pos)
         out_values[i] = v
         if v < beta:
@@ -291,7 +298,7 @@ def leaf_value(pos, weights, params):
     """(value, work): the exact leaf value of a child `expand` left lazy, the quiescence search of pos."""
     qdepth = np.int64(params[P_QDEPTH])
     moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
-    value = qsearch(pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes)
+    value = qsearch(pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, params[P_QSEE] != 0.0)
     return value, nodes[0]
 
 

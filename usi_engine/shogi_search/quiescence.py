@@ -10,6 +10,10 @@ Alpha-beta (fail-soft negamax) from the side to move over the static evaluation 
   shorter mates score higher; MATE from usi_engine/search/values.py).
 - ordering MVV-LVA: most valuable victim first, then least valuable attacker; evasions keep that
   order with non-captures last.
+- optional SEE pruning (``see_prune``): not in check, a capture whose static exchange evaluation on its
+  square is negative (`see`: both sides recapture with their least valuable attacker, x-rays included,
+  each side may stop; values = what a capture swings in the weights' material terms) is not searched.
+  Off = the exact captures-only quiescence value.
 - depth cap ``max_depth`` plies (default 8, the 芝浦将棋Softmax QSearch_depth): at the cap the static
   value is returned, even in check.
 
@@ -29,11 +33,12 @@ No allocation inside the recursion: the caller passes ``QBuffers`` arrays sized 
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import N_EACC, N_EIDX, eval_features, inc_init, inc_record, inc_value
+from eval.shogi_features import MAT_HAND, N_EACC, N_EIDX, OFF_MATERIAL, eval_features, inc_init, inc_record, inc_value
 from usi_engine.search.values import MATE, is_proven
 from usi_engine.shogi.layout import (
     BISHOP,
     BOARD,
+    DEMOTE,
     HIST,
     HIST_STRIDE,
     H_CHECK,
@@ -47,11 +52,13 @@ from usi_engine.shogi.layout import (
     N_PIECES,
     PAWN,
     PLY,
+    PROMOTE,
     ROOK,
     SIDE,
+    WHITE_BIT,
 )
 from usi_engine.shogi.movegen import add_board_move, gen_legal
-from usi_engine.shogi.position import do_move, first_piece, is_attacked, pin_direction, undo_move
+from usi_engine.shogi.position import attacks_along, do_move, first_piece, is_attacked, pin_direction, undo_move
 from usi_engine.shogi.tables import KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
 
 DEFAULT_MAX_DEPTH = 8
@@ -194,6 +201,82 @@ def order_key(pos, m):
 
 
 @njit(cache=True, nogil=True)
+def capture_swing(w, ptype):
+    """What capturing a piece of `ptype` is worth to the capturer in the material terms of the weights: the
+    piece leaves the board and its unpromoted type enters the capturer's hand."""
+    return w[OFF_MATERIAL + ptype] + w[OFF_MATERIAL + MAT_HAND + DEMOTE[ptype]]
+
+
+SEE_KING = 1.0e6  # a king "captured" in the exchange: larger than any material sum
+
+
+@njit(cache=True, nogil=True)
+def least_attacker(pos, sq, by):
+    """The square of the least valuable piece of colour `by` attacking sq on the current board (pieces
+    removed from the board uncover the sliders behind them), or -1."""
+    best = -1
+    best_key = 1 << 30
+    for d in range(8):
+        s = first_piece(pos, sq, d)
+        if s < 0:
+            continue
+        p = pos[BOARD + s]
+        if (p >> 4) == by and attacks_along(p, s, sq, d) and ORDER_VALUE[p & 15] < best_key:
+            best = s
+            best_key = ORDER_VALUE[p & 15]
+    knight = KNIGHT + WHITE_BIT * by
+    for k in range(2):
+        s = KNIGHT_TARGETS[1 - by, sq, k]
+        if s >= 0 and pos[BOARD + s] == knight and ORDER_VALUE[KNIGHT] < best_key:
+            best = s
+            best_key = ORDER_VALUE[KNIGHT]
+    return best
+
+
+@njit(cache=True, nogil=True)
+def see(pos, w, move):
+    """Static exchange evaluation of the board capture `move` for the side to move: the material it wins
+    when both sides keep recapturing on the square with their least valuable attacker and either may stop
+    (the swap algorithm). Promotions on the way are ignored except the capturing move's own. pos is
+    restored."""
+    to = move & MOVE_TO_MASK
+    frm = (move >> MOVE_FROM_SHIFT) & 0x7F
+    us = pos[SIDE]
+    mover = pos[BOARD + frm]
+    gains = np.empty(40, dtype=np.float64)
+    removed = np.empty(40, dtype=np.int64)
+    gains[0] = capture_swing(w, pos[BOARD + to] & 15)
+    ptype = mover & 15
+    if move & MOVE_PROMO_BIT:
+        gains[0] += w[OFF_MATERIAL + ptype + PROMOTE] - w[OFF_MATERIAL + ptype]
+        ptype += PROMOTE
+    on_square = SEE_KING if ptype == KING else capture_swing(w, ptype)
+    pos[BOARD + frm] = 0
+    n_removed = 0
+    side = 1 - us
+    d = 0
+    while d < 39:
+        s = least_attacker(pos, to, side)
+        if s < 0:
+            break
+        d += 1
+        gains[d] = on_square - gains[d - 1]
+        p = pos[BOARD + s] & 15
+        on_square = SEE_KING if p == KING else capture_swing(w, p)
+        removed[n_removed] = s | (pos[BOARD + s] << 8)
+        n_removed += 1
+        pos[BOARD + s] = 0
+        side = 1 - side
+    for k in range(n_removed):
+        pos[BOARD + (removed[k] & 0xFF)] = removed[k] >> 8
+    pos[BOARD + frm] = mover
+    while d > 0:
+        gains[d - 1] = -max(-gains[d - 1], gains[d])
+        d -= 1
+    return gains[0]
+
+
+@njit(cache=True, nogil=True)
 def next_move(pos, mv, ks, i, n):
     """Selection-sort step: move the best-keyed of mv[i:n] to slot i and return it."""
     b = i
@@ -210,8 +293,9 @@ def next_move(pos, mv, ks, i, n):
 
 
 @njit(cache=True, nogil=True)
-def qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, eacc, eidx, base):
-    """Fail-soft alpha-beta quiescence value of pos from the side to move (see module doc).
+def qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, eacc, eidx, base, see_prune):
+    """Fail-soft alpha-beta quiescence value of pos from the side to move (see module doc); see_prune: leave
+    out captures with a negative `see` when not in check.
 
     Iterative (an explicit stack per ply) because a self-recursive cached numba function fails to
     link when another cached kernel calls it. Per ply: frames[ply] = (alpha, beta, best),
@@ -268,18 +352,25 @@ def qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts,
                     if v >= frames[ply, 1]:
                         value = v
                         returning = True
-        if not returning and counts[ply, 0] >= counts[ply, 1]:
-            value = frames[ply, 2]
-            returning = True
+        m = np.int32(-1)
+        if not returning:
+            prune = see_prune and not side_in_check(pos)
+            while counts[ply, 0] < counts[ply, 1]:
+                i = counts[ply, 0]
+                candidate = next_move(pos, moves[ply], keys[ply], i, counts[ply, 1])
+                counts[ply, 0] = i + 1
+                if not prune or see(pos, w, candidate) >= 0.0:
+                    m = candidate
+                    break
+            if m < 0:
+                value = frames[ply, 2]
+                returning = True
         if returning:
             if ply == 0:
                 return value
             ply -= 1
             entering = False
             continue
-        i = counts[ply, 0]
-        m = next_move(pos, moves[ply], keys[ply], i, counts[ply, 1])
-        counts[ply, 0] = i + 1
         inc_record(pos, m, w, eacc, eidx, base + ply)
         do_move(pos, m)
         frames[ply + 1, 0] = -frames[ply, 1]
@@ -289,12 +380,12 @@ def qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts,
 
 
 @njit(cache=True, nogil=True)
-def qsearch(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes):
+def qsearch(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, see_prune=False):
     """qsearch_inc from a fresh evaluation state of pos (a small allocation: max_depth + 1 rows)."""
     eacc = np.empty((max_depth + 1, N_EACC), dtype=np.float64)
     eidx = np.empty((max_depth + 1, N_EIDX), dtype=np.int64)
     inc_init(pos, w, eacc, eidx, 0)
-    return qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 0)
+    return qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 0, see_prune)
 
 
 @njit(cache=True, nogil=True)
