@@ -51,17 +51,22 @@ def probe(sfen):
     return result
 
 
-def positions_in_check(count, seed):
-    """Positions with the side to move in check: random-game positions after each of their checking moves."""
+def children(sfens, in_check):
+    """The positions one legal move after each of `sfens` whose side to move is (or is not) in check."""
     out = []
-    for sfen in random_game_sfens(count, seed=seed, min_ply=30, max_ply=140):
+    for sfen in sfens:
         board = cshogi.Board(sfen)
         for m in list(board.legal_moves):
             board.push(m)
-            if board.is_check():
+            if board.is_check() == in_check:
                 out.append(board.sfen())
             board.pop()
     return out
+
+
+def positions_in_check(count, seed):
+    """Positions with the side to move in check: random-game positions after each of their checking moves."""
+    return children(random_game_sfens(count, seed=seed, min_ply=30, max_ply=140), True)
 
 
 def test_probe_agrees_with_brute_force_on_random_checks():
@@ -89,29 +94,10 @@ def test_no_legal_move_is_not_claimed():
     assert not probe(sfen)
 
 
-def positions_not_in_check(count, seed):
-    """Random-game positions (side to move not in check) and every position one legal move after them."""
-    out = []
-    for sfen in random_game_sfens(count, seed=seed, min_ply=30, max_ply=140):
-        board = cshogi.Board(sfen)
-        for m in list(board.legal_moves):
-            board.push(m)
-            if not board.is_check():
-                out.append(board.sfen())
-            board.pop()
-    return out
-
-
 def test_mate_in_one_agrees_with_brute_force():
-    sfens = positions_not_in_check(12, seed=9)
+    sfens = children(random_game_sfens(12, seed=9, min_ply=30, max_ply=140), False)
     assert len(sfens) > 500
-    for sfen in MATED_IN_TWO:  # after any evasion of these the checker mates in one
-        board = cshogi.Board(sfen)
-        for m in list(board.legal_moves):
-            board.push(m)
-            if not board.is_check():
-                sfens.append(board.sfen())
-            board.pop()
+    sfens += children(MATED_IN_TWO, False)  # after any evasion of these the checker mates in one
     found = 0
     for sfen in sfens:
         board = Board(sfen)
