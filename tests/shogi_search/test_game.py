@@ -198,19 +198,20 @@ def test_lazy_search_refines_a_child_before_expanding_it(adapter, graph):
     assert not t[core.T_FLAGS][best] & core.FLAG_LAZY
 
 
-@pytest.mark.parametrize("window", [0.0, 150.0, 400.0])
-def test_window_expand_is_exact_inside_its_window(adapter, window):
+@pytest.mark.parametrize("window,see", [(0.0, False), (150.0, False), (400.0, False), (400.0, True)])
+def test_window_expand_is_exact_inside_its_window(adapter, window, see):
     """Window expansion: every child whose exact value (parent's view) is within `window` of the best child
     has exactly its quiescence value; every other child is flagged lazy and truly is more than `window`
-    below the best; a lazy child's stored value never makes it look worse than it is."""
+    below the best; a lazy child's stored value never makes it look worse than it is. The same holds with
+    SEE pruning against the exact expansion with SEE pruning."""
     from usi_engine.search.core import FLAG_LAZY
     from usi_engine.shogi.bench import random_game_sfens
 
     lazy_seen = 0
     for sfen in random_game_sfens(8, seed=31, min_ply=20, max_ply=90):
         board = Board(sfen)
-        exact, _ = run_expand(board, adapter)
-        windowed, _ = run_expand(board, adapter, make_params(expansion="window", window=window))
+        exact, _ = run_expand(board, adapter, make_params(qsearch_see=see))
+        windowed, _ = run_expand(board, adapter, make_params(expansion="window", window=window, qsearch_see=see))
         best = max(-v for v, _ in exact.values())
         for move, (value, flag) in windowed.items():
             truth = exact[move][0]
