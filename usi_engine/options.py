@@ -129,10 +129,10 @@ OPTIONS = (
     _spin("CheckBonus", 0, 0, 100000, "cp: selection treats a checking move as this much better (0 = off)"),
     _spin("TemperatureSpread", 100, 100, 1000, "percent: threads use T_sel/spread .. T_sel*spread"),
     _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
-    _check("QSearchSEE", False, "quiescence leaves out captures that lose material by static exchange"),
+    _check("QSearchSEE", True, "quiescence leaves out captures that lose material by static exchange"),
     _combo(
         "Expansion",
-        "exact",
+        "window",
         EXPANSION_MODES,
         "children by quiescence (exact), statically then refined when reached (lazy), or within a window",
     ),

@@ -19,7 +19,7 @@ from usi_engine.search import bench as search_bench
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi.bench import bench_positions
 
-from .game import ShogiAdapter
+from .game import ShogiAdapter, make_params
 from .quiescence import DEFAULT_MAX_DEPTH, QBuffers, qsearch_root
 
 SEARCH_POSITIONS = 8  # the first positions of the set (middle games) for `bench search --game shogi`
@@ -78,11 +78,17 @@ def search_main(argv=None):
 
 def bench_signature(samples=SIGNATURE_SAMPLES, out=sys.stdout):
     """Search every position of the committed set for a fixed number of samples (one thread, fixed seed,
-    fresh tree, no clock) with the shipped weights and default search options; prints and returns
-    `nodes=<total> samples=<total> positions=<count>`. The node total changes exactly when the search's or
-    the evaluation's behaviour changes, so a test pins it and a commit that changes it says so."""
-    adapter = ShogiAdapter()
-    searcher = Searcher(adapter, SearchOptions(threads=1, hash_mb=SIGNATURE_HASH_MB, reuse=False, seed=SIGNATURE_SEED))
+    fresh tree, no clock) with the shipped weights and the engine's default options (the USI defaults, as
+    shipped); prints and returns `nodes=<total> samples=<total> positions=<count>`. The node total changes
+    exactly when the search's or the evaluation's behaviour (or a default) changes, so a test pins it and a
+    commit that changes it says so."""
+    from usi_engine.options import OptionValues, game_params, search_options
+
+    defaults = OptionValues()
+    adapter = ShogiAdapter(params=make_params(**game_params(defaults)))
+    settings = search_options(defaults)
+    settings.update(threads=1, hash_mb=SIGNATURE_HASH_MB, seed=SIGNATURE_SEED)
+    searcher = Searcher(adapter, SearchOptions(reuse=False, **settings))
     positions = bench_positions()
     nodes = total_samples = 0
     for pos in positions:
