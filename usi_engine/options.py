@@ -132,7 +132,7 @@ OPTIONS = (
     _check("QSearchSEE", True, "quiescence leaves out captures that lose material by static exchange"),
     _combo(
         "Expansion",
-        "window",
+        "exact",
         EXPANSION_MODES,
         "children by quiescence (exact), statically then refined when reached (lazy), or within a window",
     ),
