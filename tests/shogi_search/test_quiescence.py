@@ -263,7 +263,7 @@ def test_see_equals_an_exchange_oracle_on_random_captures():
         moves = np.empty(MAX_MOVES, dtype=np.int32)
         for i in range(Q.gen_captures(board.pos, moves)):
             before = board.pos.copy()
-            value = Q.see(board.pos, W, moves[i])
+            value = Q.see(board.pos, W, moves[i], np.empty(Q.SEE_STACK), np.empty(Q.SEE_STACK, dtype=np.int64))
             assert np.array_equal(board.pos, before), "see must restore the board"
             low, high = oracle_see(sfen, move_to_usi(moves[i]))
             assert low - 1e-6 <= value <= high + 1e-6, (sfen, move_to_usi(moves[i]))

@@ -208,6 +208,7 @@ def capture_swing(w, ptype):
 
 
 SEE_KING = 1.0e6  # a king "captured" in the exchange: larger than any material sum
+SEE_STACK = 40  # captures one exchange can hold (at most 38 pieces can attack a square)
 
 
 @njit(cache=True, nogil=True)
@@ -234,17 +235,15 @@ def least_attacker(pos, sq, by):
 
 
 @njit(cache=True, nogil=True)
-def see(pos, w, move):
+def see(pos, w, move, gains, removed):
     """Static exchange evaluation of the board capture `move` for the side to move: the material it wins
     when both sides keep recapturing on the square with their least valuable attacker and either may stop
     (the swap algorithm). Promotions on the way are ignored except the capturing move's own. pos is
-    restored."""
+    restored. gains (float64) and removed (int64) are the caller's scratch, SEE_STACK long each."""
     to = move & MOVE_TO_MASK
     frm = (move >> MOVE_FROM_SHIFT) & 0x7F
     us = pos[SIDE]
     mover = pos[BOARD + frm]
-    gains = np.empty(40, dtype=np.float64)
-    removed = np.empty(40, dtype=np.int64)
     gains[0] = capture_swing(w, pos[BOARD + to] & 15)
     ptype = mover & 15
     if move & MOVE_PROMO_BIT:
@@ -255,7 +254,7 @@ def see(pos, w, move):
     n_removed = 0
     side = 1 - us
     d = 0
-    while d < 39:
+    while d < SEE_STACK - 1:
         s = least_attacker(pos, to, side)
         if s < 0:
             break
@@ -303,6 +302,8 @@ def qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts,
     Static values come from the incremental evaluation: row base + ply of (eacc, eidx) holds the
     state of the position at that ply; row base must be set up (inc_init or inc_record) by the caller.
     """
+    see_gains = np.empty(SEE_STACK, dtype=np.float64)  # see() scratch, once per search, not per capture
+    see_removed = np.empty(SEE_STACK, dtype=np.int64)
     ply = 0
     frames[0, 0] = alpha
     frames[0, 1] = beta
@@ -359,7 +360,7 @@ def qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts,
                 i = counts[ply, 0]
                 candidate = next_move(pos, moves[ply], keys[ply], i, counts[ply, 1])
                 counts[ply, 0] = i + 1
-                if not prune or see(pos, w, candidate) >= 0.0:
+                if not prune or see(pos, w, candidate, see_gains, see_removed) >= 0.0:
                     m = candidate
                     break
             if m < 0:
