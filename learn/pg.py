@@ -47,7 +47,7 @@ from usi_engine.search.rng import next_unit
 from usi_engine.search.values import is_proven
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.position import do_move, undo_move
-from usi_engine.shogi_search.quiescence import pv_leaf_gradient, qsearch_root, qsearch_scratch
+from usi_engine.shogi_search.quiescence import INF, pv_leaf_gradient, qsearch, qsearch_scratch
 
 MODE_FULL, MODE_PAPER = 0, 1
 MODES = {'full': MODE_FULL, 'paper': MODE_PAPER}
@@ -309,15 +309,16 @@ def path_to(tree, parent_node, parent_edge, v, out_moves):
 
 
 @njit(cache=True, nogil=True)
-def node_quiescence_gradient(pos, w, qdepth, scratch, tree, parent_node, parent_edge, v, path, idx, coef):
+def node_quiescence_gradient(pos, w, qdepth, see_prune, scratch, tree, parent_node, parent_edge, v, path, idx, coef):
     """(quiescence value q of node v's position, nf) with dq/dw = sum_i coef[i] e_idx[i] for i < nf (gradient at
     the quiescence PV leaf): v is reached by replaying its moves on pos, which is unchanged on return.
-    scratch = qsearch_scratch(qdepth)."""
+    scratch = qsearch_scratch(qdepth); see_prune as in the search that built the tree (game params P_QSEE:
+    captures with a negative static exchange left out), so q is the value the tree stored."""
     moves, keys, pv, frames, counts, nodes = scratch
     d = path_to(tree, parent_node, parent_edge, v, path)
     for i in range(d):
         do_move(pos, path[i])
-    value = qsearch_root(pos, w, qdepth, moves, keys, pv, frames, counts, nodes)
+    value = qsearch(pos, w, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, see_prune)
     nf = pv_leaf_gradient(pos, w, value, pv, counts, idx, coef)
     for _ in range(d):
         undo_move(pos)
@@ -325,7 +326,9 @@ def node_quiescence_gradient(pos, w, qdepth, scratch, tree, parent_node, parent_
 
 
 @njit(cache=True, nogil=True)
-def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched, n_touched, acc, scales, grads):
+def shogi_leaf_gradients(
+    pos, w, qdepth, see_prune, tree, parent_node, parent_edge, touched, n_touched, acc, scales, grads
+):
     """grads[j] += scales[j] * sum_l acc[l] * dE_s(l)/dw for every row j, over the touched leaves l (one
     pass over the leaves fills several weighted sums, e.g. e(t) and b_t * e(t)): each leaf position is reached
     by replaying its moves on pos, its quiescence value recomputed and differentiated at the quiescence
@@ -341,7 +344,7 @@ def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched
         k = acc[leaf]
         acc[leaf] = 0.0
         value, nf = node_quiescence_gradient(
-            pos, w, qdepth, scratch, tree, parent_node, parent_edge, leaf, path, idx, coef
+            pos, w, qdepth, see_prune, scratch, tree, parent_node, parent_edge, leaf, path, idx, coef
         )
         worst = max(worst, abs(value - tree[core.T_VALUE][leaf]))
         for j in range(grads.shape[0]):
@@ -353,7 +356,9 @@ def shogi_leaf_gradients(pos, w, qdepth, tree, parent_node, parent_edge, touched
 
 
 @njit(cache=True, nogil=True)
-def shogi_strap_gradients(pos, w, qdepth, tree, root, n_nodes, parent_node, parent_edge, vscale, weight, grad):
+def shogi_strap_gradients(
+    pos, w, qdepth, see_prune, tree, root, n_nodes, parent_node, parent_edge, vscale, weight, grad
+):
     """Search bootstrapping over the tree (the regression toward the searched value of MCSS_55Shogi's learner):
     grad += weight * sum_v (p(E(v)) - p(q(v))) p'(q(v)) dq(v)/dw over the expanded, unproven nodes v below root,
     with q(v) the quiescence value of v's position, E(v) its backed-up value and p(x) = tanh(x / (2 vscale)):
@@ -367,7 +372,9 @@ def shogi_strap_gradients(pos, w, qdepth, tree, root, n_nodes, parent_node, pare
     for v in range(n_nodes):
         if (v != root and parent_edge[v] < 0) or not is_inner(tree, v):
             continue
-        q, nf = node_quiescence_gradient(pos, w, qdepth, scratch, tree, parent_node, parent_edge, v, path, idx, coef)
+        q, nf = node_quiescence_gradient(
+            pos, w, qdepth, see_prune, scratch, tree, parent_node, parent_edge, v, path, idx, coef
+        )
         pq = np.tanh(q / (2.0 * vscale))
         k = weight * (np.tanh(tree[core.T_VALUE][v] / (2.0 * vscale)) - pq) * (1.0 - pq * pq) / (2.0 * vscale)
         for i in range(nf):
@@ -495,11 +502,13 @@ class TreeGradient:
         grad,
         scale=1.0,
         value_coef=0.0,
+        see_prune=False,
     ):
         """grad += scale * (e(t) + value_coef * dE(root)/dw) for the shogi search tree below pos (eq. 15;
         value_coef = 0: the eligibility alone); returns (touched leaves, largest leaf-value mismatch).
         grad may also be 2-D (rows, N_WEIGHTS) with one scale per row: row j += scale[j] * (...), all rows
-        from one pass over the leaves."""
+        from one pass over the leaves. see_prune: the quiescence search of the tree's search (SEE pruning,
+        make_params(qsearch_see=...)); a different setting shows up as a leaf-value mismatch."""
         grads = grad if grad.ndim == 2 else grad.reshape(1, -1)
         scales = np.asarray(scale, np.float64).reshape(-1) / t_learn
         if scales.shape[0] != grads.shape[0]:
@@ -513,6 +522,7 @@ class TreeGradient:
             pos,
             weights,
             np.int64(qdepth),
+            bool(see_prune),
             tree,
             self.parent_node,
             self.parent_edge,
@@ -524,15 +534,16 @@ class TreeGradient:
         )
         return n, float(worst)
 
-    def shogi_strap(self, tree, root, n_nodes, pos, weights, qdepth, vscale, weight, grad):
-        """grad += the search-bootstrapping direction over the tree below pos (shogi_strap_gradients);
-        returns the number of nodes used."""
+    def shogi_strap(self, tree, root, n_nodes, pos, weights, qdepth, vscale, weight, grad, see_prune=False):
+        """grad += the search-bootstrapping direction over the tree below pos (shogi_strap_gradients; see_prune
+        as in shogi_eligibility); returns the number of nodes used."""
         parent_links(tree, np.int64(root), self.parent_node, self.parent_edge, self.queue)
         return int(
             shogi_strap_gradients(
                 pos,
                 weights,
                 np.int64(qdepth),
+                bool(see_prune),
                 tree,
                 np.int64(root),
                 np.int64(n_nodes),

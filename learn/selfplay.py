@@ -7,6 +7,8 @@ One game, in-process (no USI pipes: the trees are needed):
 2. Every later move: an MCSS search with a fixed number of samples (deterministic given the seed, and
    independent of machine speed), one thread, tree mode (no transpositions: each leaf has one path,
    so the tree's values are exactly the recursion the gradient differentiates), tree reuse between moves.
+   `qsearch_see` = the engine's QSearchSEE (captures with a negative static exchange left out of the
+   quiescence search); the gradient kernels recompute every leaf with the same setting.
    The move is drawn from the learner's root policy pi_a(a) = exp(E*(a)/T_learn)/Z (eq. 12-13) and the
    eligibility e(t) (eq. 15) of the drawn move is accumulated into the mover's dense gradient sum.
    A proven win plays the best move; a proven loss resigns (proven values do not depend on w).
@@ -69,6 +71,7 @@ class SelfPlayConfig:
     t_learn: float = 92.0  # learner's root policy temperature T_a (move choice and eq. 15)
     hash_mb: float = 16.0
     qdepth: int = 8
+    qsearch_see: bool = False  # SEE pruning in the quiescence search (the engine's QSearchSEE), also in the gradients
     method: str = "sampled"  # sampled | exact | pgleaf (learn/pg.py)
     mode: str = "full"  # full (both sides differentiate) | paper (opponent pi_b fixed)
     grad_samples: int = 256  # sampled paths per eligibility term
@@ -95,6 +98,8 @@ class SelfPlayConfig:
             raise ValueError(f"unknown self-play setting(s): {', '.join(sorted(unknown))}")
         cfg = cls(**d)
         declaration_rule_code(cfg.declaration_rule)  # ValueError naming the rules
+        if not isinstance(cfg.qsearch_see, bool):
+            raise ValueError(f"qsearch_see {cfg.qsearch_see!r}: expected true or false")
         if cfg.method not in pg.METHODS:
             raise ValueError(f"method {cfg.method!r}: expected one of {', '.join(pg.METHODS)}")
         if cfg.mode not in pg.MODES:
@@ -200,7 +205,11 @@ class SelfPlayer:
     def __init__(self, weights, cfg: SelfPlayConfig, seed: int = 0):
         self.cfg = cfg
         self.weights = weights
-        self.params = make_params(qsearch_depth=cfg.qdepth, entering_rule=declaration_rule_code(cfg.declaration_rule))
+        self.params = make_params(
+            qsearch_depth=cfg.qdepth,
+            entering_rule=declaration_rule_code(cfg.declaration_rule),
+            qsearch_see=cfg.qsearch_see,
+        )
         self.adapter = ShogiAdapter(weights, self.params)
         # the length cap is handled in play() (a draw or adjudicated by the searched value)
         self.rules = adjudicate.GameRules(cfg.declaration_rule, max_moves=0, auto_declare=True)
@@ -306,6 +315,7 @@ class SelfPlayer:
                 grad.rows,
                 scales,
                 value_coef=cfg.value_weight * db_de,
+                see_prune=cfg.qsearch_see,
             )
             out.leaf_mismatch = max(out.leaf_mismatch, worst)
         if cfg.strap_weight > 0:  # result-free: the P row (AdvantageSum.total = r * Z + P)
@@ -319,6 +329,7 @@ class SelfPlayer:
                 cfg.baseline_scale,
                 cfg.strap_weight,
                 grad.rows[1],
+                see_prune=cfg.qsearch_see,
             )
         out.learned_moves += 1
         out.log_pi.append((side, float(np.log(max(p[a], 1e-300))), b))

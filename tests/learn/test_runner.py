@@ -215,6 +215,7 @@ def test_ablation_arms_differ_only_in_the_terms_they_switch():
     assert len(dirs) == 3
     assert arms["both"] == arms["pg"] == arms["strap"]
     assert "ks" in arms["both"]["groups"] and arms["both"]["games"] >= 512
+    assert arms["both"]["selfplay"]["qsearch_see"] is True  # the engine's quiescence (QSearchSEE)
 
 
 def test_resume_drops_batch_rows_of_versions_never_checkpointed(tmp_path):
@@ -234,3 +235,4 @@ def test_resume_drops_batch_rows_of_versions_never_checkpointed(tmp_path):
     Run(cfg, SMOKE)._drop_unsaved_metrics(1)
     kept = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert kept == rows[:2]
+

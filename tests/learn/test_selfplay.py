@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from eval.shogi_features import N_WEIGHTS
+from eval.shogi_features import N_MATERIAL, N_WEIGHTS, OFF_MATERIAL
 from eval.weightfile import load_weights
 from learn import pg
 from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer, record_bytes
@@ -11,8 +11,8 @@ from usi_engine.search import core, policy
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi import Board
 from usi_engine.shogi.position import RULE_TRY, do_move
-from usi_engine.shogi_search.game import P_ENTERING_RULE, ShogiAdapter, make_params
-from usi_engine.shogi_search.quiescence import quiesce
+from usi_engine.shogi_search.game import P_ENTERING_RULE, P_QSEE, ShogiAdapter, make_params
+from usi_engine.shogi_search.quiescence import INF, QBuffers, qsearch
 
 T = 92.0
 QDEPTH = 4
@@ -20,21 +20,32 @@ QDEPTH = 4
 MIDGAME = "ln1g3nl/1r3kg2/p2pppsp1/2ps2p1p/1p7/2P1P1P2/PPSP1P1PP/2G2S1R1/LN2KG1NL b Bb 1"
 
 
-@pytest.fixture(scope="module", params=["b", "w"], ids=["black-root", "white-root"])
+def qvalue(pos, w, see):
+    """The quiescence value of pos, with or without SEE pruning (the search's params P_QSEE)."""
+    return qsearch(pos, w, -INF, INF, QDEPTH, *QBuffers(QDEPTH).args(), see)
+
+
+@pytest.fixture(
+    scope="module",
+    params=[("b", False), ("w", False), ("b", True), ("w", True)],
+    ids=["black-root", "white-root", "black-root-see", "white-root-see"],
+)
 def searched(request):
+    """(weights, board, tree, nodes, see): a 40-sample tree-mode search; see = SEE pruning in its quiescence."""
+    side, see = request.param
     w = load_weights()
     rng = np.random.default_rng(3)
     w[24:] = rng.normal(scale=5.0, size=N_WEIGHTS - 24)  # non-trivial KP/PP so every feature matters
-    board = Board(MIDGAME.replace(" b ", f" {request.param} "))
+    board = Board(MIDGAME.replace(" b ", f" {side} "))
     searcher = Searcher(
-        ShogiAdapter(w, make_params(qsearch_depth=QDEPTH)),
+        ShogiAdapter(w, make_params(qsearch_depth=QDEPTH, qsearch_see=see)),
         SearchOptions(threads=1, hash_mb=8, t_sel=T, t_back=T, graph=False, seed=5),
     )
     searcher.search(board.pos, Limits(samples=40))
-    return w, board, searcher.pool.tree, int(searcher.pool.ctl[core.C_NODES])
+    return w, board, searcher.pool.tree, int(searcher.pool.ctl[core.C_NODES]), see
 
 
-def leaf_values(tree, n, pos, w):
+def leaf_values(tree, n, pos, w, see=False):
     """Re-evaluate every leaf of the tree with weights w and back the values up at T (BFS order)."""
     t = tuple(a.copy() for a in tree)
     pn, pe, queue = (np.zeros(n, np.int64) for _ in range(3))
@@ -48,9 +59,25 @@ def leaf_values(tree, n, pos, w):
             p = pos.copy()
             for m in path[:d]:
                 do_move(p, np.int64(m))
-            t[core.T_VALUE][v] = quiesce(p, w, max_depth=QDEPTH)[0]
+            t[core.T_VALUE][v] = qvalue(p, w, see)
     pg.backup_all(t, np.array(order, np.int64), np.int64(len(order)), T)
     return t
+
+
+def direction(g, seed, see):
+    """A random direction on the support of g for a finite-difference check. With SEE pruning none on the
+    material block: a like-for-like capture with promotion (e.g. a bishop taking a bishop and promoting) has a
+    static exchange of exactly 0 at these weights but +-2e-13 of float rounding under any change of the
+    material weights, which alone decides whether it is pruned; the quiescence value jumps there (42 cp at a
+    leaf of this tree), so central differences across it measure the jump, not the derivative. The pruning
+    decisions depend on the material weights only, so off that block the value is smooth; the material
+    coordinates are checked without SEE."""
+    d = np.zeros(N_WEIGHTS)
+    nz = np.flatnonzero(g)
+    d[nz] = np.random.default_rng(seed).normal(size=nz.size)
+    if see:
+        d[OFF_MATERIAL : OFF_MATERIAL + N_MATERIAL] = 0.0
+    return d
 
 
 def log_pi(tree, played, t_learn):
@@ -58,10 +85,10 @@ def log_pi(tree, played, t_learn):
     return float(np.log(p[list(edges).index(played)]))
 
 
-def eligibility(tree, n, board, w, played, method, samples=1, seed=1, value_coef=0.0):
+def eligibility(tree, n, board, w, played, method, samples=1, seed=1, value_coef=0.0, see=False):
     grad = np.zeros(N_WEIGHTS)
     tg = pg.TreeGradient(n)
-    tg.shogi_eligibility(
+    _, mismatch = tg.shogi_eligibility(
         tree,
         0,
         board.pos,
@@ -77,22 +104,21 @@ def eligibility(tree, n, board, w, played, method, samples=1, seed=1, value_coef
         np.array([seed], np.uint64),
         grad,
         value_coef=value_coef,
+        see_prune=see,
     )
+    assert mismatch < 1e-6  # every leaf recomputed to the value the search stored
     return grad
 
 
 def test_exact_eligibility_matches_finite_differences(searched):
-    w, board, tree, n = searched
+    w, board, tree, n, see = searched
     played = int(tree[core.T_FIRST][0]) + 2
-    g = eligibility(tree, n, board, w, played, "exact")
+    g = eligibility(tree, n, board, w, played, "exact", see=see)
     assert np.count_nonzero(g) > 100
-    rng = np.random.default_rng(9)
-    d = np.zeros(N_WEIGHTS)
-    nz = np.flatnonzero(g)
-    d[nz] = rng.normal(size=nz.size)
+    d = direction(g, 9, see)
     h = 1e-3
-    plus = log_pi(leaf_values(tree, n, board.pos, w + h * d), played, T)
-    minus = log_pi(leaf_values(tree, n, board.pos, w - h * d), played, T)
+    plus = log_pi(leaf_values(tree, n, board.pos, w + h * d, see), played, T)
+    minus = log_pi(leaf_values(tree, n, board.pos, w - h * d, see), played, T)
     fd = (plus - minus) / (2 * h)
     assert fd == pytest.approx(g @ d, rel=1e-3)
 
@@ -100,23 +126,22 @@ def test_exact_eligibility_matches_finite_differences(searched):
 def test_value_term_matches_finite_differences_of_root_value(searched):
     """The critic term value_coef * dE(root)/dw: exact equals finite differences of the root value; the
     sampled estimate approaches it."""
-    w, board, tree, n = searched
+    w, board, tree, n, see = searched
     played = int(tree[core.T_FIRST][0]) + 1
     c = 0.37
-    value = eligibility(tree, n, board, w, played, "exact", value_coef=c) - eligibility(
-        tree, n, board, w, played, "exact"
+    value = eligibility(tree, n, board, w, played, "exact", value_coef=c, see=see) - eligibility(
+        tree, n, board, w, played, "exact", see=see
     )
     assert np.count_nonzero(value) > 100
-    d = np.zeros(N_WEIGHTS)
-    d[np.flatnonzero(value)] = np.random.default_rng(8).normal(size=np.count_nonzero(value))
+    d = direction(value, 8, see)
     h = 1e-3
     fd = (
-        leaf_values(tree, n, board.pos, w + h * d)[core.T_VALUE][0]
-        - leaf_values(tree, n, board.pos, w - h * d)[core.T_VALUE][0]
+        leaf_values(tree, n, board.pos, w + h * d, see)[core.T_VALUE][0]
+        - leaf_values(tree, n, board.pos, w - h * d, see)[core.T_VALUE][0]
     ) / (2 * h)
     assert c * fd == pytest.approx(value @ d, rel=1e-3)
-    sampled = eligibility(tree, n, board, w, played, "sampled", 4000, 3, value_coef=c) - eligibility(
-        tree, n, board, w, played, "sampled", 4000, 3
+    sampled = eligibility(tree, n, board, w, played, "sampled", 4000, 3, value_coef=c, see=see) - eligibility(
+        tree, n, board, w, played, "sampled", 4000, 3, see=see
     )
     assert np.linalg.norm(sampled - value) < 0.2 * np.linalg.norm(value)
 
@@ -144,13 +169,16 @@ def test_full_width_reference_matches_finite_differences():
 
 
 def test_sampled_eligibility_approaches_exact(searched):
-    w, board, tree, n = searched
+    w, board, tree, n, see = searched
     played = int(tree[core.T_FIRST][0])
-    exact = eligibility(tree, n, board, w, played, "exact")
+    exact = eligibility(tree, n, board, w, played, "exact", see=see)
     errs = {}
     for samples in (50, 5000):
         errs[samples] = np.mean(
-            [np.linalg.norm(eligibility(tree, n, board, w, played, "sampled", samples, s) - exact) for s in (1, 2, 3)]
+            [
+                np.linalg.norm(eligibility(tree, n, board, w, played, "sampled", samples, s, see=see) - exact)
+                for s in (1, 2, 3)
+            ]
         )
     assert errs[5000] < 0.2 * errs[50]
     assert errs[5000] < 0.15 * np.linalg.norm(exact)
@@ -158,9 +186,9 @@ def test_sampled_eligibility_approaches_exact(searched):
 
 def test_one_pass_fills_weighted_rows(searched):
     """Two accumulator rows (e(t) and b_t * e(t), the reward baseline) from one pass equal separate sums."""
-    w, board, tree, n = searched
+    w, board, tree, n, see = searched
     played = int(tree[core.T_FIRST][0]) + 1
-    single = eligibility(tree, n, board, w, played, "sampled", 64, 5)
+    single = eligibility(tree, n, board, w, played, "sampled", 64, 5, see=see)
     rows = np.zeros((2, N_WEIGHTS))
     pg.TreeGradient(n).shogi_eligibility(
         tree,
@@ -178,6 +206,7 @@ def test_one_pass_fills_weighted_rows(searched):
         np.array([5], np.uint64),
         rows,
         (1.0, -0.25),
+        see_prune=see,
     )
     assert np.count_nonzero(single) > 100
     assert np.array_equal(rows[0], single)
@@ -189,28 +218,32 @@ def test_one_pass_fills_weighted_rows(searched):
 
 
 def test_pgleaf_eligibility_is_sparse_and_signed(searched):
-    w, board, tree, n = searched
+    w, board, tree, n, see = searched
     played = int(tree[core.T_FIRST][0])
-    g = eligibility(tree, n, board, w, played, "pgleaf")
-    exact = eligibility(tree, n, board, w, played, "exact")
+    g = eligibility(tree, n, board, w, played, "pgleaf", see=see)
+    exact = eligibility(tree, n, board, w, played, "exact", see=see)
     assert 0 < np.count_nonzero(g) < np.count_nonzero(exact)
     assert g @ exact > 0  # the PV-leaf baseline points roughly the same way
 
 
-def test_selfplay_game_is_deterministic_and_learns(tmp_path):
+@pytest.mark.parametrize("see", [False, True], ids=["qsearch", "qsearch-see"])
+def test_selfplay_game_is_deterministic_and_learns(tmp_path, see):
     cfg = SelfPlayConfig.from_dict(
         dict(
             samples=12,
             grad_samples=16,
             qdepth=QDEPTH,
+            qsearch_see=see,
             opening_min=2,
             opening_max=4,
             max_moves=14,
             adjudicate_cp=1.0,
             baseline_scale=300.0,
+            strap_weight=5.0,
         )
     )
     player = SelfPlayer(load_weights(), cfg, seed=1)
+    assert player.params[P_QSEE] == (1.0 if see else 0.0)
     grads = {s: AdvantageSum(N_WEIGHTS, 1.0) for s in "bw"}
     a = player.play(7, grads)
     nz = {s: np.count_nonzero(g.rows[0]) for s, g in grads.items()}
@@ -241,6 +274,10 @@ def test_bad_config_is_rejected():
         SelfPlayConfig.from_dict({"method": "td"})
     with pytest.raises(ValueError, match="entering-king rule"):
         SelfPlayConfig.from_dict({"declaration_rule": "Bogus"})
+    with pytest.raises(ValueError, match="qsearch_see"):
+        SelfPlayConfig.from_dict({"qsearch_see": "yes"})
+    with pytest.raises(ValueError, match="unknown self-play.*qsearch_seee"):
+        SelfPlayConfig.from_dict({"qsearch_seee": True})
 
 
 def test_games_and_searches_follow_the_configured_declaration_rule():
@@ -310,10 +347,10 @@ def test_critic_game_adds_the_value_gradient():
 def test_search_bootstrapping_is_the_gradient_of_the_regression(searched):
     """shogi_strap: grad of -1/2 sum_v (p(E(v)) - p(q(v)))^2 over the inner nodes, E(v) held fixed, equals finite
     differences of that sum with q recomputed by the quiescence search."""
-    w, board, tree, n = searched
+    w, board, tree, n, see = searched
     scale, weight = 300.0, 1.7
     g = np.zeros(N_WEIGHTS)
-    used = pg.TreeGradient(n).shogi_strap(tree, 0, n, board.pos, w, QDEPTH, scale, weight, g)
+    used = pg.TreeGradient(n).shogi_strap(tree, 0, n, board.pos, w, QDEPTH, scale, weight, g, see_prune=see)
     pn, pe, queue = (np.zeros(n, np.int64) for _ in range(3))
     pg.parent_links(tree, np.int64(0), pn, pe, queue)
     inner = [v for v in range(n) if (v == 0 or pe[v] >= 0) and pg.is_inner(tree, np.int64(v))]
@@ -328,11 +365,10 @@ def test_search_bootstrapping_is_the_gradient_of_the_regression(searched):
     target = np.tanh(tree[core.T_VALUE][inner] / (2 * scale))
 
     def regression(wt):
-        q = np.array([quiesce(p, wt, max_depth=QDEPTH)[0] for p in positions])
+        q = np.array([qvalue(p, wt, see) for p in positions])
         return -0.5 * weight * np.sum((target - np.tanh(q / (2 * scale))) ** 2)
 
-    d = np.zeros(N_WEIGHTS)
-    d[np.flatnonzero(g)] = np.random.default_rng(6).normal(size=np.count_nonzero(g))
+    d = direction(g, 6, see)
     h = 1e-3
     assert (regression(w + h * d) - regression(w - h * d)) / (2 * h) == pytest.approx(g @ d, rel=1e-3)
 
@@ -366,3 +402,31 @@ def test_pg_weight_scales_the_policy_term_and_zero_leaves_bootstrapping_only():
     np.testing.assert_allclose(rows[1.0, 5.0][1], rows[1.0, 0.0][1] + strap_only, rtol=1e-9, atol=1e-9)
     with pytest.raises(ValueError, match="learns nothing"):
         SelfPlayConfig.from_dict(dict(base, pg_weight=0.0))
+
+
+def test_gradient_quiescence_must_match_the_search(searched):
+    """SEE pruning changes some leaf values of this tree: the gradient kernels recompute the leaves with the
+    search's setting (no mismatch); the other setting shows up in the mismatch they report."""
+    w, board, tree, n, see = searched
+    played = int(tree[core.T_FIRST][0])
+    worst = {}
+    for flag in (see, not see):
+        _, worst[flag] = pg.TreeGradient(n).shogi_eligibility(
+            tree,
+            0,
+            board.pos,
+            w,
+            QDEPTH,
+            played,
+            "exact",
+            T,
+            T,
+            "full",
+            1,
+            1e9,
+            np.array([1], np.uint64),
+            np.zeros(N_WEIGHTS),
+            see_prune=flag,
+        )
+    assert worst[see] < 1e-6
+    assert worst[not see] > 1.0
