@@ -23,11 +23,14 @@ undo what the factors learned; each factor has its own pull toward 0.
 
 from __future__ import annotations
 
+import json
+import zipfile
+import zlib
 from functools import lru_cache
 
 import numpy as np
 
-from eval.shogi_features import FE_END, HAND_END, N_KP, N_SQ, OFF_KP, OFF_KS, OFF_PP
+from eval.shogi_features import FE_END, HAND_END, N_KP, N_SQ, N_WEIGHTS, OFF_KP, OFF_KS, OFF_PP
 
 from .pg import SparseAdaGrad
 
@@ -156,3 +159,105 @@ class ShogiUpdate:
         for f in self.factors:
             out[f"u_{f.name}"], out[f"hu_{f.name}"] = f.u, f.opt.h
         return out
+
+
+# --- the optimiser state on disk ---------------------------------------------------------------------------
+#
+# Format 1 (runs before the compact state): np.savez of the dense arrays of ShogiUpdate.state(), no metadata;
+# 11.6 MB for a KS-era run, almost all of it the zeros of h (only the trainable groups' coordinates are ever
+# touched). Format 2: np.savez_compressed with a JSON "meta" (format, array sizes) and per array its nonzero
+# entries, "NAME.idx" (int64, increasing) and "NAME.val" (float64, the exact values: bit-identical on load;
+# -0.0 and any other nonzero bit pattern is kept too). Both load; h of a run started before the king-safety
+# block (length OFF_KS) is widened with zeros for the new entries, which is what a fresh h holds there.
+
+STATE_FORMAT = 2
+
+
+class OptimStateError(ValueError):
+    """An optimiser state file is unreadable, corrupt or does not fit this feature set."""
+
+    def __init__(self, path, problem):
+        super().__init__(f"optimiser state {path}: {problem}")
+        self.path, self.problem = str(path), problem
+
+
+def state_sizes() -> dict:
+    """The length of each array ShogiUpdate.state() may hold."""
+    sizes = {"h": N_WEIGHTS}
+    for name in FACTOR_SHAPES:
+        sizes[f"u_{name}"] = sizes[f"hu_{name}"] = FACTOR_SHAPES[name][1]
+    return sizes
+
+
+def save_state(file, state: dict) -> None:
+    """Write ShogiUpdate.state() to `file` (a path or a binary file object) in the compact format 2."""
+    arrays: dict = {}  # untyped: numpy's stub would match the values against savez's own keywords
+    sizes = {}
+    for name, a in state.items():
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        if a.ndim != 1:
+            raise ValueError(f"optimiser state array {name!r} has shape {a.shape}, expected 1-D")
+        idx = np.flatnonzero(a.view(np.int64))  # every nonzero bit pattern, -0.0 included
+        arrays[f"{name}.idx"], arrays[f"{name}.val"] = idx.astype(np.int64), a[idx]
+        sizes[name] = int(a.shape[0])
+    meta = {"format": STATE_FORMAT, "sizes": sizes}
+    np.savez_compressed(file, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+
+
+def load_state(path) -> dict:
+    """The arrays of an optimiser state file (format 1 or 2) as ShogiUpdate's `state`; OptimStateError naming
+    the file and the problem for an unreadable, corrupt or mismatched file."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            raw = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise OptimStateError(path, "no such file") from None
+    except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError, KeyError) as e:
+        raise OptimStateError(path, f"not a readable .npz archive ({type(e).__name__}: {e})") from None
+    if "meta" in raw:
+        try:
+            meta = json.loads(str(raw.pop("meta")[()]))
+        except (ValueError, TypeError) as e:
+            raise OptimStateError(path, f"metadata is not valid JSON ({e})") from None
+        if not isinstance(meta, dict) or meta.get("format") != STATE_FORMAT or not isinstance(meta.get("sizes"), dict):
+            fmt = meta.get("format") if isinstance(meta, dict) else None
+            raise OptimStateError(path, f"unknown state format {fmt!r} (this code reads 1 and {STATE_FORMAT})")
+        state = {name: _dense(path, raw, name, size) for name, size in meta["sizes"].items()}
+    else:
+        state = {}
+        for name, a in raw.items():
+            if a.ndim != 1 or a.dtype.kind != "f":
+                raise OptimStateError(path, f"'{name}' is {a.dtype} of shape {a.shape}, expected a 1-D float array")
+            state[name] = a.astype(np.float64)
+    return _checked(path, state)
+
+
+def _dense(path, raw: dict, name: str, size) -> np.ndarray:
+    """Array `name` of a format-2 file from its nonzero entries."""
+    idx, val = raw.get(f"{name}.idx"), raw.get(f"{name}.val")
+    if idx is None or val is None:
+        raise OptimStateError(path, f"missing '{name}.idx' or '{name}.val'")
+    if not isinstance(size, int) or size < 0:
+        raise OptimStateError(path, f"size of '{name}' is {size!r}, expected a count")
+    if idx.ndim != 1 or val.ndim != 1 or idx.shape != val.shape or idx.dtype.kind != "i" or val.dtype != np.float64:
+        raise OptimStateError(path, f"'{name}.idx' / '{name}.val' are not matching int / float64 vectors")
+    if idx.size and (idx[0] < 0 or idx[-1] >= size or np.any(np.diff(idx) <= 0)):
+        raise OptimStateError(path, f"'{name}.idx' is not an increasing list of indices below {size}")
+    a = np.zeros(size)
+    a[idx] = val
+    return a
+
+
+def _checked(path, state: dict) -> dict:
+    """Known names, expected lengths (h of a pre-KS run widened with zeros), finite values."""
+    sizes = state_sizes()
+    for name, a in state.items():
+        if name not in sizes:
+            raise OptimStateError(path, f"unknown array '{name}' (expected {', '.join(sizes)})")
+        if name == "h" and a.shape[0] == OFF_KS < N_WEIGHTS:  # started before the king-safety block
+            state[name] = a = np.concatenate([a, np.zeros(N_WEIGHTS - OFF_KS)])
+        if a.shape[0] != sizes[name]:
+            raise OptimStateError(path, f"'{name}' has {a.shape[0]} entries, expected {sizes[name]}")
+        if not np.all(np.isfinite(a)):
+            raise OptimStateError(path, f"'{name}' contains NaN or infinity")
+    return state

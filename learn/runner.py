@@ -5,7 +5,7 @@ A run lives in one folder (config `run.dir`):
   state.json           counters and the current files (replaced atomically, written last)
   weights/vNNNNNN.npz  weights after each checkpoint (eval/weightfile.py); v000000 = the start
   opt/oNNNNNN.npz      optimiser state of that checkpoint (AdaGrad accumulators, piece-square factor;
-                       learn/optim.py; only the latest is kept)
+                       learn/optim.py; only the latest is kept; its nonzero entries only, compressed, exact)
   pending/gNNNNNNNN.npz  finished games of the current batch: the game's sparse gradient
                        sum_t A_t e(t) (eq. 14 with an advantage, learn/selfplay.py) and its outcome; written
                        atomically by the run process as each game's result arrives
@@ -333,14 +333,11 @@ class Run:
     def _optimizer(self, state):
         from eval.weightfile import load_weights
 
-        from .optim import ShogiUpdate
+        from .optim import ShogiUpdate, load_state
 
         w = load_weights(weights_path(self.dir, state["version"]))
         w0 = load_weights(weights_path(self.dir, 0))
-        saved = {}
-        if state["opt"]:
-            with np.load(self.dir / "opt" / state["opt"], allow_pickle=False) as z:
-                saved = dict(z)
+        saved = load_state(self.dir / "opt" / state["opt"]) if state["opt"] else {}
         return ShogiUpdate(
             w,
             w0,
@@ -357,12 +354,14 @@ class Run:
         """Weights and optimiser state under the new version's names, then state.json (atomic) last."""
         from eval.weightfile import save_weights
 
+        from .optim import save_state
+
         v = state["version"]
         tmp = weights_path(self.dir, v).with_suffix(".tmp")
         save_weights(tmp, opt.w, source="learn run", checkpoint=v, games=state["games_done"])
         os.replace(tmp, weights_path(self.dir, v))
         name = f"o{v:06d}.npz"
-        atomic_save(self.dir / "opt" / name, lambda f: np.savez(f, **opt.state()))
+        atomic_save(self.dir / "opt" / name, lambda f: save_state(f, opt.state()))
         old = state["opt"]
         state["opt"] = name
         self._write_state(state)
@@ -378,10 +377,10 @@ class Run:
             state = self.load_state() if resume else self._init_state()
             if resume:
                 self._drop_unsaved_metrics(state["version"])
+            opt = self._optimizer(state)
         except BaseException:
             backend.close()
             raise
-        opt = self._optimizer(state)
         cfg = self.cfg
         bar = tqdm(total=cfg.games, initial=state["games_done"], unit="game", file=self.out, dynamic_ncols=True)
         try:

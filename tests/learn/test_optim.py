@@ -1,10 +1,11 @@
-"""The run's weight update (learn/optim.py): trainable groups and the pooled piece-square factor."""
+"""The run's weight update (learn/optim.py): trainable groups, the pooled piece-square factor, and the optimiser
+state file (compact format 2, the dense format 1 of older runs, pre-KS runs, corrupt files)."""
 
 import numpy as np
 import pytest
 
-from eval.shogi_features import FE_END, N_SQ, N_WEIGHTS, OFF_KP, OFF_PP
-from learn.optim import ShogiUpdate, king_relative_map
+from eval.shogi_features import FE_END, N_SQ, N_WEIGHTS, OFF_KP, OFF_KS, OFF_PP
+from learn.optim import OptimStateError, ShogiUpdate, king_relative_map, load_state, save_state
 
 KP0_END = OFF_KP + N_SQ * FE_END
 
@@ -93,3 +94,110 @@ def test_king_relative_factor_moves_every_entry_with_the_same_offset():
     moved = np.flatnonzero(opt.w)
     assert moved.size == len(pairs)
     assert np.allclose(opt.w[moved], opt.w[moved[0]]) and opt.w[moved[0]] > 0.99
+
+
+def trained_update(steps=3, seed=0):
+    """(start weights, ShogiUpdate after `steps` random sparse steps on every group and both factors, steps)."""
+    rng = np.random.default_rng(seed)
+    w0 = rng.normal(size=N_WEIGHTS)
+    plan = []
+    for _ in range(steps + 2):
+        i = np.unique(np.concatenate([rng.integers(0, N_WEIGHTS, 500), rng.integers(OFF_KS, N_WEIGHTS, 20)]))
+        plan.append((i, rng.normal(size=i.size) * 1e-2))
+    opt = ShogiUpdate(w0.copy(), w0, 0.3, 1e-3, 1.0, factor_lr=0.7, rel_factor_lr=0.4)
+    for i, g in plan[:steps]:
+        opt.step(i, g)
+    return w0, opt, plan
+
+
+def same_bits(a, b) -> bool:
+    return a.shape == b.shape and np.array_equal(a.view(np.int64), b.view(np.int64))
+
+
+def test_compact_state_round_trip_is_bit_identical_and_small(tmp_path):
+    _, opt, _ = trained_update()
+    state = opt.state()
+    state["u_p"][3] = -0.0  # every bit pattern survives, not only the values
+    path = tmp_path / "o.npz"
+    save_state(path, state)
+    back = load_state(path)
+    assert set(back) == set(state) == {"h", "u_p", "hu_p", "u_rel", "hu_rel"}
+    assert all(same_bits(back[k], np.asarray(state[k], np.float64)) for k in state)
+    dense = tmp_path / "dense.npz"
+    np.savez(dense, **state)  # format 1: what runs wrote before
+    assert path.stat().st_size < dense.stat().st_size / 10
+
+
+def test_resume_from_the_compact_file_continues_identically(tmp_path):
+    w0, a, plan = trained_update(steps=2)
+    path = tmp_path / "o.npz"
+    save_state(path, a.state())
+    b = ShogiUpdate(a.w.copy(), w0, 0.3, 1e-3, 1.0, factor_lr=0.7, rel_factor_lr=0.4, state=load_state(path))
+    for i, g in plan[2:]:
+        na, nb = a.step(i, g), b.step(i, g)
+        assert na == nb
+    assert same_bits(a.w, b.w)
+    assert all(same_bits(a.state()[k], b.state()[k]) for k in a.state())
+
+
+def test_old_dense_state_and_pre_ks_state_load(tmp_path):
+    _, opt, plan = trained_update()
+    state = opt.state()
+    old = tmp_path / "old.npz"
+    np.savez(old, **state)
+    back = load_state(old)
+    assert all(same_bits(back[k], state[k]) for k in state)
+    # a run started before the king-safety block: h had OFF_KS entries; the KS entries start at zero
+    pre = tmp_path / "pre-ks.npz"
+    np.savez(pre, h=state["h"][:OFF_KS], u_p=state["u_p"])
+    back = load_state(pre)
+    assert back["h"].shape == (N_WEIGHTS,) and not back["h"][OFF_KS:].any()
+    assert same_bits(back["h"][:OFF_KS], state["h"][:OFF_KS])
+    w = np.zeros(N_WEIGHTS)
+    resumed = ShogiUpdate(w, w.copy(), 0.3, 0.0, 1.0, factor_lr=0.7, state=back)
+    ks = np.arange(OFF_KS, N_WEIGHTS, 5)
+    resumed.step(ks, np.full(ks.size, 0.01))  # the KS coordinates learn like fresh ones
+    assert np.allclose(resumed.w[ks], 0.3 * 0.01 / (0.01 + 1e-3))
+
+
+def test_corrupt_or_mismatched_state_fails_naming_the_file(tmp_path):
+    _, opt, _ = trained_update(steps=1)
+    good = tmp_path / "good.npz"
+    save_state(good, opt.state())
+    data = good.read_bytes()
+    cases = {}
+    cases["truncated"] = data[: len(data) // 2]
+    cases["garbage"] = b"not an npz file at all"
+    bad_len = tmp_path / "x.npz"
+    np.savez(bad_len, h=np.zeros(1000))
+    cases["length"] = bad_len.read_bytes()
+    nan = opt.state()
+    nan["hu_rel"] = nan["hu_rel"].copy()
+    nan["hu_rel"][7] = np.nan
+    np.savez(bad_len, **nan)
+    cases["nan"] = bad_len.read_bytes()
+    np.savez(bad_len, h=np.zeros(N_WEIGHTS), momentum=np.zeros(3))
+    cases["unknown"] = bad_len.read_bytes()
+    np.savez(bad_len, meta=np.array('{"format": 9, "sizes": {}}'))
+    cases["format"] = bad_len.read_bytes()
+    np.savez(
+        bad_len, meta=np.array('{"format": 2, "sizes": {"h": 10}}'), **{"h.idx": np.array([3, 12]), "h.val": np.ones(2)}
+    )
+    cases["index"] = bad_len.read_bytes()
+    problems = {
+        "truncated": "not a readable",
+        "garbage": "not a readable",
+        "length": "'h' has 1000 entries, expected",
+        "nan": "'hu_rel' contains NaN",
+        "unknown": "unknown array 'momentum'",
+        "format": "unknown state format 9",
+        "index": "'h.idx' is not an increasing list",
+    }
+    for name, content in cases.items():
+        path = tmp_path / f"{name}.npz"
+        path.write_bytes(content)
+        with pytest.raises(OptimStateError, match=problems[name]) as e:
+            load_state(path)
+        assert str(path) in str(e.value) and str(e.value).startswith("optimiser state ")
+    with pytest.raises(OptimStateError, match="no such file"):
+        load_state(tmp_path / "missing.npz")

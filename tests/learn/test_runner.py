@@ -236,3 +236,39 @@ def test_resume_drops_batch_rows_of_versions_never_checkpointed(tmp_path):
     kept = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert kept == rows[:2]
 
+
+def test_checkpoint_keeps_the_optimiser_state_compact_and_exact(tmp_path):
+    """_checkpoint writes the compact optimiser state; _optimizer (resume) restores it bit for bit, also from
+    the dense file of older runs; a corrupt file stops --resume with a message naming it."""
+    import dataclasses
+
+    from learn.optim import load_state
+    from learn.runner import Run, load_config
+
+    run_dir = tmp_path / "run"
+    cfg = dataclasses.replace(load_config(SMOKE), dir=str(run_dir))
+    run = Run(cfg, SMOKE)
+    state = run._init_state()
+    opt = run._optimizer(state)
+    rng = np.random.default_rng(1)
+    for _ in range(2):
+        idx = np.unique(rng.integers(0, opt.w.size, 3000))
+        opt.step(idx, rng.normal(size=idx.size))
+    state["version"] = 1
+    run._checkpoint(state, opt)
+    opt_file = run_dir / "opt" / state["opt"]
+    dense = tmp_path / "dense.npz"
+    np.savez(dense, **opt.state())
+    assert opt_file.stat().st_size < dense.stat().st_size / 5
+
+    def restored(resumed):
+        return all(np.array_equal(resumed.state()[k], opt.state()[k]) for k in opt.state())
+
+    assert restored(run._optimizer(run.load_state()))
+    opt_file.write_bytes(dense.read_bytes())  # a checkpoint written before the compact format
+    assert restored(run._optimizer(run.load_state()))
+    assert set(load_state(opt_file)) == set(opt.state())
+    opt_file.write_bytes(b"PK\x03\x04 cut short")
+    r = learn("run", str(SMOKE), "--dir", str(run_dir), "--resume", timeout=120)
+    assert r.returncode == 2
+    assert f"optimiser state {opt_file}: not a readable .npz archive" in r.stderr
