@@ -195,3 +195,21 @@ def test_normal_go_plays_a_short_mate(eng):
     board.push_usi(lines[-1].split()[1])
     assert board.is_check()
     assert any(f" score mate {plies} " in s for s in lines)
+
+
+def test_mate_guard_option_keeps_a_sharp_move_safe(eng):
+    """MateGuardPly on: in a position where many moves allow a mate in one, the move played under a byoyomi
+    allows no mate by checks within three plies (cshogi); the option goes back off for the other tests."""
+    sfen = "ln1R3+B1/3ng1+L2/2skg4/1p1p1pB2/P1p1p4/2PPP4/L4P1PP/4+r4/1P3s1KL b GN5Pg2sn 141"
+    eng.send("setoption name MateGuardPly value 11")
+    eng.send("isready")
+    eng.expect_prefix("readyok", 60.0)
+    try:
+        eng.send(f"position sfen {sfen}")
+        eng.send("go btime 0 wtime 0 byoyomi 2000")
+        lines, _ = eng.expect_prefix("bestmove", 10.0)
+    finally:
+        eng.send("setoption name MateGuardPly value 0")
+    board = cshogi.Board(sfen)
+    board.push_usi(lines[-1].split()[1])
+    assert board.is_check() or not (board.mate_move_in_1ply() or board.mate_move(3))

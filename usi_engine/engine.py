@@ -542,6 +542,15 @@ class Engine:
                 self.adapter.weights = weights
             self._ready = False
         self.adapter.params[:] = make_params(**game_params(self.options))
+        ply = self.options["MateGuardPly"]
+        self.adapter.root_verifier = None
+        if ply:
+            from .shogi_search.guard import RootMateGuard
+
+            assert self.mate_solver is not None  # made by _prepare_rules
+            self.adapter.root_verifier = RootMateGuard(
+                self.mate_solver, self.adapter.params, ply, self.options["MateGuardNodes"]
+            )
 
     def _set_draw_value(self, turn: int) -> None:
         """Repetition value from Black's view, given the colour we play (YaneuraOu's DrawValue*)."""

@@ -139,6 +139,8 @@ OPTIONS = (
     _spin("ExpansionWindow", 400, 0, 100000, "cp: window expansion, siblings this far below the best stay lazy"),
     _check("MateProbe", False, "at each expansion, test every checking move for a mate in three"),
     _check("ThreatProbe", False, "at each expansion, test every other move for allowing a mate in one"),
+    _spin("MateGuardPly", 0, 0, 31, "best root move: can the opponent then mate by checks in N plies? (0 = off)"),
+    _spin("MateGuardNodes", 5000, 1, 10**9, "df-pn nodes per root move the mate guard asks about"),
     _check("GraphSearch", True, "share transpositions between paths"),
     _combo("SelectionPolicy", "softmax", SELECTION_POLICIES),
     _spin("Seed", 0, 0, 2**31 - 1, "random seed of the search threads"),

@@ -908,11 +908,17 @@ def rebuild_table(tree, ctl, n_nodes):
 
 @njit(cache=True, nogil=True)
 def max_backup_error(tree, n_nodes, t_back):
-    """Largest |E(v) - recompute(v)| over expanded nodes below n_nodes, and how many were expanded."""
+    """Largest |E(v) - recompute(v)| over expanded nodes below n_nodes, and how many were expanded. Nodes
+    flagged terminal after their expansion (a value proven from outside, e.g. the root_verifier's) keep
+    their proven value and are left out."""
     worst = 0.0
     expanded = 0
     for v in range(n_nodes):
-        if (tree[T_STATE][v] & PHASE_MASK) == EXPANDED and tree[T_COUNT][v] > 0:
+        if (
+            (tree[T_STATE][v] & PHASE_MASK) == EXPANDED
+            and tree[T_COUNT][v] > 0
+            and not tree[T_FLAGS][v] & FLAG_TERMINAL
+        ):
             expanded += 1
             err = abs(tree[T_VALUE][v] - backup_value(tree, v, t_back))
             if err > worst:

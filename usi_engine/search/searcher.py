@@ -8,7 +8,11 @@ GTP interrupts). The adapter is the game's Python face:
   copy(pos), move_to_str(move), max_depth(pos) (plies the pos history can still hold),
   path_since(old_pos, new_pos) -> list of moves from old to new in the same game, or None;
   optional for the RAVE policy: value_scale (|E| of a sure win, default 1000) and amaf_capacity(pos)
-  (trace entries one expand_amaf call may write, default 0).
+  (trace entries one expand_amaf call may write, default 0); optional root_verifier (None or a callable
+  (pos, move, time_limit_s, stop_event) -> (exact value of the child after `move` from its side to move, or None;
+  work in nodes)): a prover the search asks about its best root move whenever that move changes (the
+  workers pause meanwhile) and once more before it returns; a value found is stored as the child's
+  proven result (FLAG_TERMINAL), so the root's softmax and the best move see it (shogi: the mate guard).
 """
 
 import math
@@ -35,6 +39,9 @@ STALL_SAMPLES = 20000  # samples without any expansion after which a search is s
 POLICIES = {'softmax': core.POLICY_SOFTMAX, 'uct': core.POLICY_UCT, 'rave': core.POLICY_RAVE}
 DEFAULT_VALUE_SCALE = 1000.0
 PRUNE_KEEP = 0.5  # share of the pool a prune keeps (NodePool.prune)
+VERIFY_BURST_SECONDS = 0.01  # a pause goes on to the next best root move after a proof within this time
+FINAL_VERIFY_MOVES = 4  # after the search: best root moves the root_verifier may still be asked about ...
+FINAL_VERIFY_SECONDS = 0.02  # ... within this time in all
 
 
 @dataclass
@@ -227,6 +234,8 @@ class Searcher:
         self._last_params = None
         self._stop = threading.Event()
         self.prunes = 0  # pool prunes in the last search
+        self._rngs: list[np.ndarray] = []  # per-thread random states of the current search
+        self.verified: dict[int, float | None] = {}  # root moves asked of the root_verifier in the last search
 
     # --- public API ---------------------------------------------------------------------------------
     def stop(self):
@@ -250,6 +259,8 @@ class Searcher:
             return SearchResult(None, None, float(value), is_proven(value))
         reused = self._prepare(pos)
         self.prunes = 0
+        self.verified = {}
+        verifier = getattr(self.adapter, 'root_verifier', None)
         assert self.pool is not None  # made by _prepare
         ctl = self.pool.ctl
         infinite = limits.infinite
@@ -257,6 +268,9 @@ class Searcher:
         ctl[core.C_SAMPLE_LIMIT] = core.NO_LIMIT if infinite or limits.samples is None else int(limits.samples)
         ctl[core.C_STOP] = 1 if self._stop.is_set() else 0
         self._errors: list[Exception] = []
+        # one random stream per thread for the whole search: workers restarted after a pause (prune,
+        # root_verifier) continue their stream instead of replaying it
+        self._rngs = [seed_state(self.options.seed, i) for i in range(self.options.threads)]
         workers = self._start_workers(pos)
         deadline = None if infinite or limits.time_ms is None else start + limits.time_ms / 1000.0
         next_info = start + info_interval
@@ -275,12 +289,15 @@ class Searcher:
                 last_expansions = -1
             elif not infinite and (ctl[core.C_MEMFULL] or ctl[core.C_SAMPLES] - stall_base >= STALL_SAMPLES):
                 ctl[core.C_STOP] = 1  # nothing left to expand (pool full, or only terminals reachable)
-            if not infinite and now >= next_depth:
+            if now >= next_depth:
                 next_depth = now + DEPTH_POLL_SECONDS
-                if (limits.depth is not None and self._pv_length() >= limits.depth) or (
-                    limits.stop_on_proven and self._root_proven()
+                if not infinite and (
+                    (limits.depth is not None and self._pv_length() >= limits.depth)
+                    or (limits.stop_on_proven and self._root_proven())
                 ):
                     ctl[core.C_STOP] = 1
+                if verifier is not None and not ctl[core.C_STOP]:
+                    workers = self._verify_best(workers, pos, verifier, deadline)
             if on_info is not None and now >= next_info:
                 next_info = now + info_interval
                 on_info(self._result(start, multipv, reused))
@@ -289,6 +306,11 @@ class Searcher:
                     w.join()
         if self._errors:
             raise self._errors[0]
+        if verifier is not None:
+            end = time.perf_counter() + FINAL_VERIFY_SECONDS
+            for _ in range(FINAL_VERIFY_MOVES):
+                if not self._verify_edge(pos, verifier, max(0.0, end - time.perf_counter())):
+                    break  # nothing new to ask, or the best move stands
         return self._result(start, multipv, reused)
 
     # --- internals ----------------------------------------------------------------------------------
@@ -312,6 +334,57 @@ class Searcher:
             return workers
         ctl[core.C_STOP] = 0
         return self._start_workers(pos)
+
+    def _verify_best(self, workers, pos, verifier, deadline):
+        """Ask the root_verifier about the best root move if it has not been asked yet, with the workers
+        paused; resume them unless the search is over meanwhile."""
+        e = core.best_edge(self.pool.tree, np.int64(0), self.pool.rave)
+        if e < 0 or int(self.pool.tree[core.T_EMOVE][e]) in self.verified:
+            return workers
+        ctl = self.pool.ctl
+        ctl[core.C_STOP] = 1
+        for w in workers:
+            w.join()
+        burst_end = time.perf_counter() + VERIFY_BURST_SECONDS
+        while True:  # a refuted move makes another the best: ask on while proofs come quickly
+            left = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            if not self._verify_edge(pos, verifier, left) or time.perf_counter() >= burst_end:
+                break
+            if ctl[core.C_WORK] >= ctl[core.C_NODE_LIMIT]:
+                break
+        if self._stop.is_set() or (deadline is not None and time.perf_counter() >= deadline):
+            return workers
+        if ctl[core.C_WORK] >= ctl[core.C_NODE_LIMIT] or ctl[core.C_SAMPLES] >= ctl[core.C_SAMPLE_LIMIT]:
+            return workers
+        ctl[core.C_STOP] = 0
+        return self._start_workers(pos)
+
+    def _verify_edge(self, pos, verifier, time_limit_s):
+        """With the workers stopped: ask the root_verifier about the best root move (once per search); a
+        value found becomes the child's proven result and the root is backed up. Returns True if a value was
+        stored now (the best move may have changed), False if the move had been asked before, had its exact
+        value already, or got no proof."""
+        t, ctl = self.pool.tree, self.pool.ctl
+        e = core.best_edge(t, np.int64(0), self.pool.rave)
+        if e < 0:
+            return False
+        move, child = int(t[core.T_EMOVE][e]), int(t[core.T_ECHILD][e])
+        if move in self.verified:
+            return False
+        if is_proven(t[core.T_VALUE][child]):
+            self.verified[move] = None  # the search has its exact value already
+            return False
+        value, work = verifier(pos, move, time_limit_s, self._stop)
+        ctl[core.C_WORK] += work
+        self.verified[move] = value
+        if value is None:
+            return False
+        t[core.T_FLAGS][child] |= core.FLAG_TERMINAL
+        t[core.T_VALUE][child] = value
+        opt = self.options
+        vscale = getattr(self.adapter, 'value_scale', DEFAULT_VALUE_SCALE)
+        core.backup_node(t, np.int64(0), opt.t_back, POLICIES[opt.policy], vscale)
+        return True
 
     def _prepare(self, pos):
         """Reuse the subtree reached from the last root by the moves played since, or start afresh.
@@ -404,7 +477,7 @@ class Searcher:
                 np.zeros(m + 1, np.int64),
                 hscratch,
             )
-            rng = seed_state(opt.seed, index)
+            rng = self._rngs[index]
             ctl = self.pool.ctl
             while True:
                 # called at least once, even when the search is already over (a deadline that passed while

@@ -44,8 +44,13 @@ class Board:
         self._moves = np.zeros(MAX_MOVES, dtype=np.int32)
 
     def copy(self) -> "Board":
+        return Board.from_pos(self.pos)
+
+    @staticmethod
+    def from_pos(pos: np.ndarray) -> "Board":
+        """A board over a copy of the position array `pos` (history included)."""
         other = Board.__new__(Board)
-        other.pos = self.pos.copy()
+        other.pos = pos.copy()
         other._moves = np.zeros(MAX_MOVES, dtype=np.int32)
         return other
 

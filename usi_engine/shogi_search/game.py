@@ -322,6 +322,7 @@ class ShogiAdapter:
     def __init__(self, weights=None, params=None):
         self.weights = load_weights() if weights is None else weights
         self.params = make_params() if params is None else params
+        self.root_verifier = None  # the Searcher's optional prover of root moves (guard.RootMateGuard)
 
     @staticmethod
     def copy(pos):

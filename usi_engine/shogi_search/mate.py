@@ -355,19 +355,37 @@ class MateSolver:
         time and SHORTEN_NODE_FACTOR x the nodes of the first proof last (if `shorten`)."""
         with self.lock:
             start = time.perf_counter()
-            end = None if time_limit_s is None else start + time_limit_s
-            self.ctl[C_STOP] = 0
-            self.ctl[C_NODES] = 0
-            done = threading.Event()
-            watcher = threading.Thread(target=self._timer, args=(end, stop_event, done), daemon=True)
-            watcher.start()
-            try:
-                result = self._solve(board, max_ply, shorten, node_limit)
-            finally:
-                done.set()
+            result = self._timed(time_limit_s, stop_event, lambda: self._solve(board, max_ply, shorten, node_limit))
             result.nodes = int(self.ctl[C_NODES])
             result.seconds = time.perf_counter() - start
             return result
+
+    def mate_distance(self, board, max_ply, node_limit, time_limit_s=None, stop_event=None) -> tuple[int, int]:
+        """(plies to mate for the side to move of `board`, nodes searched): the distance of the proof df-pn
+        finds within `max_ply` plies, `node_limit` nodes and `time_limit_s` (not necessarily the shortest
+        mate), or -1 when none is proven. The board is unchanged. No line is read and none is shortened:
+        the cheap question a search asks about a position (ShogiAdapter.root_verifier)."""
+        with self.lock:
+            work = with_room(board, MAX_MATE_PLY + 4)
+            status = self._timed(time_limit_s, stop_event, lambda: self._run(work.pos, max_ply, node_limit))
+            nodes = int(self.ctl[C_NODES])
+            if status != FOUND:
+                return -1, nodes
+            s = tt_find(self.tt, work.pos[KEY], self.ctl[C_GEN])
+            return (int(self.tt[T_DIST][s]) if s >= 0 else -1), nodes
+
+    def _timed(self, time_limit_s, stop_event, run):
+        """run() with the node counter reset and the stop word set at the time limit or by stop_event."""
+        end = None if time_limit_s is None else time.perf_counter() + time_limit_s
+        self.ctl[C_STOP] = 0
+        self.ctl[C_NODES] = 0
+        done = threading.Event()
+        watcher = threading.Thread(target=self._timer, args=(end, stop_event, done), daemon=True)
+        watcher.start()
+        try:
+            return run()
+        finally:
+            done.set()
 
     def _timer(self, end, stop_event, done):
         while not done.wait(TIMER_POLL):
