@@ -5,8 +5,9 @@ rook 1000, promoted pawn 600, promoted lance 580, promoted knight 580, promoted 
 horse 1050, dragon 1250. A piece in hand is worth 10 % more than on the board (customary: it can be
 dropped anywhere). KP and PP weights are zero, so the value is exactly the material balance.
 
-These are the start of every learning run (configs/learn.toml `start_weights`); the engine's default,
-eval/weights/default.npz, is what a learning run made of them (docs/learning.md).
+These are the start of every learning run (configs/learn.toml `start_weights`); eval/weights/learned.npz is
+what a learning run made of them (docs/learning.md), and the engine's default adds hand-made king safety to that
+(eval/make_default_weights.py).
 
 Run: ``python -m eval.make_material_weights [output.npz]``.
 """

@@ -36,7 +36,8 @@ SHAPES = {
 }
 STORE_DTYPE = np.dtype("<f4")
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-DEFAULT_PATH = WEIGHTS_DIR / "default.npz"  # the engine's evaluation: learned from material (docs/learning.md)
+DEFAULT_PATH = WEIGHTS_DIR / "default.npz"  # the engine's evaluation: learned + hand-made king safety
+LEARNED_PATH = WEIGHTS_DIR / "learned.npz"  # learned from material by self-play (docs/learning.md)
 MATERIAL_PATH = WEIGHTS_DIR / "material.npz"  # material only: the start of learning runs
 
 

@@ -10,6 +10,7 @@ from eval.make_material_weights import BOARD_VALUES, material_weights
 from eval.weightfile import (
     BLOCKS,
     DEFAULT_PATH,
+    LEARNED_PATH,
     MATERIAL_PATH,
     WeightFileError,
     load_weights,
@@ -68,7 +69,7 @@ def test_default_file_loads_and_is_a_small_shipped_asset():
 
 def test_shipped_names_and_paths_resolve(tmp_path, monkeypatch):
     assert weights_location(None) == weights_location("") == weights_location("default") == DEFAULT_PATH
-    assert weights_location("material") == MATERIAL_PATH
+    assert weights_location("material") == MATERIAL_PATH and weights_location("learned") == LEARNED_PATH
     assert np.array_equal(load_weights("material"), material_weights())
     monkeypatch.chdir(tmp_path)
     save_weights("material.npz", sparse_random_weights())  # a local file named like a shipped one
@@ -185,7 +186,10 @@ def test_version_1_file_loads_with_a_zero_king_safety_block(tmp_path, good):
     expect_error(rewrite(good, tmp_path / "v3.npz", meta_update={"version": 3}), "version 3", "expected one of 1, 2")
 
 
-def test_shipped_files_are_version_1_and_load():
-    for path in (DEFAULT_PATH, MATERIAL_PATH):
+def test_shipped_files_load_with_their_versions():
+    """material and learned predate the KS block (version 1, KS zero); the default carries the hand-made one."""
+    for path in (LEARNED_PATH, MATERIAL_PATH):
         w, meta = read_weights(path)
         assert meta["version"] == 1 and not np.any(w[F.OFF_KS :])
+    w, meta = read_weights(DEFAULT_PATH)
+    assert meta["version"] == F.FEATURE_VERSION and np.any(w[F.OFF_KS :])

@@ -1,0 +1,89 @@
+"""Generate the engine's default weights eval/weights/default.npz: the learned weights plus hand-made king safety.
+
+default = eval/weights/learned.npz (self-play run learn-9, checkpoint v16: material, KP and PP learned from
+the material-only start; docs/learning.md) + two hand-made king-safety terms, nothing else changed:
+
+1. KP term (the positive control of learning session 3, docs/experiments/2026-11-21-learning-baseline-factor-
+   lambda.md): for each king, a silver or a gold-moving piece of its own side at Chebyshev distance 1 from it
+   +40 cp, at distance 2 +20 cp; any piece of the other side there -24 / -12 cp. From the side to move's view:
+   added to its own king's KP rows, subtracted (with the sides swapped) in the other king's rows.
+2. KS block (docs/eval.md "King safety"): for each square of a king's 3x3 zone, the number of pieces of each
+   side attacking it (0, 1, 2+) is worth DEFEND cp per defender of the king's own side and ATTACK cp per
+   attacker of the other side on the king's own square, half that on the eight neighbours. The numbers follow
+   the shape of YaneuraOu's hand-made "kiki" evaluation (attacks weigh more than defences, value falling with
+   the distance to the king); its notes credit that family of terms with about +200 Elo over material alone.
+
+Measured against YaneuraOu's material edition at equal nodes and at equal time, docs/strength.md.
+
+Run: ``python -m eval.make_default_weights [output.npz]``.
+"""
+
+import sys
+
+import numpy as np
+
+from eval import shogi_features as F
+from eval.weightfile import DEFAULT_PATH, LEARNED_PATH, read_weights, save_weights
+from usi_engine.shogi import layout as L
+
+KP_OWN = {1: 40.0, 2: 20.0}  # own silver / gold-mover at king distance 1, 2
+KP_ENEMY = {1: -24.0, 2: -12.0}  # any enemy piece at king distance 1, 2
+OWN_KINDS = (F.KIND[L.SILVER], F.KIND[L.GOLD])  # the gold kind includes the promoted minors
+KS_DEFEND = 68.0  # cp per defender of the king's own square (capped count 0, 1, 2+)
+KS_ATTACK = 96.0  # cp per attacker of the king's own square
+KS_RING = 0.5  # weight of the eight neighbour squares relative to the king's square
+ONE_PER_KIND = (L.PAWN, L.LANCE, L.KNIGHT, L.SILVER, L.BISHOP, L.ROOK, L.GOLD, L.HORSE, L.DRAGON)
+
+
+def king_safety_terms():
+    """The hand-made king-safety terms as a flat weight vector (zero outside KP and KS)."""
+    w = np.zeros(F.N_WEIGHTS, dtype=np.float64)
+    for king in range(F.N_SQ):
+        for sq in range(F.N_SQ):
+            dist = max(abs(sq // 9 - king // 9), abs(sq % 9 - king % 9))
+            if dist not in KP_OWN:
+                continue
+            for pt in ONE_PER_KIND:
+                for rel in (0, 1):
+                    if rel == 1:
+                        v = KP_ENEMY[dist]
+                    elif F.KIND[pt] in OWN_KINDS:
+                        v = KP_OWN[dist]
+                    else:
+                        continue
+                    # our king's rows: our defenders, their attackers; their king's rows: the same, sides swapped
+                    w[F.OFF_KP + king * F.FE_END + F.board_bp(rel, pt, sq)] += v
+                    w[F.OFF_KP + (F.N_SQ + king) * F.FE_END + F.board_bp(1 - rel, pt, sq)] -= v
+    ks = np.zeros((2, F.KS_ZONE, F.KS_CAP, F.KS_CAP))
+    counts = np.arange(F.KS_CAP, dtype=np.float64)
+    for z in range(F.KS_ZONE):
+        scale = 1.0 if z == F.KS_ZONE // 2 else KS_RING
+        ks[0, z] = scale * (KS_DEFEND * counts[:, None] - KS_ATTACK * counts[None, :])  # our king
+        ks[1, z] = scale * (KS_ATTACK * counts[:, None] - KS_DEFEND * counts[None, :])  # their king
+    w[F.OFF_KS :] = ks.ravel()
+    return w
+
+
+def default_weights(learned_path=LEARNED_PATH):
+    """(weight vector, value_scale) of the default evaluation: the learned weights plus king_safety_terms()."""
+    learned, meta = read_weights(learned_path)
+    if np.any(learned[F.OFF_KS :]):
+        raise ValueError(f"{learned_path}: has a king-safety block already; the hand-made one would be added twice")
+    return learned + king_safety_terms(), float(meta.get("value_scale", 1.0))
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    out = argv[0] if argv else DEFAULT_PATH
+    w, scale = default_weights()
+    path = save_weights(
+        out,
+        w,
+        value_scale=scale,
+        source="eval/make_default_weights.py: eval/weights/learned.npz (learn-9 v16) + hand-made king safety",
+    )
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

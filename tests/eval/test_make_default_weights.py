@@ -1,0 +1,56 @@
+"""The shipped default weights: the learned file plus the hand-made king-safety terms, reproducible."""
+
+import numpy as np
+import pytest
+
+from eval import shogi_features as F
+from eval.make_default_weights import KP_OWN, KS_ATTACK, KS_DEFEND, KS_RING, default_weights, king_safety_terms, main
+from eval.weightfile import DEFAULT_PATH, LEARNED_PATH, read_weights, save_weights
+from usi_engine.shogi import Board
+from usi_engine.shogi.bench import random_game_sfens
+
+TERMS = king_safety_terms()
+
+
+def with_side(sfen, side):
+    parts = sfen.split()
+    parts[1] = side
+    return " ".join(parts)
+
+
+def test_regenerating_gives_the_shipped_default_exactly(tmp_path):
+    main([str(tmp_path / "default.npz")])
+    regenerated, meta = read_weights(tmp_path / "default.npz")
+    shipped, shipped_meta = read_weights(DEFAULT_PATH)
+    assert np.array_equal(regenerated, shipped) and meta["sha256"] == shipped_meta["sha256"]
+    learned, _ = read_weights(LEARNED_PATH)
+    assert np.allclose(shipped - learned, TERMS, atol=1e-4)  # float32 storage rounding only
+    assert "learned.npz" in shipped_meta["source"]
+
+
+def test_the_terms_are_antisymmetric_in_the_side_to_move():
+    """No tempo in the hand-made terms: the same board with the other side to move is worth exactly minus."""
+    for sfen in random_game_sfens(30, seed=21, min_ply=20, max_ply=150):
+        black = F.evaluate(Board(with_side(sfen, "b")).pos, TERMS)
+        white = F.evaluate(Board(with_side(sfen, "w")).pos, TERMS)
+        assert black == pytest.approx(-white, abs=1e-9), sfen
+
+
+def test_a_gold_beside_the_king_by_hand():
+    """Black king 5i, Black gold 4h (distance 1), White king 5a alone: KP +40; the gold defends 5h and 4i, two
+    neighbours of the king's square (the king itself is not counted): 2 x KS_RING x KS_DEFEND. In hand instead,
+    both terms vanish. A White gold on 4h instead: an enemy piece at distance 1 (-24) attacking the king's square
+    5i and its neighbours 5h and 4i."""
+    near = F.evaluate(Board("4k4/9/9/9/9/9/9/5G3/4K4 b - 1").pos, TERMS)
+    assert near == pytest.approx(KP_OWN[1] + 2 * KS_RING * KS_DEFEND)
+    assert F.evaluate(Board("4k4/9/9/9/9/9/9/9/4K4 b G 1").pos, TERMS) == pytest.approx(0.0)
+    enemy = F.evaluate(Board("4k4/9/9/9/9/9/9/5g3/4K4 b - 1").pos, TERMS)
+    assert enemy == pytest.approx(-24.0 - KS_ATTACK - 2 * KS_RING * KS_ATTACK)
+
+
+def test_a_learned_file_with_a_king_safety_block_is_refused(tmp_path):
+    w, _ = read_weights(LEARNED_PATH)
+    w[F.OFF_KS] = 1.0
+    save_weights(tmp_path / "ks.npz", w)
+    with pytest.raises(ValueError, match="king-safety block"):
+        default_weights(tmp_path / "ks.npz")
