@@ -135,6 +135,45 @@ def test_superko_moves_never_enter_the_tree():
     assert {b.vertex(int(m)) for m in t[core.T_EMOVE][f : f + n]} == legal
 
 
+def visited_line(searcher, min_visits):
+    """The root's most visited line under RAVE (edges' real MC simulations), as long as each edge has at least
+    `min_visits`."""
+    t, line, node = searcher.pool.tree, [], 0
+    while (t[core.T_STATE][node] & core.PHASE_MASK) == core.EXPANDED and t[core.T_COUNT][node] > 0:
+        f, n = int(t[core.T_FIRST][node]), int(t[core.T_COUNT][node])
+        visits = t[core.T_RN][f : f + n] - searcher.options.prior_visits
+        e = f + int(np.argmax(visits))
+        if visits[e - f] < min_visits:
+            break
+        line.append(int(t[core.T_EMOVE][e]))
+        node = int(t[core.T_ECHILD][e])
+    return line
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_a_prune_keeps_the_line_the_search_visits_on_19x19(graph):
+    """A prune ranks nodes by the share of the samples that reach them under the tree policy (RAVE, the GTP
+    default: the edges' MC simulations). Ranked by the softmax of the values at T_sel instead, which is near
+    uniform over 361 moves, every node a few plies deep looked improbable and the line the search had spent
+    its samples on was cut."""
+    s = Searcher(GoAdapter(19), SearchOptions(policy="rave", hash_mb=16, seed=1, t_sel=300.0, graph=graph))
+    s.search(L.new_pos(19, 7.5), Limits(samples=300))
+    line = visited_line(s, 8)
+    assert len(line) >= 4
+    kept, _ = s.pool.prune(s.options.t_sel, s.options.prior_visits, fraction=0.25)
+    assert kept < s.pool.node_capacity * 0.25 + MAX_MOVES
+    assert visited_line(s, 8) == line
+
+
+def test_a_19x19_search_with_a_small_pool_uses_its_time():
+    """The GTP default (RAVE, graph) on 19x19, where every expansion stores ~360 children: a pool that is
+    full after ~70 expansions is pruned and the search goes on to its time limit."""
+    s = Searcher(GoAdapter(19), SearchOptions(policy="rave", hash_mb=4, seed=1, t_sel=300.0))
+    r = s.search(L.new_pos(19, 7.5), Limits(time_ms=1500))
+    assert r.time_ms >= 1450 and s.prunes >= 1
+    assert r.best_move is not None and r.root[0].visits >= 4
+
+
 def test_search_bench_prints_a_key_value_line():
     from usi_engine.go.bench import measure_search
 

@@ -841,13 +841,28 @@ def child_of(tree, v, move):
 
 
 @njit(cache=True, nogil=True)
-def collect_probable(tree, new_root, t_sel, eps, nmap, order, eorder, reach, keep):
+def selection_weight(tree, e, policy, t_sel, prior_n, min_e):
+    """Unnormalised share of its parent's samples that edge e takes under the tree policy: the softmax weight
+    exp(-(E(c) - min_e)/t_sel) (eq. 1-2; min_e the smallest child value), the edge's visits (UCT), or its real
+    MC simulations, the prior's prior_n virtual visits removed (RAVE)."""
+    if policy == POLICY_UCT:
+        return float(tree[T_EVISITS][e])
+    if policy == POLICY_RAVE:
+        return max(tree[T_RN][e] - prior_n, 0.0)
+    return np.exp(-(tree[T_VALUE][tree[T_ECHILD][e]] - min_e) / t_sel)
+
+
+@njit(cache=True, nogil=True)
+def collect_probable(tree, new_root, policy, t_sel, prior_n, allow, nmap, order, eorder, reach, keep):
     """Breadth-first numbering of the nodes reachable from new_root, keeping the children of an expanded node
-    only while its *reach* is at least eps: order[j] = old index of new node j, nmap[old] = j, eorder = old
-    edge indices in the new edge order (kept children of order[0], order[1], ...), keep[j] = 1 when node j
-    keeps its children. reach(root) = 1, reach(c) = reach(v) * pi(c|v) (eq. 1-2 at temperature t_sel) for
-    the first v through which the walk meets c (graph: an approximation of the most probable path).
-    eps = 0 keeps everything (tree reuse). Returns (nodes kept, edges kept)."""
+    v only when allow[v] != 0 (all ones: tree reuse keeps everything): order[j] = old index of new node j,
+    nmap[old] = j, eorder = old edge indices in the new edge order (kept children of order[0], order[1], ...),
+    keep[j] = 1 when node j keeps its children, reach[j] its *reach*, the share of the samples that pass through
+    it: reach(root) = 1, reach(c) = sum of reach(v) * p(c|v) over its parents v, p(c|v) the share of v's
+    samples that go to c under the tree policy (selection_weight: the softmax pi(c|v) at temperature t_sel, or
+    the visit shares of UCT and RAVE; uniform while v's edges have no visits). In graph mode the sum takes the
+    parents the walk meets before it numbers c's children (all of them when the transpositions are at equal
+    depth; an approximation otherwise). Returns (nodes kept, edges kept)."""
     value = tree[T_VALUE]
     echild = tree[T_ECHILD]
     nmap[:] = -1
@@ -862,7 +877,7 @@ def collect_probable(tree, new_root, t_sel, eps, nmap, order, eorder, reach, kee
         v = order[head]
         head += 1
         keep[j] = 0
-        if (tree[T_STATE][v] & PHASE_MASK) != EXPANDED or reach[j] < eps:
+        if (tree[T_STATE][v] & PHASE_MASK) != EXPANDED or allow[v] == 0:
             continue
         keep[j] = 1
         f = tree[T_FIRST][v]
@@ -872,16 +887,22 @@ def collect_probable(tree, new_root, t_sel, eps, nmap, order, eorder, reach, kee
             min_e = min(min_e, value[echild[f + i]])
         z = 0.0
         for i in range(n):
-            z += np.exp(-(value[echild[f + i]] - min_e) / t_sel)
+            z += selection_weight(tree, f + i, policy, t_sel, prior_n, min_e)
         for i in range(n):
             eorder[n_edges] = f + i
             n_edges += 1
             c = echild[f + i]
+            if z > 0.0:
+                share = reach[j] * selection_weight(tree, f + i, policy, t_sel, prior_n, min_e) / z
+            else:
+                share = reach[j] / n
             if nmap[c] < 0:
                 nmap[c] = tail
                 order[tail] = c
-                reach[tail] = reach[j] * np.exp(-(value[c] - min_e) / t_sel) / z
+                reach[tail] = share
                 tail += 1
+            elif nmap[c] >= head:  # met again before its own children are numbered
+                reach[nmap[c]] += share
     return tail, n_edges
 
 

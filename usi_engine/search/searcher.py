@@ -156,25 +156,38 @@ class NodePool:
     def reroot(self, node, plies):
         """Keep only the part reachable from `node`, moved to the front of the pool with `node` as node 0
         (breadth-first order; unreachable nodes are freed). Returns the number of nodes kept."""
-        return self._compact(node, plies, 1.0, 0.0)
+        return self._compact(node, plies, self._allow_all())
 
-    def prune(self, t_sel, fraction=PRUNE_KEEP):
-        """Free the improbable part of the tree while a search runs (the pool is full): expanded nodes whose
-        reach (product of the selection probabilities along the path from the root, core.collect_probable)
-        is below a threshold lose their children and become unexpanded leaves that keep their backed-up
-        value; the threshold is chosen so that at most `fraction` of the smaller of the node and edge pools
-        stays in use. Returns (nodes kept, threshold)."""
-        reach, keep, counts = self._walk(0, t_sel, 0.0)[2:]
+    @property
+    def policy(self):
+        """The core's policy code whose statistics the pool holds (core.POLICY_*)."""
+        return core.POLICY_RAVE if self.rave else core.POLICY_UCT if self.uct else core.POLICY_SOFTMAX
+
+    def prune(self, t_sel, prior_visits=0.0, fraction=PRUNE_KEEP):
+        """Free the improbable part of the tree while a search runs (the pool is full): expanded nodes are
+        ranked by reach (product of the selection probabilities along the path from the root,
+        core.collect_probable: the softmax at `t_sel`, or the visit shares of UCT and RAVE, RAVE's
+        `prior_visits` virtual visits left out; ties in breadth-first order), the first ones whose children
+        fit in `fraction` of the smaller of the node and edge pools keep them, and the others become
+        unexpanded leaves that keep their backed-up value. Returns (nodes kept, reach of the last node that
+        kept its children; inf if none did)."""
+        (_, order, _), _, reach, keep, counts = self._walk(0, self._allow_all(), t_sel, prior_visits)
         expanded = keep.astype(bool)
-        r, c = reach[expanded], counts[expanded]
+        r, c, old = reach[expanded], counts[expanded], order[expanded]
         rank = np.argsort(-r, kind='stable')
         budget = fraction * min(self.node_capacity, self.edge_capacity)
-        fits = np.cumsum(c[rank]) <= budget
-        cut = int(np.count_nonzero(fits))
+        cut = int(np.count_nonzero(np.cumsum(c[rank]) <= budget))
+        allow = np.zeros(int(self.ctl[core.C_NODES]), np.int8)
+        allow[old[rank[:cut]]] = 1
         eps = np.inf if cut == 0 else float(r[rank[cut - 1]])
-        return self._compact(0, 0, t_sel, eps), eps
+        return self._compact(0, 0, allow), eps
 
-    def _walk(self, node, t_sel, eps):
+    def _allow_all(self):
+        return np.ones(int(self.ctl[core.C_NODES]), np.int8)
+
+    def _walk(self, node, allow, t_sel=1.0, prior_visits=0.0):
+        """core.collect_probable from `node` over the used part of the pool: ((nmap, order, edge order),
+        nodes kept, reach, keep, edges of each kept node)."""
         t, ctl = self.tree, self.ctl
         used = int(ctl[core.C_NODES])
         nmap = np.empty(used, np.int64)
@@ -183,16 +196,27 @@ class NodePool:
         reach = np.empty(used, np.float64)
         keep = np.empty(used, np.int8)
         kept, kept_edges = core.collect_probable(
-            t, np.int64(node), float(t_sel), float(eps), nmap, order, eorder, reach, keep
+            t,
+            np.int64(node),
+            np.int64(self.policy),
+            float(t_sel),
+            float(prior_visits),
+            allow,
+            nmap,
+            order,
+            eorder,
+            reach,
+            keep,
         )
         counts = np.where(keep[:kept].astype(bool), t[core.T_COUNT][order[:kept]], 0)
         return (nmap, order[:kept], eorder[:kept_edges]), kept, reach[:kept], keep[:kept], counts
 
-    def _compact(self, node, plies, t_sel, eps):
-        """Move what collect_probable keeps to the front of the pool (node becomes node 0), remap the edges,
-        rebuild the graph table; nodes that keep no children become unexpanded. Returns the nodes kept."""
+    def _compact(self, node, plies, allow):
+        """Move what collect_probable keeps to the front of the pool (node becomes node 0; only nodes with
+        allow[old index] != 0 keep their children), remap the edges, rebuild the graph table; nodes that keep
+        no children become unexpanded. Returns the nodes kept."""
         t, ctl = self.tree, self.ctl
-        (nmap, order, eorder), kept, _, keep, counts = self._walk(node, t_sel, eps)
+        (nmap, order, eorder), kept, _, keep, counts = self._walk(node, allow)
         kept_edges = len(eorder)
         for i in (core.T_VALUE, core.T_KEY, core.T_FLAGS):
             t[i][:kept] = t[i][order]
@@ -328,7 +352,7 @@ class Searcher:
         ctl[core.C_STOP] = 1
         for w in workers:
             w.join()
-        self.pool.prune(self.options.t_sel)
+        self.pool.prune(self.options.t_sel, self.options.prior_visits)
         self.prunes += 1
         if self._stop.is_set():
             return workers
