@@ -128,6 +128,8 @@ OPTIONS = (
     _spin("BackupTemperature", 92, 0, 100000, "T_back: backup temperature (cp); 0 = minimax backup"),
     _spin("CheckBonus", 0, 0, 100000, "cp: selection treats a checking move as this much better (0 = off)"),
     _spin("TemperatureSpread", 100, 100, 1000, "percent: threads use T_sel/spread .. T_sel*spread"),
+    _spin("SoftmaxAnnealVisits", 0, 0, 100000000, "samples: T_sel/sqrt(1 + N/this) at a node of N samples (0 = off)"),
+    _spin("SoftmaxTemperatureMin", 0, 0, 100000, "cp: floor of the annealed selection temperature"),
     _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
     _check("QSearchSEE", True, "quiescence leaves out captures that lose material by static exchange"),
     _combo(
@@ -165,6 +167,8 @@ SEARCH_OPTION_FIELDS = {
     "t_back": ("BackupTemperature", float),
     "t_sel_spread": ("TemperatureSpread", lambda percent: percent / 100.0),
     "forcing_bonus": ("CheckBonus", float),
+    "anneal_visits": ("SoftmaxAnnealVisits", float),
+    "t_sel_min": ("SoftmaxTemperatureMin", float),
     "policy": ("SelectionPolicy", str),
     "graph": ("GraphSearch", bool),
     "seed": ("Seed", int),

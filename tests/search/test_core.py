@@ -274,3 +274,39 @@ def test_selection_bonus_of_forcing_children(bonus):
     forcing = sum(core.select_softmax(tree, 0, 40.0, bonus, rng, wbuf) == 1 for _ in range(draws))
     expected = 1.0 / (1.0 + np.exp(-bonus / 40.0))
     assert abs(forcing / draws - expected) < 0.015
+
+
+def test_annealed_selection_temperature_follows_the_node_visits():
+    """select_temperature: T_sel / sqrt(1 + N(v)/anneal_n) with N(v) = the samples backed up through v (its
+    sequence count), floored at t_min; anneal_n 0 keeps T_sel. After a one-thread search of S samples the
+    root has been passed S - 1 times (the first sample expanded it), so the root's temperature follows."""
+    s = searcher(seed=3)
+    r = s.search(small_full_game(depth=6, bmax=4), Limits(samples=400))
+    assert r.samples == 400 and not r.proven
+    tree = s.pool.tree
+    visits = tree[core.T_STATE][0] >> 2
+    assert visits == 399
+    assert core.select_temperature(tree, 0, 92.0, 0.0, 0.0) == 92.0
+    assert core.select_temperature(tree, 0, 92.0, 100.0, 0.0) == pytest.approx(92.0 / np.sqrt(1.0 + 3.99))
+    assert core.select_temperature(tree, 0, 92.0, 100.0, 50.0) == 50.0
+    assert core.select_temperature(tree, 0, 92.0, 0.01, 3.0) == 3.0
+
+
+def test_annealing_sharpens_the_draws_of_a_visited_node():
+    """With annealing, select_edge draws the better of two children with the softmax probability at the node's
+    annealed temperature: 1 / (1 + exp(-gap / T(v))), T(v) = 40 / sqrt(1 + 300/100) = 20 here."""
+    tree = core.new_tree(3, 2)
+    tree[core.T_FIRST][0] = 0
+    tree[core.T_COUNT][0] = 2
+    tree[core.T_ECHILD][:] = [1, 2]
+    tree[core.T_VALUE][1:] = [0.0, 20.0]  # child 1 is better for the parent (lower E from its own side)
+    tree[core.T_STATE][0] = core.EXPANDED + 300 * core.SEQ_STEP
+    fp = np.zeros(core.FP_SIZE)
+    fp[core.FP_TSEL] = 40.0
+    rng = np.array([np.uint64(5)], dtype=np.uint64)
+    wbuf = np.empty(2)
+    draws = 20000
+    for anneal_n, t in [(0.0, 40.0), (100.0, 20.0)]:
+        fp[core.FP_ANNEAL_N] = anneal_n
+        best = sum(core.select_edge(tree, 0, core.POLICY_SOFTMAX, fp, rng, wbuf) == 0 for _ in range(draws))
+        assert abs(best / draws - 1.0 / (1.0 + np.exp(-20.0 / t))) < 0.015

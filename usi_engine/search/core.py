@@ -52,7 +52,8 @@ CTL_SIZE = 56
 
 # --- float / int parameter vectors of run_samples ---------------------------------------------------
 FP_TSEL, FP_TBACK, FP_CUCT, FP_VSCALE, FP_RAVE_BIAS, FP_PRIOR_N, FP_PRIOR_AMAF, FP_FORCING = 0, 1, 2, 3, 4, 5, 6, 7
-FP_SIZE = 8
+FP_ANNEAL_N, FP_TSEL_MIN = 8, 9  # visit-annealed selection temperature (select_temperature)
+FP_SIZE = 10
 IP_POLICY, IP_GRAPH, IP_MAXDEPTH = 0, 1, 2
 IP_SIZE = 3
 POLICY_SOFTMAX, POLICY_UCT, POLICY_RAVE = 0, 1, 2
@@ -186,6 +187,19 @@ def backup_node(tree, v, t_back, policy, vscale):
         tree[T_VALUE][v] = node_value(tree, v, policy, t_back, vscale)
         if atomic_add(state, v, 0) == s0:  # seq_cst read-modify-write: also orders the store above
             return
+
+
+@njit(cache=True, nogil=True)
+def select_temperature(tree, v, t_sel, anneal_n, t_min):
+    """The selection temperature at v: T_sel, or with anneal_n > 0 T_sel / sqrt(1 + N(v)/anneal_n), not below
+    t_min, where N(v) = the samples backed up through v since its expansion (its sequence count, state >> 2).
+    A node the search keeps returning to samples its best children more sharply, so samples turn into depth
+    along the lines that decide the value; a rarely visited node keeps the paper's breadth."""
+    if anneal_n <= 0.0:
+        return t_sel
+    visits = tree[T_STATE][v] >> 2
+    t = t_sel / np.sqrt(1.0 + visits / anneal_n)
+    return t if t > t_min else t_min
 
 
 @njit(cache=True, nogil=True)
@@ -594,7 +608,8 @@ def select_edge(tree, v, policy, fp, rng, wbuf):
         return select_uct(tree, v, fp[FP_CUCT])
     if policy == POLICY_RAVE:
         return select_rave(tree, v, fp)
-    return select_softmax(tree, v, fp[FP_TSEL], fp[FP_FORCING], rng, wbuf)
+    t_sel = select_temperature(tree, v, fp[FP_TSEL], fp[FP_ANNEAL_N], fp[FP_TSEL_MIN])
+    return select_softmax(tree, v, t_sel, fp[FP_FORCING], rng, wbuf)
 
 
 @njit(cache=True, nogil=True)

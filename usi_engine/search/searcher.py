@@ -52,6 +52,8 @@ class SearchOptions:
     t_back: float = 92.0  # backup temperature; <= 0 means minimax backup
     forcing_bonus: float = 0.0  # selection prior of children the game flags forcing (core.select_softmax)
     t_sel_spread: float = 1.0  # thread i uses t_sel * spread**(2i/(N-1) - 1): from t_sel/spread to t_sel*spread
+    anneal_visits: float = 0.0  # > 0: T_sel / sqrt(1 + N(v)/anneal_visits), N(v) samples (core.select_temperature)
+    t_sel_min: float = 0.0  # floor of the annealed selection temperature
     policy: str = 'softmax'  # 'softmax' (MCSS), 'uct' (UCT_H; with t_back <= 0 UCTMAX_H) or 'rave' (MC-RAVE)
     c_uct: float = 100.0  # UCB exploration constant in value units
     c_rave: float = 0.0  # RAVE: UCB constant on outcomes in [0, 1] (seed 000 §5.2: 0 was best)
@@ -472,6 +474,8 @@ class Searcher:
             fp[core.FP_PRIOR_N] = opt.prior_visits
             fp[core.FP_PRIOR_AMAF] = opt.prior_amaf
             fp[core.FP_FORCING] = opt.forcing_bonus
+            fp[core.FP_ANNEAL_N] = opt.anneal_visits
+            fp[core.FP_TSEL_MIN] = opt.t_sel_min
             ip = np.zeros(core.IP_SIZE, np.int64)
             ip[core.IP_POLICY] = POLICIES[opt.policy]
             ip[core.IP_GRAPH] = 1 if opt.graph else 0
