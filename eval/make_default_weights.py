@@ -60,7 +60,7 @@ def king_safety_terms():
         scale = 1.0 if z == F.KS_ZONE // 2 else KS_RING
         ks[0, z] = scale * (KS_DEFEND * counts[:, None] - KS_ATTACK * counts[None, :])  # our king
         ks[1, z] = scale * (KS_ATTACK * counts[:, None] - KS_DEFEND * counts[None, :])  # their king
-    w[F.OFF_KS :] = ks.ravel()
+    w[F.OFF_KS : F.OFF_KS + F.N_KS] = ks.ravel()
     return w
 
 

@@ -65,11 +65,10 @@ from usi_engine.shogi.layout import (
     SIDE,
     WHITE_BIT,
 )
-from usi_engine.shogi.position import attacks_along, first_piece
-from usi_engine.shogi.tables import KNIGHT_TARGETS
+from usi_engine.shogi.tables import DISTANCE, KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
 
 FEATURE_SET = "shogi-material-kp-pp"
-FEATURE_VERSION = 2  # 2: + the KS block (version-1 files load with KS = 0)
+FEATURE_VERSION = 3  # 2: + the KS block, 3: + the EF block (older files load with those blocks 0)
 
 N_SQ = 81
 # Hand capacity per type 1..7 (PAWN LANCE KNIGHT SILVER BISHOP ROOK GOLD); index 0 unused.
@@ -93,10 +92,30 @@ OFF_KS = OFF_PP + N_PP
 KS_CAP = 3  # attacker counts 0, 1, 2+ per side
 KS_ZONE = 9  # 3x3 squares around a king
 N_KS = 2 * KS_ZONE * KS_CAP * KS_CAP  # (king ours/theirs, zone square, our count, their count)
-N_WEIGHTS = OFF_KS + N_KS
+OFF_EF = OFF_KS + N_KS
+EF_DIST = 9  # king distances 0..8
+N_EF = 2 * EF_DIST  # (own king / other king, distance of the attacked square)
+N_WEIGHTS = OFF_EF + N_EF
 
 MAX_PIECES = 40  # non-king pieces (38 in a full set), with slack
-MAX_FEATURES = N_MATERIAL + 2 * MAX_PIECES + MAX_PIECES * (MAX_PIECES - 1) // 2 + 2 * KS_ZONE
+MAX_FEATURES = N_MATERIAL + 2 * MAX_PIECES + MAX_PIECES * (MAX_PIECES - 1) // 2 + 2 * KS_ZONE + N_EF
+
+
+def _zone_shift_table():
+    """ZONE_SHIFT[t, k]: 4 * (zone square index of t around a king on k, Black's frame: (df + 1) * 3 + dr + 1),
+    or -1 when t is not in k's 3x3 zone; the bit offset of t's attacker count in a packed zone word."""
+    table = np.full((N_SQ, N_SQ), -1, dtype=np.int64)
+    for t in range(N_SQ):
+        for k in range(N_SQ):
+            df, dr = t // 9 - k // 9, t % 9 - k % 9
+            if abs(df) <= 1 and abs(dr) <= 1:
+                table[t, k] = 4 * ((df + 1) * 3 + dr + 1)
+    return table
+
+
+ZONE_SHIFT = _zone_shift_table()
+# KDIST[t, k]: Chebyshev distance of squares t and k; column N_SQ (no king) is -1.
+KDIST = np.concatenate([DISTANCE, np.full((N_SQ, 1), -1, dtype=np.int64)], axis=1)
 
 
 @njit(cache=True, nogil=True)
@@ -162,46 +181,90 @@ def collect(pos, stm, bps, mat):
 
 
 @njit(cache=True, nogil=True)
-def attack_counts(pos, sq, cap):
-    """(Black's, White's) attackers of board square sq other than kings, each counted up to cap (first piece on
-    each of the 8 lines that moves onto sq, and knights). Kings are left out: a king always covers its own zone,
-    so counting it would only shift the counts there."""
-    n0 = 0
-    n1 = 0
-    for d in range(8):
-        s = first_piece(pos, sq, d)
-        if s >= 0:
-            p = pos[BOARD + s]
-            if (p & (WHITE_BIT - 1)) != KING and attacks_along(p, s, sq, d):
-                if p >> 4:
-                    n1 += 1
-                else:
-                    n0 += 1
-    for by in range(2):
-        knight = KNIGHT + WHITE_BIT * by
-        for k in range(2):
-            s = KNIGHT_TARGETS[1 - by, sq, k]
-            if s >= 0 and pos[BOARD + s] == knight:
-                if by:
-                    n1 += 1
-                else:
-                    n0 += 1
-    return min(n0, cap - 1), min(n1, cap - 1)
+def king_terms(pos, w, out_idx, out_coef, nf, emit):
+    """KS + EF terms of pos from the side to move: (value, nf after writing their features from out_idx[nf] on).
 
-
-@njit(cache=True, nogil=True)
-def ks_features(pos, w, out_idx, out_coef, nf, emit):
-    """KS term of pos from the side to move: (value, nf after writing its features from out_idx[nf] on).
-
-    Zone square z = (file offset + 1) * 3 + (rank offset + 1) in the frame of the side to move (offsets
-    of the square from the king after the 180-degree rotation for White); off-board squares have none."""
+    One pass over the board pieces other than kings walks every effect (step targets, slider lines up to and
+    including the first piece, knight jumps; pins ignored): the "kiki" of YaneuraOu's hand-made evaluation.
+    - EF: an effect on square t of a piece whose own king is on k and the other king on k' adds
+      w[EF, 0, dist(t, k)] + w[EF, 1, dist(t, k')] (Chebyshev distances; a missing king adds nothing), with
+      sign + for the side to move's pieces and - for the other side's (antisymmetric, like material). The
+      coefficient of a weight is that signed count.
+    - KS: the effect counts on the 3x3 zone squares of both kings (kept 4 bits per square in four packed
+      words: king colour x attacker colour, Black's frame); then per zone square z (the king's square and its
+      on-board neighbours, placed relative to the king in the frame of the side to move) the entry
+      (t, z, our count, their count), counts capped at 2, t 0 for the side to move's king, 1 for the other's."""
     stm = pos[SIDE]
+    k0 = pos[KING_SQ]
+    k1 = pos[KING_SQ + 1]
+    efc = np.zeros(N_EF) if emit else w[:0]
     value = 0.0
+    zb0 = 0  # Black's king zone, Black's effects
+    zb1 = 0  # Black's king zone, White's effects
+    zw0 = 0
+    zw1 = 0
+    for sq in range(N_SQ):
+        p = pos[BOARD + sq]
+        if p == 0 or (p & (WHITE_BIT - 1)) == KING:
+            continue
+        c = 1 if p & WHITE_BIT else 0
+        own = k0 if c == 0 else k1
+        other = k1 if c == 0 else k0
+        own = own if own >= 0 else N_SQ  # a missing king (mate problems): KDIST column N_SQ, -1
+        other = other if other >= 0 else N_SQ
+        sign = 1.0 if c == stm else -1.0
+        zo = 0  # effects on the own king's zone, packed
+        zx = 0  # on the other king's zone
+        knight = (p & (WHITE_BIT - 1)) == KNIGHT
+        for d in range(10 if knight else 8):
+            if knight:
+                if d < 8:
+                    continue
+                t = KNIGHT_TARGETS[c, sq, d - 8]
+                slide = 0
+            else:
+                slide = SLIDE[p, d]
+                if not slide and not STEP[p, d]:
+                    continue
+                t = NEIGHBOUR[sq, d]
+            while t >= 0:
+                do = KDIST[t, own]
+                dx = KDIST[t, other]
+                if do >= 0:
+                    value += sign * w[OFF_EF + do]
+                    if do <= 1:
+                        zo += 1 << ZONE_SHIFT[t, own]
+                    if emit:
+                        efc[do] += sign
+                if dx >= 0:
+                    value += sign * w[OFF_EF + EF_DIST + dx]
+                    if dx <= 1:
+                        zx += 1 << ZONE_SHIFT[t, other]
+                    if emit:
+                        efc[EF_DIST + dx] += sign
+                if not slide or pos[BOARD + t] != 0:
+                    break
+                t = NEIGHBOUR[t, d]
+        if c == 0:
+            zb0 += zo
+            zw0 += zx
+        else:
+            zw1 += zo
+            zb1 += zx
+    if emit:
+        for k in range(N_EF):
+            if efc[k] != 0.0:
+                out_idx[nf] = OFF_EF + k
+                out_coef[nf] = efc[k]
+                nf += 1
     for t in range(2):  # t 0: the side to move's king, 1: the other king
         colour = stm ^ t
-        ksq = pos[KING_SQ + colour]
+        ksq = k0 if colour == 0 else k1
         if ksq < 0:
             continue
+        ours_word, theirs_word = (zb0, zb1) if colour == 0 else (zw0, zw1)
+        if stm == 1:
+            ours_word, theirs_word = theirs_word, ours_word
         kf = ksq // 9
         kr = ksq % 9
         for df in range(-1, 2):
@@ -212,9 +275,10 @@ def ks_features(pos, w, out_idx, out_coef, nf, emit):
                 r = kr + dr
                 if r < 0 or r > 8:
                     continue
-                a0, a1 = attack_counts(pos, f * 9 + r, KS_CAP)
+                shift = 4 * ((df + 1) * 3 + dr + 1)
+                ours = min((ours_word >> shift) & 15, KS_CAP - 1)
+                theirs = min((theirs_word >> shift) & 15, KS_CAP - 1)
                 z = (df + 1) * 3 + dr + 1 if stm == 0 else (1 - df) * 3 + 1 - dr
-                ours, theirs = (a0, a1) if stm == 0 else (a1, a0)
                 k = OFF_KS + ((t * KS_ZONE + z) * KS_CAP + ours) * KS_CAP + theirs
                 value += w[k]
                 if emit:
@@ -265,8 +329,8 @@ def eval_core(pos, w, out_idx, out_coef, emit):
                 out_idx[nf] = k
                 out_coef[nf] = 1.0
                 nf += 1
-    ks, nf = ks_features(pos, w, out_idx, out_coef, nf, emit)
-    return value + ks, nf
+    kings, nf = king_terms(pos, w, out_idx, out_coef, nf, emit)
+    return value + kings, nf
 
 
 @njit(cache=True, nogil=True)
@@ -388,7 +452,7 @@ def inc_init(pos, w, eacc, eidx, row):
     eidx[row, EI_NCH] = BASE_ROW
     eidx[row, EI_VALID] = 0
     ks = 0
-    for k in range(OFF_KS, OFF_KS + N_KS):
+    for k in range(OFF_KS, N_WEIGHTS):  # the KS and EF blocks
         if w[k] != 0.0:
             ks = 1
             break
@@ -549,5 +613,5 @@ def inc_value(pos, w, eacc, eidx, row):
     inc_frame(w, eacc, eidx, row, f)
     v = eacc[row, EA_PP + f] + eacc[row, EA_KP + 2 * f] + eacc[row, EA_KP + 2 * f + 1]
     if eidx[row, EI_KS]:
-        v += ks_features(pos, w, pos[:0], w[:0], 0, False)[0]
+        v += king_terms(pos, w, pos[:0], w[:0], 0, False)[0]
     return v + eacc[row, EA_MAT] if f == 0 else v - eacc[row, EA_MAT]

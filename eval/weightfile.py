@@ -3,8 +3,8 @@
 
 An archive holds one float32 array per weight block and a JSON metadata string:
 
-- ``material`` float32[24], ``kp`` float32[2, 81, 1534], ``pp`` float32[1175811], ``ks`` float32[2, 9, 3, 3]
-  (the blocks of eval.shogi_features in order; their concatenation is the weight vector);
+- ``material`` float32[24], ``kp`` float32[2, 81, 1534], ``pp`` float32[1175811], ``ks`` float32[2, 9, 3, 3],
+  ``ef`` float32[2, 9] (the blocks of eval.shogi_features in order; their concatenation is the weight vector);
 - ``meta``: a 0-d unicode array with JSON ``{"feature_set", "version", "value_scale", "dtype",
   "shapes", "sha256", ...}``. ``value_scale`` is the number of centipawns per stored unit (the
   loaded vector is ``stored * value_scale``); ``sha256`` is the hex digest of the little-endian
@@ -13,8 +13,9 @@ An archive holds one float32 array per weight block and a JSON metadata string:
 Archives are written with ``np.savez_compressed``: the material-only default is mostly zeros and
 compresses to a few kB. Every problem on load raises WeightFileError naming the file and the cause.
 
-Versions: 2 (current) has the four blocks; a version-1 file (no ``ks``, checksum over the first three) is
-the same evaluation with a zero king-safety block and loads as such. Any other version is refused.
+Versions: 3 (current) has the five blocks; a version-2 file (no ``ef``, checksum over the first four) or a
+version-1 file (no ``ks`` either) is the same evaluation with those blocks zero and loads as such. Any other
+version is refused.
 """
 
 import hashlib
@@ -26,13 +27,14 @@ import numpy as np
 
 from eval import shogi_features as F
 
-BLOCKS = ("material", "kp", "pp", "ks")
-VERSION_BLOCKS = {1: BLOCKS[:3], F.FEATURE_VERSION: BLOCKS}  # the blocks each readable version stores
+BLOCKS = ("material", "kp", "pp", "ks", "ef")
+VERSION_BLOCKS = {1: BLOCKS[:3], 2: BLOCKS[:4], F.FEATURE_VERSION: BLOCKS}  # the blocks each readable version stores
 SHAPES = {
     "material": (F.N_MATERIAL,),
     "kp": (2, F.N_SQ, F.FE_END),
     "pp": (F.N_PP,),
     "ks": (2, F.KS_ZONE, F.KS_CAP, F.KS_CAP),
+    "ef": (2, F.EF_DIST),
 }
 STORE_DTYPE = np.dtype("<f4")
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -56,7 +58,8 @@ def _split(w):
     kp = w[F.OFF_KP : F.OFF_KP + F.N_KP].reshape(SHAPES["kp"])
     pp = w[F.OFF_PP : F.OFF_PP + F.N_PP]
     ks = w[F.OFF_KS : F.OFF_KS + F.N_KS].reshape(SHAPES["ks"])
-    return {"material": mat, "kp": kp, "pp": pp, "ks": ks}
+    ef = w[F.OFF_EF : F.OFF_EF + F.N_EF].reshape(SHAPES["ef"])
+    return {"material": mat, "kp": kp, "pp": pp, "ks": ks, "ef": ef}
 
 
 def _checksum(blocks, names):

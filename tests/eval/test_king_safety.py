@@ -1,5 +1,5 @@
-"""The king-safety (KS) block: attack counts against python-shogi, the term against an independent Python
-reference, its gradient against finite differences, and the version-1 weight files it extends."""
+"""The king terms (KS and EF blocks, eval.shogi_features.king_terms): each term against an independent Python
+reference over python-shogi's attackers, their gradients against finite differences, and their symmetry."""
 
 import numpy as np
 import pytest
@@ -21,19 +21,6 @@ def ps_square(sq):
 def attackers_but_kings(ref, colour, sq):
     """python-shogi's attackers of sq by colour, kings left out."""
     return [a for a in ref.attackers(colour, sq) if ref.piece_type_at(a) != shogi.KING]
-
-
-def test_attack_counts_match_python_shogi():
-    checked = 0
-    for s in SFENS[:60]:
-        pos, ref = Board(s).pos, shogi.Board(s)
-        for sq in range(81):
-            n0 = len(attackers_but_kings(ref, shogi.BLACK, ps_square(sq)))
-            n1 = len(attackers_but_kings(ref, shogi.WHITE, ps_square(sq)))
-            assert F.attack_counts(pos, sq, 99) == (n0, n1), (s, sq)
-            assert F.attack_counts(pos, sq, F.KS_CAP) == (min(n0, 2), min(n1, 2))
-            checked += n0 + n1 > 1
-    assert checked > 1000
 
 
 def reference_ks(sfen, w):
@@ -61,9 +48,43 @@ def reference_ks(sfen, w):
     return total
 
 
-def test_ks_term_equals_the_reference():
+def ks_weights(seed):
     w = np.zeros(F.N_WEIGHTS)
-    w[F.OFF_KS :] = np.random.default_rng(5).normal(0.0, 40.0, F.N_KS)
+    w[F.OFF_KS : F.OFF_EF] = np.random.default_rng(seed).normal(0.0, 40.0, F.N_KS)
+    return w
+
+
+def reference_ef(sfen, w):
+    """The EF term from its definition over python-shogi: every (attacker other than a king, attacked square)
+    pair adds w[EF, 0, distance to the attacker's own king] + w[EF, 1, distance to the other king], + for the
+    side to move's pieces, - for the other side's."""
+    ref = shogi.Board(sfen)
+    stm = ref.turn
+    total = 0.0
+    for sq in range(81):
+        t = ps_square(sq)
+        for colour in (shogi.BLACK, shogi.WHITE):
+            n = len(attackers_but_kings(ref, colour, t))
+            sign = 1.0 if colour == stm else -1.0
+            for block, king_colour in ((0, colour), (1, 1 - colour)):
+                ksq = ref.king_squares[king_colour]
+                if ksq is None:
+                    continue
+                krank, kfile = divmod(ksq, 9)
+                trank, tfile = divmod(t, 9)
+                d = max(abs(krank - trank), abs(kfile - tfile))
+                total += sign * n * w[F.OFF_EF + block * F.EF_DIST + d]
+    return total
+
+
+def ef_weights(seed):
+    w = np.zeros(F.N_WEIGHTS)
+    w[F.OFF_EF :] = np.random.default_rng(seed).normal(0.0, 40.0, F.N_EF)
+    return w
+
+
+def test_ks_term_equals_the_reference():
+    w = ks_weights(5)
     for s in SFENS:
         assert F.evaluate(Board(s).pos, w) == pytest.approx(reference_ks(s, w), abs=1e-9), s
 
@@ -76,9 +97,9 @@ def test_ks_gradient_equals_finite_differences():
         pos = Board(s).pos
         _, n = F.eval_features(pos, w, idx, coef)
         grad = dict(zip(idx[:n].tolist(), coef[:n].tolist()))
-        active = [k for k in grad if k >= F.OFF_KS]
+        active = [k for k in grad if F.OFF_KS <= k < F.OFF_EF]
         assert 4 <= len(active) <= 18
-        for k in range(F.OFF_KS, F.N_WEIGHTS):  # every KS weight: active ones 1, the others 0
+        for k in range(F.OFF_KS, F.OFF_EF):  # every KS weight: active ones 1, the others 0
             wp, wm = w.copy(), w.copy()
             wp[k] += h
             wm[k] -= h
@@ -86,10 +107,40 @@ def test_ks_gradient_equals_finite_differences():
             assert fd == pytest.approx(grad.get(k, 0.0), abs=1e-6)
 
 
-def test_ks_is_symmetric_under_rotation_with_colours_swapped():
+def test_king_terms_are_symmetric_under_rotation_with_colours_swapped():
     from tests.eval.test_shogi_eval import flip_sfen
 
-    w = np.zeros(F.N_WEIGHTS)
-    w[F.OFF_KS :] = np.random.default_rng(7).normal(0.0, 40.0, F.N_KS)
+    w = ks_weights(7) + ef_weights(8)
     for s in SFENS[:60]:
         assert F.evaluate(Board(s).pos, w) == pytest.approx(F.evaluate(Board(flip_sfen(s)).pos, w), abs=1e-9)
+
+
+def test_ef_term_equals_the_reference():
+    w = ef_weights(9)
+    for s in SFENS:
+        assert F.evaluate(Board(s).pos, w) == pytest.approx(reference_ef(s, w), abs=1e-9), s
+
+
+def test_ef_gradient_equals_finite_differences():
+    w = np.random.default_rng(10).normal(0.0, 30.0, F.N_WEIGHTS)
+    idx, coef = F.feature_buffers()
+    h = 0.25
+    for s in SFENS[:30]:
+        pos = Board(s).pos
+        _, n = F.eval_features(pos, w, idx, coef)
+        grad = dict(zip(idx[:n].tolist(), coef[:n].tolist()))
+        assert len(set(idx[:n].tolist())) == n  # unique indices
+        assert any(k >= F.OFF_EF for k in grad)
+        for k in range(F.OFF_EF, F.N_WEIGHTS):
+            wp, wm = w.copy(), w.copy()
+            wp[k] += h
+            wm[k] -= h
+            fd = (F.evaluate(pos, wp) - F.evaluate(pos, wm)) / (2 * h)
+            assert fd == pytest.approx(grad.get(k, 0.0), abs=1e-6)
+
+
+def test_king_terms_without_a_king():
+    """A mate problem has no Black king: the terms of the missing king are left out, not read off the table."""
+    s = "4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1"
+    w = ks_weights(11) + ef_weights(12)
+    assert F.evaluate(Board(s).pos, w) == pytest.approx(reference_ks(s, w) + reference_ef(s, w), abs=1e-9)

@@ -108,5 +108,8 @@ def test_tsume_position_without_a_king_evaluates():
     kp_us = (idx >= F.OFF_KP) & (idx < F.OFF_KP + F.N_SQ * F.FE_END)
     assert kp_them.sum() == 4 and kp_us.sum() == 0  # only the white king sees 4 pieces
     assert ((idx >= F.OFF_PP) & (idx < F.OFF_KS)).sum() == 6  # 4 pieces -> 6 pairs
-    assert (idx >= F.OFF_KS + F.N_KS // 2).sum() == 6  # the white king's zone on the edge: 6 squares
-    assert (idx >= F.OFF_KS).sum() == 6
+    ks = (idx >= F.OFF_KS) & (idx < F.OFF_EF)
+    assert (ks & (idx >= F.OFF_KS + F.N_KS // 2)).sum() == 6  # the white king's zone on the edge: 6 squares
+    assert ks.sum() == 6
+    # EF: the pawn's one effect (5b), distance 1 from the other (white) king; no own king to measure from
+    assert idx[idx >= F.OFF_EF].tolist() == [F.OFF_EF + F.EF_DIST + 1] and coef[idx >= F.OFF_EF].tolist() == [1.0]

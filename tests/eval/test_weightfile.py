@@ -26,6 +26,7 @@ def sparse_random_weights(seed=0):
     k = rng.integers(0, F.N_WEIGHTS, 5000)
     w[k] = rng.normal(0, 50, k.size).astype(np.float32)
     w[: F.N_MATERIAL] = material_weights()[: F.N_MATERIAL]
+    w[F.OFF_EF :] = rng.normal(0, 50, F.N_EF).astype(np.float32)  # the last block too
     return w
 
 
@@ -183,7 +184,25 @@ def test_version_1_file_loads_with_a_zero_king_safety_block(tmp_path, good):
     w[F.OFF_KS :] = 0.0
     assert np.array_equal(load_weights(old), w)
     expect_error(rewrite(good, tmp_path / "v1ks.npz", meta_update={"version": 1}), "checksum mismatch")
-    expect_error(rewrite(good, tmp_path / "v3.npz", meta_update={"version": 3}), "version 3", "expected one of 1, 2")
+    expect_error(rewrite(good, tmp_path / "v9.npz", meta_update={"version": 9}), "version 9", "expected one of 1, 2, 3")
+
+
+def test_version_2_file_loads_with_a_zero_effect_block(tmp_path, good):
+    """Files written before the EF block (version 2: material, kp, pp, ks) are the same evaluation with EF = 0."""
+    from eval.weightfile import _checksum
+
+    with np.load(good) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(str(arrays.pop("meta")[()]))
+    arrays.pop("ef")
+    meta.update(version=2, sha256=_checksum(arrays, BLOCKS[:4]))
+    old = tmp_path / "v2.npz"
+    with open(old, "wb") as f:
+        np.savez_compressed(f, meta=np.array(json.dumps(meta)), **arrays)
+    w = sparse_random_weights(2)
+    w[F.OFF_EF :] = 0.0
+    assert np.array_equal(load_weights(old), w)
+    expect_error(rewrite(good, tmp_path / "v2ef.npz", meta_update={"version": 2}), "checksum mismatch")
 
 
 def test_shipped_files_load_with_their_versions():

@@ -58,9 +58,8 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     rows = metrics(run)
     assert [r["kind"] for r in rows] == ["batch", "batch", "eval"]
     assert all(-1 <= r["half_agreement"] <= 1 for r in rows[:2])
-    assert all(
-        {"signal_games_material", "signal_games_p", "signal_games_rel", "signal_games_ks"} <= set(r) for r in rows[:2]
-    )
+    signals = {f"signal_games_{name}" for name in ("material", "p", "rel", "ks", "ef")}
+    assert all(signals <= set(r) for r in rows[:2])
     assert rows[-1]["vs"] == "start" and rows[-1]["games"] == 2 and rows[-1]["openings"] == "run"
     assert "game/s" in r.stderr or "game]" in r.stderr  # the tqdm bar
     assert len(list((run / "records").glob("*.csa"))) == 4 and len(list((run / "records").glob("*.kif"))) == 4
@@ -193,7 +192,8 @@ def test_pooled_signal_games_measures_agreement_between_games():
         "signal_games_p": 0.0,
         "signal_games_rel": 0.0,
         "signal_games_ks": None,
-    }  # no KS feature in these rows
+        "signal_games_ef": None,
+    }  # no KS or EF feature in these rows
     opposite = same[:2] + [(idx, -v) for i, v in same[:2]]  # mean zero: nothing to learn
     assert set(pooled_signal_games(opposite).values()) == {None}
     rng = np.random.default_rng(0)
