@@ -1,7 +1,7 @@
-"""Generate the engine's default weights eval/weights/default.npz: the learned weights plus hand-made king safety.
+"""Generate the engine's default weights eval/weights/default.npz: the learned weights plus hand-made king terms.
 
 default = eval/weights/learned.npz (self-play run learn-9, checkpoint v16: material, KP and PP learned from
-the material-only start; docs/learning.md) + two hand-made king-safety terms, nothing else changed:
+the material-only start; docs/learning.md) + three hand-made king terms, nothing else changed:
 
 1. KP term (the positive control of learning session 3, docs/experiments/2026-11-21-learning-baseline-factor-
    lambda.md): for each king, a silver or a gold-moving piece of its own side at Chebyshev distance 1 from it
@@ -12,6 +12,9 @@ the material-only start; docs/learning.md) + two hand-made king-safety terms, no
    attacker of the other side on the king's own square, half that on the eight neighbours. The numbers follow
    the shape of YaneuraOu's hand-made "kiki" evaluation (attacks weigh more than defences, value falling with
    the distance to the king); its notes credit that family of terms with about +200 Elo over material alone.
+3. EF block (docs/eval.md "Effects"): every effect of a piece is worth EF_OWN / (d + 1) cp at Chebyshev
+   distance d from its own king and EF_OTHER / (d + 1) cp at distance d from the other king: the weights of
+   YaneuraOu's MATERIAL_LEVEL 3 (68 and 96 per effect at distance 0, falling as 1 / (d + 1)).
 
 Measured against YaneuraOu's material edition at equal nodes and at equal time, docs/strength.md.
 
@@ -32,11 +35,13 @@ OWN_KINDS = (F.KIND[L.SILVER], F.KIND[L.GOLD])  # the gold kind includes the pro
 KS_DEFEND = 68.0  # cp per defender of the king's own square (capped count 0, 1, 2+)
 KS_ATTACK = 96.0  # cp per attacker of the king's own square
 KS_RING = 0.5  # weight of the eight neighbour squares relative to the king's square
+EF_OWN = 68.0  # cp per effect at distance 0 from the piece's own king (divided by d + 1 at distance d)
+EF_OTHER = 96.0  # cp per effect at distance 0 from the other king
 ONE_PER_KIND = (L.PAWN, L.LANCE, L.KNIGHT, L.SILVER, L.BISHOP, L.ROOK, L.GOLD, L.HORSE, L.DRAGON)
 
 
 def king_safety_terms():
-    """The hand-made king-safety terms as a flat weight vector (zero outside KP and KS)."""
+    """The hand-made king terms as a flat weight vector (zero outside KP, KS and EF)."""
     w = np.zeros(F.N_WEIGHTS, dtype=np.float64)
     for king in range(F.N_SQ):
         for sq in range(F.N_SQ):
@@ -61,6 +66,9 @@ def king_safety_terms():
         ks[0, z] = scale * (KS_DEFEND * counts[:, None] - KS_ATTACK * counts[None, :])  # our king
         ks[1, z] = scale * (KS_ATTACK * counts[:, None] - KS_DEFEND * counts[None, :])  # their king
     w[F.OFF_KS : F.OFF_KS + F.N_KS] = ks.ravel()
+    d = np.arange(F.EF_DIST, dtype=np.float64)
+    w[F.OFF_EF : F.OFF_EF + F.EF_DIST] = EF_OWN / (d + 1.0)
+    w[F.OFF_EF + F.EF_DIST :] = EF_OTHER / (d + 1.0)
     return w
 
 

@@ -1,10 +1,20 @@
-"""The shipped default weights: the learned file plus the hand-made king-safety terms, reproducible."""
+"""The shipped default weights: the learned file plus the hand-made king terms, reproducible."""
 
 import numpy as np
 import pytest
 
 from eval import shogi_features as F
-from eval.make_default_weights import KP_OWN, KS_ATTACK, KS_DEFEND, KS_RING, default_weights, king_safety_terms, main
+from eval.make_default_weights import (
+    EF_OTHER,
+    EF_OWN,
+    KP_OWN,
+    KS_ATTACK,
+    KS_DEFEND,
+    KS_RING,
+    default_weights,
+    king_safety_terms,
+    main,
+)
 from eval.weightfile import DEFAULT_PATH, LEARNED_PATH, read_weights, save_weights
 from usi_engine.shogi import Board
 from usi_engine.shogi.bench import random_game_sfens
@@ -36,16 +46,24 @@ def test_the_terms_are_antisymmetric_in_the_side_to_move():
         assert black == pytest.approx(-white, abs=1e-9), sfen
 
 
+def ef(own, other):
+    """The EF term of one side's effects at these distances from its own king and from the other king."""
+    return sum(EF_OWN / (d + 1) for d in own) + sum(EF_OTHER / (d + 1) for d in other)
+
+
 def test_a_gold_beside_the_king_by_hand():
     """Black king 5i, Black gold 4h (distance 1), White king 5a alone: KP +40; the gold defends 5h and 4i, two
-    neighbours of the king's square (the king itself is not counted): 2 x KS_RING x KS_DEFEND. In hand instead,
-    both terms vanish. A White gold on 4h instead: an enemy piece at distance 1 (-24) attacking the king's square
-    5i and its neighbours 5h and 4i."""
+    neighbours of the king's square (the king itself is not counted): 2 x KS_RING x KS_DEFEND; its six effects
+    (4g 4i 5h 3h 5g 3g) lie at distances 2 1 1 2 2 2 from its king and 6 8 7 7 6 6 from the other. In hand
+    instead, every term vanishes. A White gold on 4h instead: an enemy piece at distance 1 (-24) attacking the
+    king's square 5i and its neighbours 5h and 4i; its effects (4i 4g 5h 3h 5i 3i) at 8 6 7 7 8 8 from its own
+    king and 1 2 1 2 0 2 from Black's count against Black."""
     near = F.evaluate(Board("4k4/9/9/9/9/9/9/5G3/4K4 b - 1").pos, TERMS)
-    assert near == pytest.approx(KP_OWN[1] + 2 * KS_RING * KS_DEFEND)
+    assert near == pytest.approx(KP_OWN[1] + 2 * KS_RING * KS_DEFEND + ef([2, 1, 1, 2, 2, 2], [6, 8, 7, 7, 6, 6]))
     assert F.evaluate(Board("4k4/9/9/9/9/9/9/9/4K4 b G 1").pos, TERMS) == pytest.approx(0.0)
     enemy = F.evaluate(Board("4k4/9/9/9/9/9/9/5g3/4K4 b - 1").pos, TERMS)
-    assert enemy == pytest.approx(-24.0 - KS_ATTACK - 2 * KS_RING * KS_ATTACK)
+    expected = -24.0 - KS_ATTACK - 2 * KS_RING * KS_ATTACK - ef([8, 6, 7, 7, 8, 8], [1, 2, 1, 2, 0, 2])
+    assert enemy == pytest.approx(expected)
 
 
 def test_a_learned_file_with_a_king_safety_block_is_refused(tmp_path):
