@@ -168,41 +168,25 @@ def test_save_rejects_wrong_length(tmp_path):
         save_weights(tmp_path / "x.npz", np.zeros(10))
 
 
-def test_version_1_file_loads_with_a_zero_king_safety_block(tmp_path, good):
-    """Files written before the KS block (version 1: material, kp, pp) are the same evaluation with KS = 0."""
-    from eval.weightfile import _checksum
+@pytest.mark.parametrize("version", [1, 2])
+def test_older_versions_load_with_their_missing_blocks_zero(tmp_path, good, version):
+    """Files written before the KS block (version 1: material, kp, pp) or the EF block (version 2: + ks) are the
+    same evaluation with the blocks they lack zero; the checksum covers only the blocks of their version."""
+    from eval.weightfile import VERSION_BLOCKS, _checksum
 
+    names = VERSION_BLOCKS[version]
     with np.load(good) as z:
-        arrays = {k: z[k] for k in z.files}
-    meta = json.loads(str(arrays.pop("meta")[()]))
-    arrays.pop("ks")
-    meta.update(version=1, sha256=_checksum(arrays, BLOCKS[:3]))
-    old = tmp_path / "v1.npz"
+        arrays = {k: z[k] for k in z.files if k in names}
+        meta = json.loads(str(z["meta"][()]))
+    meta.update(version=version, sha256=_checksum(arrays, names))
+    old = tmp_path / f"v{version}.npz"
     with open(old, "wb") as f:
         np.savez_compressed(f, meta=np.array(json.dumps(meta)), **arrays)
     w = sparse_random_weights(2)
-    w[F.OFF_KS :] = 0.0
+    w[F.OFF_KS if version == 1 else F.OFF_EF :] = 0.0
     assert np.array_equal(load_weights(old), w)
-    expect_error(rewrite(good, tmp_path / "v1ks.npz", meta_update={"version": 1}), "checksum mismatch")
+    expect_error(rewrite(good, tmp_path / "wrong.npz", meta_update={"version": version}), "checksum mismatch")
     expect_error(rewrite(good, tmp_path / "v9.npz", meta_update={"version": 9}), "version 9", "expected one of 1, 2, 3")
-
-
-def test_version_2_file_loads_with_a_zero_effect_block(tmp_path, good):
-    """Files written before the EF block (version 2: material, kp, pp, ks) are the same evaluation with EF = 0."""
-    from eval.weightfile import _checksum
-
-    with np.load(good) as z:
-        arrays = {k: z[k] for k in z.files}
-    meta = json.loads(str(arrays.pop("meta")[()]))
-    arrays.pop("ef")
-    meta.update(version=2, sha256=_checksum(arrays, BLOCKS[:4]))
-    old = tmp_path / "v2.npz"
-    with open(old, "wb") as f:
-        np.savez_compressed(f, meta=np.array(json.dumps(meta)), **arrays)
-    w = sparse_random_weights(2)
-    w[F.OFF_EF :] = 0.0
-    assert np.array_equal(load_weights(old), w)
-    expect_error(rewrite(good, tmp_path / "v2ef.npz", meta_update={"version": 2}), "checksum mismatch")
 
 
 def test_shipped_files_load_with_their_versions():
