@@ -13,6 +13,9 @@ Value (centipawns, negamax: from the side to move) = w . phi(pos), where phi cou
   entry per zone square, coefficient 1. Attackers are the pieces other than kings that could move to the
   square now (first piece along each line, knights; pins ignored), the "kiki" of YaneuraOu's hand-made
   evaluation, here with learned values per (king, zone square, counts).
+- EF (effects, feature-set version 3): every effect of a non-king piece (the same effects as KS) on a square
+  at Chebyshev distance d from the piece's own king and d' from the other king counts for the weights
+  (own king, d) and (other king, d'), + for the side to move's pieces, - for the other side's.
 
 A "piece" p here is a BonaPiece-style index (YaneuraOu numbering idea, our own layout) in
 0 .. FE_END-1:
@@ -30,8 +33,8 @@ feature vector, and one table serves both sides. The turn is implicit (the KP/PP
 antisymmetric), which lets the weights learn a tempo bonus.
 
 Sizes: FE_END = 76 + 18 * 81 = 1534; KP = 2 * 81 * 1534 = 248,508; PP = 1534 * 1533 / 2 = 1,175,811
-(triangular: index ``a * (a - 1) / 2 + b`` with a > b); KS = 2 * 9 * 3 * 3 = 162; N_WEIGHTS = 1,424,505
-(11.4 MB float64).
+(triangular: index ``a * (a - 1) / 2 + b`` with a > b); KS = 2 * 9 * 3 * 3 = 162; EF = 2 * 9 = 18;
+N_WEIGHTS = 1,424,523 (11.4 MB float64).
 PP was chosen over KPP (194 M entries) because it fits in memory, can be learned by sparse SGD in
 numpy-sized buffers and costs 703 table reads for 38 pieces (KPP as int16[2]: 740 MiB).
 
@@ -41,9 +44,10 @@ leaves. Indices in one list are unique.
 
 The search evaluates differentially (inc_init / inc_record / inc_value, section "incremental" below):
 a child's value is its parent's plus the change of the one or two piece objects the move touched,
-about 4x cheaper than the full evaluation, which stays the reference (evaluate, eval_features). The KS term
-is read from the position itself (18 zone squares, 8 lines and 2 knight squares each), not differenced,
-and skipped when the weights' KS block is all zero (flag set by inc_init, so a stack assumes fixed weights).
+about 4x cheaper than the full evaluation, which stays the reference (evaluate, eval_features). The KS and
+EF terms are read from the position itself (king_terms: one pass over the pieces' effects), not differenced,
+and skipped when the weights' KS and EF blocks are all zero (flag set by inc_init, so a stack assumes fixed
+weights).
 """
 
 import numpy as np
@@ -216,17 +220,14 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
         zo = 0  # effects on the own king's zone, packed
         zx = 0  # on the other king's zone
         knight = (p & (WHITE_BIT - 1)) == KNIGHT
-        for d in range(10 if knight else 8):
+        for d in range(2 if knight else 8):  # a knight's two jumps, else the 8 directions
+            slide = 0 if knight else SLIDE[p, d]
             if knight:
-                if d < 8:
-                    continue
-                t = KNIGHT_TARGETS[c, sq, d - 8]
-                slide = 0
-            else:
-                slide = SLIDE[p, d]
-                if not slide and not STEP[p, d]:
-                    continue
+                t = KNIGHT_TARGETS[c, sq, d]
+            elif slide or STEP[p, d]:
                 t = NEIGHBOUR[sq, d]
+            else:
+                continue
             while t >= 0:
                 do = KDIST[t, own]
                 dx = KDIST[t, other]
@@ -387,7 +388,7 @@ EI_VALID = EI_KSQ + 2  # bit f set: frame f of this row is computed
 EI_NCH = EI_VALID + 1  # changed objects of the move into this row (0, 1 or 2); BASE_ROW: none
 BASE_ROW = -1
 EI_CH = EI_NCH + 1  # + 3 * j: (list slot, old index, new index) of changed object j
-EI_KS = EI_CH + 6  # 1 when the weights' KS block is not all zero (else inc_value skips the KS term)
+EI_KS = EI_CH + 6  # 1 when the weights' KS or EF block is not all zero (else inc_value skips king_terms)
 N_EIDX = EI_KS + 1
 
 
@@ -451,12 +452,12 @@ def inc_init(pos, w, eacc, eidx, row):
     eacc[row, EA_MAT] = m
     eidx[row, EI_NCH] = BASE_ROW
     eidx[row, EI_VALID] = 0
-    ks = 0
+    kings = 0
     for k in range(OFF_KS, N_WEIGHTS):  # the KS and EF blocks
         if w[k] != 0.0:
-            ks = 1
+            kings = 1
             break
-    eidx[row, EI_KS] = ks
+    eidx[row, EI_KS] = kings
 
 
 @njit(cache=True, nogil=True)
