@@ -12,9 +12,14 @@ the material-only start; docs/learning.md) + three hand-made king terms, nothing
    attacker of the other side on the king's own square, half that on the eight neighbours. The numbers follow
    the shape of YaneuraOu's hand-made "kiki" evaluation (attacks weigh more than defences, value falling with
    the distance to the king); its notes credit that family of terms with about +200 Elo over material alone.
-3. EF block (docs/eval.md "Effects"): every effect of a piece is worth EF_OWN / (d + 1) cp at Chebyshev
-   distance d from its own king and EF_OTHER / (d + 1) cp at distance d from the other king: the weights of
-   YaneuraOu's MATERIAL_LEVEL 3 (68 and 96 per effect at distance 0, falling as 1 / (d + 1)).
+3. EF and EM blocks (docs/eval.md "Effects"): every effect of a piece is worth EF_OWN / (d + 1) cp at
+   Chebyshev distance d from its own king and EF_OTHER / (d + 1) cp at distance d from the other king; the
+   second effect of one side on a square counts EM_SECOND of that, the third and later EM_LATER: the weights
+   of YaneuraOu's MATERIAL_LEVEL 4 (85 and 98 per effect at distance 0, falling as 1 / (d + 1); m effects on a
+   square worth 6365 - 5341 * 0.8525^(m - 1) in units of 1/1024 of one, i.e. 1, 0.77, 0.66, 0.56, ... more).
+4. PE block (docs/eval.md "Piece effects"): a board piece other than a king with its own side's effects on
+   its square gains PE_DEFENDED[min(n, 2)] of its material value, with the other side's effects loses
+   PE_ATTACKED[min(n, 2)] of it: YaneuraOu's MATERIAL_LEVEL 7 numbers (33 and 43, 113 and 122 per 4096).
 
 Measured against YaneuraOu's material edition at equal nodes and at equal time, docs/strength.md.
 
@@ -35,13 +40,18 @@ OWN_KINDS = (F.KIND[L.SILVER], F.KIND[L.GOLD])  # the gold kind includes the pro
 KS_DEFEND = 68.0  # cp per defender of the king's own square (capped count 0, 1, 2+)
 KS_ATTACK = 96.0  # cp per attacker of the king's own square
 KS_RING = 0.5  # weight of the eight neighbour squares relative to the king's square
-EF_OWN = 68.0  # cp per effect at distance 0 from the piece's own king (divided by d + 1 at distance d)
-EF_OTHER = 96.0  # cp per effect at distance 0 from the other king
+EF_OWN = 85.0  # cp per effect at distance 0 from the piece's own king (divided by d + 1 at distance d)
+EF_OTHER = 98.0  # cp per effect at distance 0 from the other king
+EM_SECOND = 0.77  # value of a second effect on a square relative to the first
+EM_LATER = 0.62  # the third and later (YaneuraOu's 0.66, 0.56, 0.48, ... pooled)
+PE_DEFENDED = (0.0, 33 / 4096, 43 / 4096)  # share of a piece's value per own-effect count 0, 1, 2+
+PE_ATTACKED = (0.0, 113 / 4096, 122 / 4096)  # share lost per enemy-effect count 0, 1, 2+
 ONE_PER_KIND = (L.PAWN, L.LANCE, L.KNIGHT, L.SILVER, L.BISHOP, L.ROOK, L.GOLD, L.HORSE, L.DRAGON)
 
 
-def king_safety_terms():
-    """The hand-made king terms as a flat weight vector (zero outside KP, KS and EF)."""
+def king_safety_terms(material):
+    """The hand-made king and effect terms as a flat weight vector (zero outside KP, KS, EF, EM and PE); the
+    PE values are shares of the board piece values in `material` (the material block of a weight vector)."""
     w = np.zeros(F.N_WEIGHTS, dtype=np.float64)
     for king in range(F.N_SQ):
         for sq in range(F.N_SQ):
@@ -67,17 +77,29 @@ def king_safety_terms():
         ks[1, z] = scale * (KS_ATTACK * counts[:, None] - KS_DEFEND * counts[None, :])  # their king
     w[F.OFF_KS : F.OFF_KS + F.N_KS] = ks.ravel()
     d = np.arange(F.EF_DIST, dtype=np.float64)
-    w[F.OFF_EF : F.OFF_EF + F.EF_DIST] = EF_OWN / (d + 1.0)
-    w[F.OFF_EF + F.EF_DIST :] = EF_OTHER / (d + 1.0)
+    ef = np.stack([EF_OWN / (d + 1.0), EF_OTHER / (d + 1.0)])
+    w[F.OFF_EF : F.OFF_EF + F.N_EF] = ef.ravel()
+    w[F.OFF_EM : F.OFF_EM + F.N_EM] = (ef[:, :, None] * (np.array([EM_SECOND, EM_LATER]) - 1.0)).ravel()
+    pe = np.zeros((2, F.PE_TYPES, F.PE_CAP, F.PE_CAP))
+    for pt in range(1, len(F.PE_TYPE)):
+        if F.PE_TYPE[pt] < 0:
+            continue
+        share = np.array(PE_DEFENDED)[:, None] - np.array(PE_ATTACKED)[None, :]
+        pe[0, F.PE_TYPE[pt]] = material[pt] * share  # the side to move's piece
+        pe[1, F.PE_TYPE[pt]] = -material[pt] * share  # the other side's, seen from the side to move
+    w[F.OFF_PE : F.OFF_PE + F.N_PE] = pe.ravel()
     return w
 
 
 def default_weights(learned_path=LEARNED_PATH):
-    """(weight vector, value_scale) of the default evaluation: the learned weights plus king_safety_terms()."""
+    """(weight vector, value_scale) of the default evaluation: the learned weights plus king_safety_terms()
+    (its piece-effect values from the learned material)."""
     learned, meta = read_weights(learned_path)
     if np.any(learned[F.OFF_KS :]):
         raise ValueError(f"{learned_path}: has a king-safety block already; the hand-made one would be added twice")
-    return learned + king_safety_terms(), float(meta.get("value_scale", 1.0))
+    return learned + king_safety_terms(learned[F.OFF_MATERIAL : F.OFF_MATERIAL + F.N_MATERIAL]), float(
+        meta.get("value_scale", 1.0)
+    )
 
 
 def main(argv=None):

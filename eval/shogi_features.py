@@ -16,6 +16,12 @@ Value (centipawns, negamax: from the side to move) = w . phi(pos), where phi cou
 - EF (effects, feature-set version 3): every effect of a non-king piece (the same effects as KS) on a square
   at Chebyshev distance d from the piece's own king and d' from the other king counts for the weights
   (own king, d) and (other king, d'), + for the side to move's pieces, - for the other side's.
+- EM (multiple effects, version 4): the second, and the third or later, effect of one side on one square
+  counts again for (own king, d, rank) and (other king, d', rank), same signs as EF: a correction that lets a
+  square's value grow less (or more) than linearly in its effects.
+- PE (piece effects, version 4): every board piece other than a king counts for (whose piece: the side to
+  move's or the other's, its type, the effects of its own side on its square, the other side's), counts
+  capped at 2 and including the kings' steps: pieces that are defended, attacked, hanging.
 
 A "piece" p here is a BonaPiece-style index (YaneuraOu numbering idea, our own layout) in
 0 .. FE_END-1:
@@ -34,7 +40,7 @@ antisymmetric), which lets the weights learn a tempo bonus.
 
 Sizes: FE_END = 76 + 18 * 81 = 1534; KP = 2 * 81 * 1534 = 248,508; PP = 1534 * 1533 / 2 = 1,175,811
 (triangular: index ``a * (a - 1) / 2 + b`` with a > b); KS = 2 * 9 * 3 * 3 = 162; EF = 2 * 9 = 18;
-N_WEIGHTS = 1,424,523 (11.4 MB float64).
+EM = 2 * 9 * 2 = 36; PE = 2 * 13 * 3 * 3 = 234; N_WEIGHTS = 1,424,793 (11.4 MB float64).
 PP was chosen over KPP (194 M entries) because it fits in memory, can be learned by sparse SGD in
 numpy-sized buffers and costs 703 table reads for 38 pieces (KPP as int16[2]: 740 MiB).
 
@@ -46,7 +52,7 @@ The search evaluates differentially (inc_init / inc_record / inc_value, section 
 a child's value is its parent's plus the change of the one or two piece objects the move touched,
 about 4x cheaper than the full evaluation, which stays the reference (evaluate, eval_features). The KS and
 EF terms are read from the position itself (king_terms: one pass over the pieces' effects), not differenced,
-and skipped when the weights' KS and EF blocks are all zero (flag set by inc_init, so a stack assumes fixed
+and skipped when the weights' KS, EF, EM and PE blocks are all zero (flag set by inc_init, so a stack assumes fixed
 weights).
 """
 
@@ -72,7 +78,7 @@ from usi_engine.shogi.layout import (
 from usi_engine.shogi.tables import DISTANCE, KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
 
 FEATURE_SET = "shogi-material-kp-pp"
-FEATURE_VERSION = 3  # 2: + the KS block, 3: + the EF block (older files load with those blocks 0)
+FEATURE_VERSION = 4  # 2: + KS, 3: + EF, 4: + EM and PE (older files load with the newer blocks 0)
 
 N_SQ = 81
 # Hand capacity per type 1..7 (PAWN LANCE KNIGHT SILVER BISHOP ROOK GOLD); index 0 unused.
@@ -99,10 +105,20 @@ N_KS = 2 * KS_ZONE * KS_CAP * KS_CAP  # (king ours/theirs, zone square, our coun
 OFF_EF = OFF_KS + N_KS
 EF_DIST = 9  # king distances 0..8
 N_EF = 2 * EF_DIST  # (own king / other king, distance of the attacked square)
-N_WEIGHTS = OFF_EF + N_EF
+OFF_EM = OFF_EF + N_EF
+EM_RANK = 2  # the second, and the third or later, effect of one side on one square
+N_EM = 2 * EF_DIST * EM_RANK  # (own king / other king, distance, rank of the effect)
+OFF_PE = OFF_EM + N_EM
+PE_TYPES = 13  # board piece types but the king
+PE_CAP = 3  # effect counts 0, 1, 2+ per side
+N_PE = 2 * PE_TYPES * PE_CAP * PE_CAP  # (piece of the side to move / other side, type, own count, enemy count)
+N_WEIGHTS = OFF_PE + N_PE
+# ptype -> PE type 0..12 (king: -1)
+PE_TYPE = np.array([-1, 0, 1, 2, 3, 4, 5, 6, -1, 7, 8, 9, 10, 11, 12], dtype=np.int64)
 
 MAX_PIECES = 40  # non-king pieces (38 in a full set), with slack
-MAX_FEATURES = N_MATERIAL + 2 * MAX_PIECES + MAX_PIECES * (MAX_PIECES - 1) // 2 + 2 * KS_ZONE + N_EF
+N_EFFECT_TERMS = N_EF + N_EM + N_PE  # the blocks after KS, contiguous
+MAX_FEATURES = N_MATERIAL + 2 * MAX_PIECES + MAX_PIECES * (MAX_PIECES - 1) // 2 + 2 * KS_ZONE + N_EFFECT_TERMS
 
 
 def _zone_shift_table():
@@ -186,7 +202,8 @@ def collect(pos, stm, bps, mat):
 
 @njit(cache=True, nogil=True)
 def king_terms(pos, w, out_idx, out_coef, nf, emit):
-    """KS + EF terms of pos from the side to move: (value, nf after writing their features from out_idx[nf] on).
+    """KS, EF, EM and PE terms of pos from the side to move: (value, nf after writing their features from
+    out_idx[nf] on).
 
     One pass over the board pieces other than kings walks every effect (step targets, slider lines up to and
     including the first piece, knight jumps; pins ignored): the "kiki" of YaneuraOu's hand-made evaluation.
@@ -194,14 +211,21 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
       w[EF, 0, dist(t, k)] + w[EF, 1, dist(t, k')] (Chebyshev distances; a missing king adds nothing), with
       sign + for the side to move's pieces and - for the other side's (antisymmetric, like material). The
       coefficient of a weight is that signed count.
+    - EM: the j-th effect (j >= 2) of one side on square t adds, on top of its EF weights,
+      w[EM, 0, dist(t, k), r] + w[EM, 1, dist(t, k'), r] with r = 0 for j = 2 and r = 1 for j >= 3 (same
+      signs): a square's value need not grow linearly in its effects (YaneuraOu's MATERIAL_LEVEL 4 idea).
     - KS: the effect counts on the 3x3 zone squares of both kings (kept 4 bits per square in four packed
       words: king colour x attacker colour, Black's frame); then per zone square z (the king's square and its
       on-board neighbours, placed relative to the king in the frame of the side to move) the entry
-      (t, z, our count, their count), counts capped at 2, t 0 for the side to move's king, 1 for the other's."""
+      (t, z, our count, their count), counts capped at 2, t 0 for the side to move's king, 1 for the other's.
+    - PE: every board piece other than a king adds w[PE, t, type, own count, enemy count] (t 0 for the side
+      to move's pieces, 1 for the other side's; counts of the effects on its square, the kings' own steps
+      included this time, capped at 2): defended and attacked pieces (MATERIAL_LEVEL 7's idea)."""
     stm = pos[SIDE]
     k0 = pos[KING_SQ]
     k1 = pos[KING_SQ + 1]
-    efc = np.zeros(N_EF) if emit else w[:0]
+    acc = np.zeros(N_EFFECT_TERMS) if emit else w[:0]  # EF, EM, PE coefficients, from OFF_EF on
+    count = np.zeros(N_SQ, dtype=np.int64)  # effects on each square: Black's in bits 0..7, White's in 8..15
     value = 0.0
     zb0 = 0  # Black's king zone, Black's effects
     zb1 = 0  # Black's king zone, White's effects
@@ -217,6 +241,7 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
         own = own if own >= 0 else N_SQ  # a missing king (mate problems): KDIST column N_SQ, -1
         other = other if other >= 0 else N_SQ
         sign = 1.0 if c == stm else -1.0
+        shift = 8 * c
         zo = 0  # effects on the own king's zone, packed
         zx = 0  # on the other king's zone
         knight = (p & (WHITE_BIT - 1)) == KNIGHT
@@ -229,20 +254,30 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
             else:
                 continue
             while t >= 0:
+                count[t] += 1 << shift
+                r = min((count[t] >> shift) & 255, 3) - 2  # EM rank: -1 for a first effect
                 do = KDIST[t, own]
                 dx = KDIST[t, other]
                 if do >= 0:
                     value += sign * w[OFF_EF + do]
                     if do <= 1:
                         zo += 1 << ZONE_SHIFT[t, own]
+                    if r >= 0:
+                        value += sign * w[OFF_EM + do * EM_RANK + r]
                     if emit:
-                        efc[do] += sign
+                        acc[do] += sign
+                        if r >= 0:
+                            acc[N_EF + do * EM_RANK + r] += sign
                 if dx >= 0:
                     value += sign * w[OFF_EF + EF_DIST + dx]
                     if dx <= 1:
                         zx += 1 << ZONE_SHIFT[t, other]
+                    if r >= 0:
+                        value += sign * w[OFF_EM + (EF_DIST + dx) * EM_RANK + r]
                     if emit:
-                        efc[EF_DIST + dx] += sign
+                        acc[EF_DIST + dx] += sign
+                        if r >= 0:
+                            acc[N_EF + (EF_DIST + dx) * EM_RANK + r] += sign
                 if not slide or pos[BOARD + t] != 0:
                     break
                 t = NEIGHBOUR[t, d]
@@ -252,11 +287,32 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
         else:
             zw1 += zo
             zb1 += zx
+    for c in range(2):  # the kings' steps count for PE only
+        ksq = k0 if c == 0 else k1
+        if ksq >= 0:
+            for d in range(8):
+                t = NEIGHBOUR[ksq, d]
+                if t >= 0:
+                    count[t] += 1 << (8 * c)
+    for sq in range(N_SQ):
+        p = pos[BOARD + sq]
+        if p == 0:
+            continue
+        pt = p & (WHITE_BIT - 1)
+        if pt == KING:
+            continue
+        c = 1 if p & WHITE_BIT else 0
+        ours = min((count[sq] >> (8 * c)) & 255, PE_CAP - 1)
+        theirs = min((count[sq] >> (8 - 8 * c)) & 255, PE_CAP - 1)
+        k = (((0 if c == stm else 1) * PE_TYPES + PE_TYPE[pt]) * PE_CAP + ours) * PE_CAP + theirs
+        value += w[OFF_PE + k]
+        if emit:
+            acc[N_EF + N_EM + k] += 1.0
     if emit:
-        for k in range(N_EF):
-            if efc[k] != 0.0:
+        for k in range(N_EFFECT_TERMS):
+            if acc[k] != 0.0:
                 out_idx[nf] = OFF_EF + k
-                out_coef[nf] = efc[k]
+                out_coef[nf] = acc[k]
                 nf += 1
     for t in range(2):  # t 0: the side to move's king, 1: the other king
         colour = stm ^ t
@@ -388,7 +444,7 @@ EI_VALID = EI_KSQ + 2  # bit f set: frame f of this row is computed
 EI_NCH = EI_VALID + 1  # changed objects of the move into this row (0, 1 or 2); BASE_ROW: none
 BASE_ROW = -1
 EI_CH = EI_NCH + 1  # + 3 * j: (list slot, old index, new index) of changed object j
-EI_KS = EI_CH + 6  # 1 when the weights' KS or EF block is not all zero (else inc_value skips king_terms)
+EI_KS = EI_CH + 6  # 1 when the weights' KS, EF, EM or PE block is not all zero (else inc_value skips king_terms)
 N_EIDX = EI_KS + 1
 
 
@@ -453,7 +509,7 @@ def inc_init(pos, w, eacc, eidx, row):
     eidx[row, EI_NCH] = BASE_ROW
     eidx[row, EI_VALID] = 0
     kings = 0
-    for k in range(OFF_KS, N_WEIGHTS):  # the KS and EF blocks
+    for k in range(OFF_KS, N_WEIGHTS):  # the KS, EF, EM and PE blocks
         if w[k] != 0.0:
             kings = 1
             break

@@ -4,7 +4,7 @@
 An archive holds one float32 array per weight block and a JSON metadata string:
 
 - ``material`` float32[24], ``kp`` float32[2, 81, 1534], ``pp`` float32[1175811], ``ks`` float32[2, 9, 3, 3],
-  ``ef`` float32[2, 9] (the blocks of eval.shogi_features in order; their concatenation is the weight vector);
+  ``ef`` float32[2, 9], ``em`` float32[2, 9, 2], ``pe`` float32[2, 13, 3, 3] (the blocks of eval.shogi_features in order; their concatenation is the weight vector);
 - ``meta``: a 0-d unicode array with JSON ``{"feature_set", "version", "value_scale", "dtype",
   "shapes", "sha256", ...}``. ``value_scale`` is the number of centipawns per stored unit (the
   loaded vector is ``stored * value_scale``); ``sha256`` is the hex digest of the little-endian
@@ -13,9 +13,9 @@ An archive holds one float32 array per weight block and a JSON metadata string:
 Archives are written with ``np.savez_compressed``: the material-only default is mostly zeros and
 compresses to a few kB. Every problem on load raises WeightFileError naming the file and the cause.
 
-Versions: 3 (current) has the five blocks; a version-2 file (no ``ef``, checksum over the first four) or a
-version-1 file (no ``ks`` either) is the same evaluation with those blocks zero and loads as such. Any other
-version is refused.
+Versions: 4 (current) has the seven blocks; a version-3 file (no ``em`` and ``pe``, checksum over the first
+five), a version-2 file (no ``ef`` either) or a version-1 file (no ``ks`` either) is the same evaluation with
+the missing blocks zero and loads as such. Any other version is refused.
 """
 
 import hashlib
@@ -27,14 +27,16 @@ import numpy as np
 
 from eval import shogi_features as F
 
-BLOCKS = ("material", "kp", "pp", "ks", "ef")
-VERSION_BLOCKS = {1: BLOCKS[:3], 2: BLOCKS[:4], F.FEATURE_VERSION: BLOCKS}  # the blocks each readable version stores
+BLOCKS = ("material", "kp", "pp", "ks", "ef", "em", "pe")
+VERSION_BLOCKS = {1: BLOCKS[:3], 2: BLOCKS[:4], 3: BLOCKS[:5], F.FEATURE_VERSION: BLOCKS}  # the blocks each readable version stores
 SHAPES = {
     "material": (F.N_MATERIAL,),
     "kp": (2, F.N_SQ, F.FE_END),
     "pp": (F.N_PP,),
     "ks": (2, F.KS_ZONE, F.KS_CAP, F.KS_CAP),
     "ef": (2, F.EF_DIST),
+    "em": (2, F.EF_DIST, F.EM_RANK),
+    "pe": (2, F.PE_TYPES, F.PE_CAP, F.PE_CAP),
 }
 STORE_DTYPE = np.dtype("<f4")
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -59,7 +61,9 @@ def _split(w):
     pp = w[F.OFF_PP : F.OFF_PP + F.N_PP]
     ks = w[F.OFF_KS : F.OFF_KS + F.N_KS].reshape(SHAPES["ks"])
     ef = w[F.OFF_EF : F.OFF_EF + F.N_EF].reshape(SHAPES["ef"])
-    return {"material": mat, "kp": kp, "pp": pp, "ks": ks, "ef": ef}
+    em = w[F.OFF_EM : F.OFF_EM + F.N_EM].reshape(SHAPES["em"])
+    pe = w[F.OFF_PE : F.OFF_PE + F.N_PE].reshape(SHAPES["pe"])
+    return {"material": mat, "kp": kp, "pp": pp, "ks": ks, "ef": ef, "em": em, "pe": pe}
 
 
 def _checksum(blocks, names):

@@ -3,7 +3,7 @@
 Delta w = eps * sum_t A_t e(t) (eq. 14 with the advantage of learn/selfplay.py) is applied by AdaGrad
 (pg.SparseAdaGrad) in parts:
 
-- direct: each trainable coordinate of the evaluation (groups "material", "kp", "pp", "ks", "ef" of
+- direct: each trainable coordinate of the evaluation (groups "material", "kp", "pp", "ks", "ef", "em", "pe" of
   eval/shogi_features.py) takes its own AdaGrad step;
 - factors: vectors u whose entries are added to many KP entries at once, KP(t, k, p) = direct + sum_f u_f[map_f],
   each with its own AdaGrad state and step size. A factor's gradient is the sum of the gradients of the KP
@@ -30,17 +30,17 @@ from functools import lru_cache
 
 import numpy as np
 
-from eval.shogi_features import FE_END, HAND_END, N_KP, N_SQ, N_WEIGHTS, OFF_EF, OFF_KP, OFF_KS, OFF_PP
+from eval.shogi_features import FE_END, HAND_END, N_KP, N_SQ, N_WEIGHTS, OFF_EF, OFF_EM, OFF_KP, OFF_KS, OFF_PE, OFF_PP
 
 from .pg import SparseAdaGrad
 
-GROUPS = ("material", "kp", "pp", "ks", "ef")
+GROUPS = ("material", "kp", "pp", "ks", "ef", "em", "pe")
 N_OFFSETS = 17  # file / rank offsets -8 .. +8
 
 
 def group_of(idx):
     """Group number (index into GROUPS) of each weight index."""
-    return np.searchsorted(np.array([OFF_KP, OFF_PP, OFF_KS, OFF_EF]), idx, side="right")
+    return np.searchsorted(np.array([OFF_KP, OFF_PP, OFF_KS, OFF_EF, OFF_EM, OFF_PE]), idx, side="right")
 
 
 def piece_square_map() -> np.ndarray:
@@ -168,8 +168,8 @@ class ShogiUpdate:
 # touched). Format 2: np.savez_compressed with a JSON "meta" (format, array sizes) and per array its nonzero
 # entries, "NAME.idx" (int64, increasing) and "NAME.val" (float64, the exact values: bit-identical on load;
 # -0.0 and any other nonzero bit pattern is kept too). Both load; h of a run started before the king-safety
-# block (length OFF_KS) or the effect block (length OFF_EF) is widened with zeros for the new entries, which is
-# what a fresh h holds there.
+# block (length OFF_KS), the effect block (length OFF_EF) or the EM and PE blocks (length OFF_EM) is widened with
+# zeros for the new entries, which is what a fresh h holds there.
 
 STATE_FORMAT = 2
 
@@ -250,12 +250,12 @@ def _dense(path, raw: dict, name: str, size) -> np.ndarray:
 
 
 def _checked(path, state: dict) -> dict:
-    """Known names, expected lengths (h of a pre-KS or pre-EF run widened with zeros), finite values."""
+    """Known names, expected lengths (h of a run started before a newer block widened with zeros), finite values."""
     sizes = state_sizes()
     for name, a in state.items():
         if name not in sizes:
             raise OptimStateError(path, f"unknown array '{name}' (expected {', '.join(sizes)})")
-        if name == "h" and a.shape[0] in (OFF_KS, OFF_EF):  # started before the king-safety / effect block
+        if name == "h" and a.shape[0] in (OFF_KS, OFF_EF, OFF_EM):  # started before the KS / EF / EM+PE blocks
             state[name] = a = np.concatenate([a, np.zeros(N_WEIGHTS - a.shape[0])])
         if a.shape[0] != sizes[name]:
             raise OptimStateError(path, f"'{name}' has {a.shape[0]} entries, expected {sizes[name]}")

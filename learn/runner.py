@@ -69,7 +69,7 @@ class RunConfig:
     lr: float = 2.0  # AdaGrad step (centipawns)
     l2: float = 0.0  # pull toward the start weights
     max_step: float = 10.0  # per-coordinate step clip (centipawns)
-    groups: tuple = ("material", "kp", "pp", "ks", "ef")  # feature groups that learn directly (learn/optim.py)
+    groups: tuple = ("material", "kp", "pp", "ks", "ef", "em", "pe")  # feature groups that learn directly (learn/optim.py)
     factor_lr: float = 0.0  # > 0: AdaGrad step of the shared piece-square factor of the KP table
     rel_factor_lr: float = 0.0  # > 0: AdaGrad step of the king-relative factor of the KP table
     selfplay: sp.SelfPlayConfig = field(default_factory=sp.SelfPlayConfig)
@@ -630,11 +630,12 @@ def split_half_agreement(parts, uniq, inv) -> float | None:
 
 def pooled_signal_games(parts) -> dict:
     """Games a batch needs before its mean gradient stands above the per-game noise (N* = per-game variance /
-    squared mean, unbiased estimates over the batch's games; None when the mean is not detectable), on five
+    squared mean, unbiased estimates over the batch's games; None when the mean is not detectable), on seven
     low-dimensional projections: material, the piece-square pooling of the own-king KP table, the
-    king-relative pooling of both tables (learn/optim.py factors), the king-safety block and the effect block.
+    king-relative pooling of both tables (learn/optim.py factors), the king-safety block, the effect block, the
+    multiple-effect block and the piece-effect block.
     Small N* = a learnable direction."""
-    from eval.shogi_features import N_EF, N_KS, OFF_EF, OFF_KP, OFF_KS, OFF_PP
+    from eval.shogi_features import N_EF, N_EM, N_KS, N_PE, OFF_EF, OFF_EM, OFF_KP, OFF_KS, OFF_PE, OFF_PP
 
     from .optim import pool_kp
 
@@ -642,7 +643,7 @@ def pooled_signal_games(parts) -> dict:
     if n < 2:
         return {}
     out = {}
-    for name in ("material", "p", "rel", "ks", "ef"):
+    for name in ("material", "p", "rel", "ks", "ef", "em", "pe"):
         rows = []
         for idx, val in parts:
             if name == "material":
@@ -651,9 +652,10 @@ def pooled_signal_games(parts) -> dict:
             elif name == "ks":
                 keep = (idx >= OFF_KS) & (idx < OFF_EF)
                 rows.append(np.bincount(idx[keep] - OFF_KS, weights=val[keep], minlength=N_KS))
-            elif name == "ef":
-                keep = idx >= OFF_EF
-                rows.append(np.bincount(idx[keep] - OFF_EF, weights=val[keep], minlength=N_EF))
+            elif name in ("ef", "em", "pe"):
+                lo, size = {"ef": (OFF_EF, N_EF), "em": (OFF_EM, N_EM), "pe": (OFF_PE, N_PE)}[name]
+                keep = (idx >= lo) & (idx < lo + size)
+                rows.append(np.bincount(idx[keep] - lo, weights=val[keep], minlength=size))
             else:
                 kp = (idx >= OFF_KP) & (idx < OFF_PP)
                 rows.append(pool_kp(name, idx[kp] - OFF_KP, val[kp]))

@@ -1,5 +1,6 @@
-"""The king terms (KS and EF blocks, eval.shogi_features.king_terms): each term against an independent Python
-reference over python-shogi's attackers, their gradients against finite differences, and their symmetry."""
+"""The king and effect terms (KS, EF, EM and PE blocks, eval.shogi_features.king_terms): each term against an
+independent Python reference over python-shogi's attackers, their gradients against finite differences, and their
+symmetry."""
 
 import numpy as np
 import pytest
@@ -79,8 +80,74 @@ def reference_ef(sfen, w):
 
 def ef_weights(seed):
     w = np.zeros(F.N_WEIGHTS)
-    w[F.OFF_EF :] = np.random.default_rng(seed).normal(0.0, 40.0, F.N_EF)
+    w[F.OFF_EF : F.OFF_EM] = np.random.default_rng(seed).normal(0.0, 40.0, F.N_EF)
     return w
+
+
+def distance(a, b):
+    """Chebyshev distance of two python-shogi squares."""
+    return max(abs(a // 9 - b // 9), abs(a % 9 - b % 9))
+
+
+def reference_em(sfen, w):
+    """The EM term from its definition: the j-th effect (j >= 2; kings' effects left out) of one side on a square
+    adds w[EM, 0, distance to that side's king, rank] + w[EM, 1, distance to the other king, rank], rank 0 for
+    j = 2 and 1 after, + for the side to move and - for the other side."""
+    ref = shogi.Board(sfen)
+    stm = ref.turn
+    total = 0.0
+    for t in range(81):
+        for colour in (shogi.BLACK, shogi.WHITE):
+            n = len(attackers_but_kings(ref, colour, t))
+            sign = 1.0 if colour == stm else -1.0
+            for j in range(2, n + 1):
+                rank = 0 if j == 2 else 1
+                for block, king_colour in ((0, colour), (1, 1 - colour)):
+                    ksq = ref.king_squares[king_colour]
+                    if ksq is not None:
+                        d = distance(ksq, t)
+                        total += sign * w[F.OFF_EM + (block * F.EF_DIST + d) * F.EM_RANK + rank]
+    return total
+
+
+# python-shogi piece type -> ours (usi_engine.shogi.layout: P L N S B R G K +P +L +N +S H D = 1..14)
+OUR_TYPE = {1: 1, 2: 2, 3: 3, 4: 4, 5: 7, 6: 5, 7: 6, 9: 9, 10: 10, 11: 11, 12: 12, 13: 13, 14: 14}
+
+
+def reference_pe(sfen, w):
+    """The PE term from its definition: every board piece but a king adds w[PE, whose (0 the side to move's),
+    type, min(attackers of its own side, 2), min(attackers of the other side, 2)], kings counted as attackers."""
+    ref = shogi.Board(sfen)
+    stm = ref.turn
+    total = 0.0
+    for t in range(81):
+        piece = ref.piece_at(t)
+        if piece is None or piece.piece_type == shogi.KING:
+            continue
+        c = piece.color
+        ours = min(len(ref.attackers(c, t)), 2)
+        theirs = min(len(ref.attackers(1 - c, t)), 2)
+        kind = F.PE_TYPE[OUR_TYPE[piece.piece_type]]
+        total += w[F.OFF_PE + (((0 if c == stm else 1) * F.PE_TYPES + kind) * F.PE_CAP + ours) * F.PE_CAP + theirs]
+    return total
+
+
+def block_weights(block, seed):
+    """Random weights in one block, zero elsewhere."""
+    lo, size = BLOCKS[block]
+    w = np.zeros(F.N_WEIGHTS)
+    w[lo : lo + size] = np.random.default_rng(seed).normal(0.0, 40.0, size)
+    return w
+
+
+BLOCKS = {"ks": (F.OFF_KS, F.N_KS), "ef": (F.OFF_EF, F.N_EF), "em": (F.OFF_EM, F.N_EM), "pe": (F.OFF_PE, F.N_PE)}
+
+
+@pytest.mark.parametrize("block, reference", [("em", reference_em), ("pe", reference_pe)])
+def test_em_and_pe_terms_equal_the_reference(block, reference):
+    w = block_weights(block, 13)
+    for s in SFENS:
+        assert F.evaluate(Board(s).pos, w) == pytest.approx(reference(s, w), abs=1e-9), s
 
 
 def test_ks_term_equals_the_reference():
@@ -89,11 +156,11 @@ def test_ks_term_equals_the_reference():
         assert F.evaluate(Board(s).pos, w) == pytest.approx(reference_ks(s, w), abs=1e-9), s
 
 
-@pytest.mark.parametrize("block", ["ks", "ef"])
+@pytest.mark.parametrize("block", ["ks", "ef", "em", "pe"])
 def test_gradient_equals_finite_differences(block):
     """Every weight of the block: central finite differences equal the emitted coefficient (0 when inactive);
-    KS has 4..18 active entries (one per on-board zone square), EF at least one; indices unique."""
-    lo, hi = (F.OFF_KS, F.OFF_EF) if block == "ks" else (F.OFF_EF, F.N_WEIGHTS)
+    KS has 4..18 active entries (one per on-board zone square), EF, EM and PE at least one; indices unique."""
+    lo, hi = BLOCKS[block][0], BLOCKS[block][0] + BLOCKS[block][1]
     w = np.random.default_rng(6).normal(0.0, 30.0, F.N_WEIGHTS)
     idx, coef = F.feature_buffers()
     h = 0.25
@@ -115,7 +182,7 @@ def test_gradient_equals_finite_differences(block):
 def test_king_terms_are_symmetric_under_rotation_with_colours_swapped():
     from tests.eval.test_shogi_eval import flip_sfen
 
-    w = ks_weights(7) + ef_weights(8)
+    w = ks_weights(7) + ef_weights(8) + block_weights("em", 14) + block_weights("pe", 15)
     for s in SFENS[:60]:
         assert F.evaluate(Board(s).pos, w) == pytest.approx(F.evaluate(Board(flip_sfen(s)).pos, w), abs=1e-9)
 
@@ -129,5 +196,6 @@ def test_ef_term_equals_the_reference():
 def test_king_terms_without_a_king():
     """A mate problem has no Black king: the terms of the missing king are left out, not read off the table."""
     s = "4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1"
-    w = ks_weights(11) + ef_weights(12)
-    assert F.evaluate(Board(s).pos, w) == pytest.approx(reference_ks(s, w) + reference_ef(s, w), abs=1e-9)
+    w = ks_weights(11) + ef_weights(12) + block_weights("em", 16) + block_weights("pe", 17)
+    expected = reference_ks(s, w) + reference_ef(s, w) + reference_em(s, w) + reference_pe(s, w)
+    assert F.evaluate(Board(s).pos, w) == pytest.approx(expected, abs=1e-9)

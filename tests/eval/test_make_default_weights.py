@@ -11,6 +11,8 @@ from eval.make_default_weights import (
     KS_ATTACK,
     KS_DEFEND,
     KS_RING,
+    PE_ATTACKED,
+    PE_DEFENDED,
     default_weights,
     king_safety_terms,
     main,
@@ -19,7 +21,9 @@ from eval.weightfile import DEFAULT_PATH, LEARNED_PATH, read_weights, save_weigh
 from usi_engine.shogi import Board
 from usi_engine.shogi.bench import random_game_sfens
 
-TERMS = king_safety_terms()
+MATERIAL = read_weights(LEARNED_PATH)[0][: F.N_MATERIAL]
+TERMS = king_safety_terms(MATERIAL)
+GOLD = MATERIAL[7]  # board gold
 
 
 def with_side(sfen, side):
@@ -54,15 +58,18 @@ def ef(own, other):
 def test_a_gold_beside_the_king_by_hand():
     """Black king 5i, Black gold 4h (distance 1), White king 5a alone: KP +40; the gold defends 5h and 4i, two
     neighbours of the king's square (the king itself is not counted): 2 x KS_RING x KS_DEFEND; its six effects
-    (4g 4i 5h 3h 5g 3g) lie at distances 2 1 1 2 2 2 from its king and 6 8 7 7 6 6 from the other. In hand
-    instead, every term vanishes. A White gold on 4h instead: an enemy piece at distance 1 (-24) attacking the
-    king's square 5i and its neighbours 5h and 4i; its effects (4i 4g 5h 3h 5i 3i) at 8 6 7 7 8 8 from its own
-    king and 1 2 1 2 0 2 from Black's count against Black."""
+    (4g 4i 5h 3h 5g 3g) lie at distances 2 1 1 2 2 2 from its king and 6 8 7 7 6 6 from the other; one effect
+    per square, so no EM; the king's step defends it once (PE). In hand instead, every term vanishes. A White
+    gold on 4h instead: an enemy piece at distance 1 (-24) attacking the king's square 5i and its neighbours 5h
+    and 4i; its effects (4i 4g 5h 3h 5i 3i) at 8 6 7 7 8 8 from its own king and 1 2 1 2 0 2 from Black's count
+    against Black; Black's king attacks it once, which counts for Black (PE)."""
     near = F.evaluate(Board("4k4/9/9/9/9/9/9/5G3/4K4 b - 1").pos, TERMS)
-    assert near == pytest.approx(KP_OWN[1] + 2 * KS_RING * KS_DEFEND + ef([2, 1, 1, 2, 2, 2], [6, 8, 7, 7, 6, 6]))
+    pe = GOLD * PE_DEFENDED[1]
+    assert near == pytest.approx(KP_OWN[1] + 2 * KS_RING * KS_DEFEND + ef([2, 1, 1, 2, 2, 2], [6, 8, 7, 7, 6, 6]) + pe)
     assert F.evaluate(Board("4k4/9/9/9/9/9/9/9/4K4 b G 1").pos, TERMS) == pytest.approx(0.0)
     enemy = F.evaluate(Board("4k4/9/9/9/9/9/9/5g3/4K4 b - 1").pos, TERMS)
-    expected = -24.0 - KS_ATTACK - 2 * KS_RING * KS_ATTACK - ef([8, 6, 7, 7, 8, 8], [1, 2, 1, 2, 0, 2])
+    pe = GOLD * PE_ATTACKED[1]
+    expected = -24.0 - KS_ATTACK - 2 * KS_RING * KS_ATTACK - ef([8, 6, 7, 7, 8, 8], [1, 2, 1, 2, 0, 2]) + pe
     assert enemy == pytest.approx(expected)
 
 
@@ -72,3 +79,14 @@ def test_a_learned_file_with_a_king_safety_block_is_refused(tmp_path):
     save_weights(tmp_path / "ks.npz", w)
     with pytest.raises(ValueError, match="king-safety block"):
         default_weights(tmp_path / "ks.npz")
+
+
+def test_an_attacked_knight_by_hand():
+    """Black knight 5e attacked by a White pawn 5d, defended by nobody; kings far away on 9i and 1a. Against the
+    knight in hand the board adds the knight's two effects (4c at distances 6 from Black's king and 3 from
+    White's, 6c at 6 and 5; one effect per square, no EM, no king zone) and its PE entry: Black's piece, own
+    count 0, enemy count 1."""
+    board = F.evaluate(Board("8k/9/9/4p4/4N4/9/9/9/K8 b - 1").pos, TERMS)
+    hand = F.evaluate(Board("8k/9/9/4p4/9/9/9/9/K8 b N 1").pos, TERMS)
+    knight = MATERIAL[3]
+    assert board - hand == pytest.approx(ef([6, 6], [3, 5]) + knight * (PE_DEFENDED[0] - PE_ATTACKED[1]), abs=1e-9)

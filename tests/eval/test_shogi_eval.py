@@ -112,4 +112,5 @@ def test_tsume_position_without_a_king_evaluates():
     assert (ks & (idx >= F.OFF_KS + F.N_KS // 2)).sum() == 6  # the white king's zone on the edge: 6 squares
     assert ks.sum() == 6
     # EF: the pawn's one effect (5b), distance 1 from the other (white) king; no own king to measure from
-    assert idx[idx >= F.OFF_EF].tolist() == [F.OFF_EF + F.EF_DIST + 1] and coef[idx >= F.OFF_EF].tolist() == [1.0]
+    ef = (idx >= F.OFF_EF) & (idx < F.OFF_EM)
+    assert idx[ef].tolist() == [F.OFF_EF + F.EF_DIST + 1] and coef[ef].tolist() == [1.0]

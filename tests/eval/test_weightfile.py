@@ -26,7 +26,7 @@ def sparse_random_weights(seed=0):
     k = rng.integers(0, F.N_WEIGHTS, 5000)
     w[k] = rng.normal(0, 50, k.size).astype(np.float32)
     w[: F.N_MATERIAL] = material_weights()[: F.N_MATERIAL]
-    w[F.OFF_EF :] = rng.normal(0, 50, F.N_EF).astype(np.float32)  # the last block too
+    w[F.OFF_EF :] = rng.normal(0, 50, F.N_WEIGHTS - F.OFF_EF).astype(np.float32)  # the small last blocks too
     return w
 
 
@@ -168,10 +168,11 @@ def test_save_rejects_wrong_length(tmp_path):
         save_weights(tmp_path / "x.npz", np.zeros(10))
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_older_versions_load_with_their_missing_blocks_zero(tmp_path, good, version):
-    """Files written before the KS block (version 1: material, kp, pp) or the EF block (version 2: + ks) are the
-    same evaluation with the blocks they lack zero; the checksum covers only the blocks of their version."""
+    """Files written before the KS block (version 1: material, kp, pp), the EF block (version 2: + ks) or the EM
+    and PE blocks (version 3: + ef) are the same evaluation with the blocks they lack zero; the checksum covers
+    only the blocks of their version."""
     from eval.weightfile import VERSION_BLOCKS, _checksum
 
     names = VERSION_BLOCKS[version]
@@ -183,10 +184,10 @@ def test_older_versions_load_with_their_missing_blocks_zero(tmp_path, good, vers
     with open(old, "wb") as f:
         np.savez_compressed(f, meta=np.array(json.dumps(meta)), **arrays)
     w = sparse_random_weights(2)
-    w[F.OFF_KS if version == 1 else F.OFF_EF :] = 0.0
+    w[{1: F.OFF_KS, 2: F.OFF_EF, 3: F.OFF_EM}[version] :] = 0.0
     assert np.array_equal(load_weights(old), w)
     expect_error(rewrite(good, tmp_path / "wrong.npz", meta_update={"version": version}), "checksum mismatch")
-    expect_error(rewrite(good, tmp_path / "v9.npz", meta_update={"version": 9}), "version 9", "expected one of 1, 2, 3")
+    expect_error(rewrite(good, tmp_path / "v9.npz", meta_update={"version": 9}), "version 9", "expected one of 1, 2, 3, 4")
 
 
 def test_shipped_files_load_with_their_versions():

@@ -4,7 +4,7 @@ state file (compact format 2, the dense format 1 of older runs, pre-KS runs, cor
 import numpy as np
 import pytest
 
-from eval.shogi_features import FE_END, N_SQ, N_WEIGHTS, OFF_KP, OFF_KS, OFF_PP
+from eval.shogi_features import FE_END, N_SQ, N_WEIGHTS, OFF_EF, OFF_EM, OFF_KP, OFF_KS, OFF_PP
 from learn.optim import OptimStateError, ShogiUpdate, king_relative_map, load_state, save_state
 
 KP0_END = OFF_KP + N_SQ * FE_END
@@ -147,12 +147,14 @@ def test_old_dense_state_and_pre_ks_state_load(tmp_path):
     np.savez(old, **state)
     back = load_state(old)
     assert all(same_bits(back[k], state[k]) for k in state)
-    # a run started before the king-safety block: h had OFF_KS entries; the KS entries start at zero
-    pre = tmp_path / "pre-ks.npz"
-    np.savez(pre, h=state["h"][:OFF_KS], u_p=state["u_p"])
-    back = load_state(pre)
-    assert back["h"].shape == (N_WEIGHTS,) and not back["h"][OFF_KS:].any()
-    assert same_bits(back["h"][:OFF_KS], state["h"][:OFF_KS])
+    # runs started before the KS block (h had OFF_KS entries), the EF block (OFF_EF) or the EM and PE blocks
+    # (OFF_EM): the newer entries start at zero
+    for length in (OFF_EM, OFF_EF, OFF_KS):
+        pre = tmp_path / f"pre-{length}.npz"
+        np.savez(pre, h=state["h"][:length], u_p=state["u_p"])
+        back = load_state(pre)
+        assert back["h"].shape == (N_WEIGHTS,) and not back["h"][length:].any()
+        assert same_bits(back["h"][:length], state["h"][:length])
     w = np.zeros(N_WEIGHTS)
     resumed = ShogiUpdate(w, w.copy(), 0.3, 0.0, 1.0, factor_lr=0.7, state=back)
     ks = np.arange(OFF_KS, N_WEIGHTS, 5)

@@ -193,7 +193,9 @@ def test_pooled_signal_games_measures_agreement_between_games():
         "signal_games_rel": 0.0,
         "signal_games_ks": None,
         "signal_games_ef": None,
-    }  # no KS or EF feature in these rows
+        "signal_games_em": None,
+        "signal_games_pe": None,
+    }  # no KS, EF, EM or PE feature in these rows
     opposite = same[:2] + [(idx, -v) for i, v in same[:2]]  # mean zero: nothing to learn
     assert set(pooled_signal_games(opposite).values()) == {None}
     rng = np.random.default_rng(0)
