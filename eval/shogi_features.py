@@ -214,6 +214,8 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
     - EM: the j-th effect (j >= 2) of one side on square t adds, on top of its EF weights,
       w[EM, 0, dist(t, k), r] + w[EM, 1, dist(t, k'), r] with r = 0 for j = 2 and r = 1 for j >= 3 (same
       signs): a square's value need not grow linearly in its effects (YaneuraOu's MATERIAL_LEVEL 4 idea).
+      The walk counts each side's effects per square (8 bits each in one word per square); EM is summed from
+      those counts afterwards, on the squares where a side has two effects or more.
     - KS: the effect counts on the 3x3 zone squares of both kings (kept 4 bits per square in four packed
       words: king colour x attacker colour, Black's frame); then per zone square z (the king's square and its
       on-board neighbours, placed relative to the king in the frame of the side to move) the entry
@@ -255,29 +257,20 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
                 continue
             while t >= 0:
                 count[t] += 1 << shift
-                r = min((count[t] >> shift) & 255, 3) - 2  # EM rank: -1 for a first effect
                 do = KDIST[t, own]
                 dx = KDIST[t, other]
                 if do >= 0:
                     value += sign * w[OFF_EF + do]
                     if do <= 1:
                         zo += 1 << ZONE_SHIFT[t, own]
-                    if r >= 0:
-                        value += sign * w[OFF_EM + do * EM_RANK + r]
                     if emit:
                         acc[do] += sign
-                        if r >= 0:
-                            acc[N_EF + do * EM_RANK + r] += sign
                 if dx >= 0:
                     value += sign * w[OFF_EF + EF_DIST + dx]
                     if dx <= 1:
                         zx += 1 << ZONE_SHIFT[t, other]
-                    if r >= 0:
-                        value += sign * w[OFF_EM + (EF_DIST + dx) * EM_RANK + r]
                     if emit:
                         acc[EF_DIST + dx] += sign
-                        if r >= 0:
-                            acc[N_EF + (EF_DIST + dx) * EM_RANK + r] += sign
                 if not slide or pos[BOARD + t] != 0:
                     break
                 t = NEIGHBOUR[t, d]
@@ -287,6 +280,28 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
         else:
             zw1 += zo
             zb1 += zx
+    for sq in range(N_SQ):  # EM: the second and later effects of each side on each square
+        both = count[sq]
+        if (both & 0xFEFE) == 0:
+            continue
+        for c in range(2):
+            n = (both >> (8 * c)) & 255
+            if n < 2:
+                continue
+            sign = 1.0 if c == stm else -1.0
+            do = KDIST[sq, k0 if c == 0 else k1]
+            dx = KDIST[sq, k1 if c == 0 else k0]
+            if do >= 0:
+                value += sign * (w[OFF_EM + do * EM_RANK] + (n - 2) * w[OFF_EM + do * EM_RANK + 1])
+                if emit:
+                    acc[N_EF + do * EM_RANK] += sign
+                    acc[N_EF + do * EM_RANK + 1] += sign * (n - 2)
+            if dx >= 0:
+                k = (EF_DIST + dx) * EM_RANK
+                value += sign * (w[OFF_EM + k] + (n - 2) * w[OFF_EM + k + 1])
+                if emit:
+                    acc[N_EF + k] += sign
+                    acc[N_EF + k + 1] += sign * (n - 2)
     for c in range(2):  # the kings' steps count for PE only
         ksq = k0 if c == 0 else k1
         if ksq >= 0:
