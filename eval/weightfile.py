@@ -4,7 +4,8 @@
 An archive holds one float32 array per weight block and a JSON metadata string:
 
 - ``material`` float32[24], ``kp`` float32[2, 81, 1534], ``pp`` float32[1175811], ``ks`` float32[2, 9, 3, 3],
-  ``ef`` float32[2, 9], ``em`` float32[2, 9, 2], ``pe`` float32[2, 13, 3, 3] (the blocks of eval.shogi_features in order; their concatenation is the weight vector);
+  ``ef`` float32[2, 9], ``em`` float32[2, 9, 2], ``pe`` float32[2, 13, 3, 3] (the blocks of eval.shogi_features
+  in order; their concatenation is the weight vector);
 - ``meta``: a 0-d unicode array with JSON ``{"feature_set", "version", "value_scale", "dtype",
   "shapes", "sha256", ...}``. ``value_scale`` is the number of centipawns per stored unit (the
   loaded vector is ``stored * value_scale``); ``sha256`` is the hex digest of the little-endian
@@ -28,7 +29,8 @@ import numpy as np
 from eval import shogi_features as F
 
 BLOCKS = ("material", "kp", "pp", "ks", "ef", "em", "pe")
-VERSION_BLOCKS = {1: BLOCKS[:3], 2: BLOCKS[:4], 3: BLOCKS[:5], F.FEATURE_VERSION: BLOCKS}  # the blocks each readable version stores
+# the blocks each readable version stores
+VERSION_BLOCKS = {1: BLOCKS[:3], 2: BLOCKS[:4], 3: BLOCKS[:5], F.FEATURE_VERSION: BLOCKS}
 SHAPES = {
     "material": (F.N_MATERIAL,),
     "kp": (2, F.N_SQ, F.FE_END),

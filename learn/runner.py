@@ -69,7 +69,8 @@ class RunConfig:
     lr: float = 2.0  # AdaGrad step (centipawns)
     l2: float = 0.0  # pull toward the start weights
     max_step: float = 10.0  # per-coordinate step clip (centipawns)
-    groups: tuple = ("material", "kp", "pp", "ks", "ef", "em", "pe")  # feature groups that learn directly (learn/optim.py)
+    # feature groups that learn directly (learn/optim.py)
+    groups: tuple = ("material", "kp", "pp", "ks", "ef", "em", "pe")
     factor_lr: float = 0.0  # > 0: AdaGrad step of the shared piece-square factor of the KP table
     rel_factor_lr: float = 0.0  # > 0: AdaGrad step of the king-relative factor of the KP table
     selfplay: sp.SelfPlayConfig = field(default_factory=sp.SelfPlayConfig)

@@ -187,7 +187,8 @@ def test_older_versions_load_with_their_missing_blocks_zero(tmp_path, good, vers
     w[{1: F.OFF_KS, 2: F.OFF_EF, 3: F.OFF_EM}[version] :] = 0.0
     assert np.array_equal(load_weights(old), w)
     expect_error(rewrite(good, tmp_path / "wrong.npz", meta_update={"version": version}), "checksum mismatch")
-    expect_error(rewrite(good, tmp_path / "v9.npz", meta_update={"version": 9}), "version 9", "expected one of 1, 2, 3, 4")
+    v9 = rewrite(good, tmp_path / "v9.npz", meta_update={"version": 9})
+    expect_error(v9, "version 9", "expected one of 1, 2, 3, 4")
 
 
 def test_shipped_files_load_with_their_versions():
