@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from eval.shogi_features import N_MATERIAL, N_WEIGHTS, OFF_MATERIAL
+from eval.shogi_features import N_MATERIAL, N_PE, N_WEIGHTS, OFF_MATERIAL, OFF_PE
 from eval.weightfile import load_weights
 from learn import pg
 from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer, record_bytes
@@ -340,8 +340,9 @@ def test_critic_game_adds_the_value_gradient():
         totals[vw] = (out.moves, grads["b"].rows.copy())
     assert totals[0.0][0] == totals[2.0][0]
     value_part = totals[2.0][1] - totals[0.0][1]
-    # material (first 24 weights) is active in every position: the value term moves it in both rows
-    assert np.abs(value_part[:, :24]).sum() > 0.1 * np.abs(totals[0.0][1][:, :24]).sum()
+    # the PE block (one entry per board piece) is active in every position: the value term moves it in both rows
+    pe = slice(OFF_PE, OFF_PE + N_PE)
+    assert all(np.abs(value_part[r, pe]).sum() > 0.1 * np.abs(totals[0.0][1][r, pe]).sum() > 0 for r in range(2))
 
 
 def test_search_bootstrapping_is_the_gradient_of_the_regression(searched):
