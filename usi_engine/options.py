@@ -130,6 +130,8 @@ OPTIONS = (
     _spin("TemperatureSpread", 100, 100, 1000, "percent: threads use T_sel/spread .. T_sel*spread"),
     _spin("SoftmaxAnnealVisits", 0, 0, 100000000, "samples: T_sel/sqrt(1 + N/this) at a node of N samples (0 = off)"),
     _spin("SoftmaxTemperatureMin", 0, 0, 100000, "cp: floor of the annealed selection temperature"),
+    _spin("BackupAnnealVisits", 0, 0, 100000000, "samples: T_back/sqrt(1 + N/this) at a node of N samples (0 = off)"),
+    _spin("BackupTemperatureMin", 0, 0, 100000, "cp: floor of the annealed backup temperature"),
     _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
     _check("QSearchSEE", True, "quiescence leaves out captures that lose material by static exchange"),
     _combo(
@@ -169,6 +171,8 @@ SEARCH_OPTION_FIELDS = {
     "forcing_bonus": ("CheckBonus", float),
     "anneal_visits": ("SoftmaxAnnealVisits", float),
     "t_sel_min": ("SoftmaxTemperatureMin", float),
+    "back_anneal_visits": ("BackupAnnealVisits", float),
+    "t_back_min": ("BackupTemperatureMin", float),
     "policy": ("SelectionPolicy", str),
     "graph": ("GraphSearch", bool),
     "seed": ("Seed", int),

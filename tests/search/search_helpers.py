@@ -93,5 +93,7 @@ def check_accounting(searcher):
 
 def backup_error(searcher):
     pool = searcher.pool
-    err, expanded = core.max_backup_error(pool.tree, np.int64(pool.ctl[core.C_NODES]), float(searcher.options.t_back))
-    return err, expanded
+    opt = searcher.options
+    return core.max_backup_error(
+        pool.tree, np.int64(pool.ctl[core.C_NODES]), float(opt.t_back), opt.back_anneal_visits, opt.t_back_min
+    )

@@ -185,11 +185,23 @@ def test_seeded_single_thread_is_reproducible():
 
 
 @pytest.mark.parametrize('graph', [False, True])
-def test_two_threads_leave_a_consistent_tree(graph):
-    # wide nodes and cheap leaves make concurrent backups of the same node frequent
+@pytest.mark.parametrize('back_anneal', [0.0, 50.0])
+def test_two_threads_leave_a_consistent_tree(graph, back_anneal):
+    # wide nodes and cheap leaves make concurrent backups of the same node frequent; with an annealed backup
+    # temperature the last value stored must also be computed at the node's final visit count
     mode = syn.MODE_MULTISET if graph else syn.MODE_TREE
     pos = syn.make_pos(mode=mode, seed=17, bmin=30, bmax=60, term_depth=60, value_range=300)
-    s = searcher(graph=graph, threads=2, t_sel=30.0, t_sel_spread=1.5, seed=1, hash_mb=64, reuse=False)
+    s = searcher(
+        graph=graph,
+        threads=2,
+        t_sel=30.0,
+        t_sel_spread=1.5,
+        seed=1,
+        hash_mb=64,
+        reuse=False,
+        back_anneal_visits=back_anneal,
+        t_back_min=5.0,
+    )
     for _ in range(4):  # the race this guards against is rare: several fresh runs
         r = s.search(pos, Limits(samples=15000))
         assert r.samples == 15000 and r.best_move is not None and s.pool.ctl[core.C_MEMFULL] == 0
@@ -276,8 +288,8 @@ def test_selection_bonus_of_forcing_children(bonus):
     assert abs(forcing / draws - expected) < 0.015
 
 
-def test_annealed_selection_temperature_follows_the_node_visits():
-    """select_temperature: T_sel / sqrt(1 + N(v)/anneal_n) with N(v) = the samples backed up through v (its
+def test_annealed_temperature_follows_the_node_visits():
+    """annealed_temperature: T / sqrt(1 + N(v)/anneal_n) with N(v) = the samples backed up through v (its
     sequence count), floored at t_min; anneal_n 0 keeps T_sel. After a one-thread search of S samples the
     root has been passed S - 1 times (the first sample expanded it), so the root's temperature follows."""
     s = searcher(seed=3)
@@ -286,10 +298,34 @@ def test_annealed_selection_temperature_follows_the_node_visits():
     tree = s.pool.tree
     visits = tree[core.T_STATE][0] >> 2
     assert visits == 399
-    assert core.select_temperature(tree, 0, 92.0, 0.0, 0.0) == 92.0
-    assert core.select_temperature(tree, 0, 92.0, 100.0, 0.0) == pytest.approx(92.0 / np.sqrt(1.0 + 3.99))
-    assert core.select_temperature(tree, 0, 92.0, 100.0, 50.0) == 50.0
-    assert core.select_temperature(tree, 0, 92.0, 0.01, 3.0) == 3.0
+    assert core.annealed_temperature(visits, 92.0, 0.0, 0.0) == 92.0
+    assert core.annealed_temperature(visits, 92.0, 100.0, 0.0) == pytest.approx(92.0 / np.sqrt(1.0 + 3.99))
+    assert core.annealed_temperature(visits, 92.0, 100.0, 50.0) == 50.0
+    assert core.annealed_temperature(visits, 92.0, 0.01, 3.0) == 3.0
+    assert core.annealed_temperature(visits, 0.0, 100.0, 3.0) == 0.0  # minimax backup stays minimax
+
+
+def test_annealed_backup_moves_a_visited_node_towards_its_best_child():
+    """backup_node at T_back annealed by the node's visits: E(v) = eq. 3 at T_back / sqrt(1 + N/n), which for
+    N = 300, n = 100 halves T_back; the value lies between the plain softmax expectation and the best child's
+    value (one child at 0 for the parent, three that lose 200 cp)."""
+    tree = core.new_tree(5, 4)
+    tree[core.T_FIRST][0] = 0
+    tree[core.T_COUNT][0] = 4
+    tree[core.T_ECHILD][:] = [1, 2, 3, 4]
+    tree[core.T_VALUE][1:] = [0.0, 200.0, 200.0, 200.0]
+    tree[core.T_STATE][0] = core.EXPANDED + 300 * core.SEQ_STEP
+    plain = core.backup_value(tree, 0, 92.0)
+    core.backup_node(tree, 0, 92.0, 0.0, 0.0, core.POLICY_SOFTMAX, 1000.0)
+    assert tree[core.T_VALUE][0] == plain
+    core.backup_node(tree, 0, 92.0, 100.0, 0.0, core.POLICY_SOFTMAX, 1000.0)
+    annealed = tree[core.T_VALUE][0]
+    assert annealed == core.backup_value(tree, 0, 46.0)
+    z = 1.0 + 3.0 * np.exp(-200.0 / 46.0)
+    assert annealed == pytest.approx(-3.0 * 200.0 * np.exp(-200.0 / 46.0) / z)
+    assert plain < annealed < 0.0
+    core.backup_node(tree, 0, 92.0, 100.0, 60.0, core.POLICY_SOFTMAX, 1000.0)  # the floor holds
+    assert tree[core.T_VALUE][0] == core.backup_value(tree, 0, 60.0)
 
 
 def test_annealing_sharpens_the_draws_of_a_visited_node():

@@ -52,8 +52,9 @@ CTL_SIZE = 56
 
 # --- float / int parameter vectors of run_samples ---------------------------------------------------
 FP_TSEL, FP_TBACK, FP_CUCT, FP_VSCALE, FP_RAVE_BIAS, FP_PRIOR_N, FP_PRIOR_AMAF, FP_FORCING = 0, 1, 2, 3, 4, 5, 6, 7
-FP_ANNEAL_N, FP_TSEL_MIN = 8, 9  # visit-annealed selection temperature (select_temperature)
-FP_SIZE = 10
+FP_ANNEAL_N, FP_TSEL_MIN = 8, 9  # visit-annealed selection temperature (annealed_temperature)
+FP_BACK_ANNEAL_N, FP_TBACK_MIN = 10, 11  # visit-annealed backup temperature (backup_node)
+FP_SIZE = 12
 IP_POLICY, IP_GRAPH, IP_MAXDEPTH = 0, 1, 2
 IP_SIZE = 3
 POLICY_SOFTMAX, POLICY_UCT, POLICY_RAVE = 0, 1, 2
@@ -175,31 +176,38 @@ def node_value(tree, v, policy, t_back, vscale):
 
 
 @njit(cache=True, nogil=True)
-def backup_node(tree, v, t_back, policy, vscale):
-    """Store E(v) = node_value, retrying until no child changed meanwhile.
+def backup_node(tree, v, t_back, anneal_n, t_min, policy, vscale):
+    """Store E(v) = node_value at the backup temperature annealed by v's visits (annealed_temperature),
+    retrying until no child changed meanwhile.
 
     Writers of a child bump the parent's sequence (state += SEQ_STEP) after the child's value store; a
     backup that saw the sequence change recomputes. So the last value stored for v is always computed
-    from the final child values of its path-mates: the tree stays consistent under concurrent threads."""
+    from the final child values of its path-mates (and at the temperature of its final visit count): the
+    tree stays consistent under concurrent threads."""
     state = tree[T_STATE]
     while True:
         s0 = atomic_load(state, v)
-        tree[T_VALUE][v] = node_value(tree, v, policy, t_back, vscale)
+        t = annealed_temperature(s0 >> 2, t_back, anneal_n, t_min)
+        tree[T_VALUE][v] = node_value(tree, v, policy, t, vscale)
         if atomic_add(state, v, 0) == s0:  # seq_cst read-modify-write: also orders the store above
             return
 
 
 @njit(cache=True, nogil=True)
-def select_temperature(tree, v, t_sel, anneal_n, t_min):
-    """The selection temperature at v: T_sel, or with anneal_n > 0 T_sel / sqrt(1 + N(v)/anneal_n), not below
-    t_min, where N(v) = the samples backed up through v since its expansion (its sequence count, state >> 2).
-    A node the search keeps returning to samples its best children more sharply, so samples turn into depth
-    along the lines that decide the value; a rarely visited node keeps the paper's breadth."""
-    if anneal_n <= 0.0:
-        return t_sel
-    visits = tree[T_STATE][v] >> 2
-    t = t_sel / np.sqrt(1.0 + visits / anneal_n)
-    return t if t > t_min else t_min
+def annealed_temperature(visits, t, anneal_n, t_min):
+    """A temperature annealed by a node's visits: t, or with anneal_n > 0 t / sqrt(1 + N/anneal_n), not below
+    t_min, where N = the samples backed up through the node since its expansion (its sequence count,
+    state >> 2). Selection: a node the search keeps returning to samples its best children more sharply, so
+    samples turn into depth along the lines that decide the value; a rarely visited node keeps the paper's
+    breadth. Backup: the softmax expectation of a well-explored node moves from the mean of its plausible
+    children towards their best (eq. 3 at a lower T), so its value converges to the minimax value as the
+    samples grow instead of keeping a bias of the order of T times the log of the number of near-equal
+    children; a rarely visited node keeps the paper's averaging of noisy estimates. t <= 0 stays 0
+    (minimax backup)."""
+    if anneal_n <= 0.0 or t <= 0.0:
+        return t
+    a = t / np.sqrt(1.0 + visits / anneal_n)
+    return a if a > t_min else t_min
 
 
 @njit(cache=True, nogil=True)
@@ -608,18 +616,18 @@ def select_edge(tree, v, policy, fp, rng, wbuf):
         return select_uct(tree, v, fp[FP_CUCT])
     if policy == POLICY_RAVE:
         return select_rave(tree, v, fp)
-    t_sel = select_temperature(tree, v, fp[FP_TSEL], fp[FP_ANNEAL_N], fp[FP_TSEL_MIN])
+    t_sel = annealed_temperature(tree[T_STATE][v] >> 2, fp[FP_TSEL], fp[FP_ANNEAL_N], fp[FP_TSEL_MIN])
     return select_softmax(tree, v, t_sel, fp[FP_FORCING], rng, wbuf)
 
 
 @njit(cache=True, nogil=True)
-def backup_path(tree, path_nodes, d, t_back, policy, vscale):
+def backup_path(tree, path_nodes, d, fp, policy):
     """Back up path_nodes[d-1] .. path_nodes[0] (all expanded), bumping each sequence first."""
     state = tree[T_STATE]
     for i in range(d - 1, -1, -1):
         v = path_nodes[i]
         atomic_add(state, v, SEQ_STEP)
-        backup_node(tree, v, t_back, policy, vscale)
+        backup_node(tree, v, fp[FP_TBACK], fp[FP_BACK_ANNEAL_N], fp[FP_TBACK_MIN], policy, fp[FP_VSCALE])
 
 
 def build_kernels(game, stamp):
@@ -747,7 +755,8 @@ def build_kernels(game, stamp):
                                 vscale,
                                 hscratch,
                             )
-                        value[node] = node_value(tree, node, policy, t_back, vscale)
+                        t_node = annealed_temperature(state[node] >> 2, t_back, fp[FP_BACK_ANNEAL_N], fp[FP_TBACK_MIN])
+                        value[node] = node_value(tree, node, policy, t_node, vscale)
                     atomic_store(state, node, EXPANDED)
                     atomic_add(ctl, C_EXPANSIONS, 1)
                     expanded_leaf = True
@@ -756,7 +765,7 @@ def build_kernels(game, stamp):
                     atomic_max(ctl, C_SELDEPTH, d + 1 if expanded_leaf else d)
                     if policy == POLICY_RAVE and not expanded_leaf:
                         rave_update_end(tree, path_edges, d, value[path_nodes[d]], vscale)
-                    backup_path(tree, path_nodes, d, t_back, policy, vscale)
+                    backup_path(tree, path_nodes, d, fp, policy)
                 for _ in range(d):
                     game.undo_move(pos)
                 if not collided:
@@ -943,8 +952,9 @@ def rebuild_table(tree, ctl, n_nodes):
 
 
 @njit(cache=True, nogil=True)
-def max_backup_error(tree, n_nodes, t_back):
-    """Largest |E(v) - recompute(v)| over expanded nodes below n_nodes, and how many were expanded. Nodes
+def max_backup_error(tree, n_nodes, t_back, anneal_n=0.0, t_min=0.0):
+    """Largest |E(v) - recompute(v)| over expanded nodes below n_nodes (the backup temperature annealed by
+    anneal_n, t_min as in the search), and how many were expanded. Nodes
     flagged terminal after their expansion (a value proven from outside, e.g. the root_verifier's) keep
     their proven value and are left out."""
     worst = 0.0
@@ -956,7 +966,8 @@ def max_backup_error(tree, n_nodes, t_back):
             and not tree[T_FLAGS][v] & FLAG_TERMINAL
         ):
             expanded += 1
-            err = abs(tree[T_VALUE][v] - backup_value(tree, v, t_back))
+            t = annealed_temperature(tree[T_STATE][v] >> 2, t_back, anneal_n, t_min)
+            err = abs(tree[T_VALUE][v] - backup_value(tree, v, t))
             if err > worst:
                 worst = err
     return worst, expanded

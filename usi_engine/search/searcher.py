@@ -52,8 +52,10 @@ class SearchOptions:
     t_back: float = 92.0  # backup temperature; <= 0 means minimax backup
     forcing_bonus: float = 0.0  # selection prior of children the game flags forcing (core.select_softmax)
     t_sel_spread: float = 1.0  # thread i uses t_sel * spread**(2i/(N-1) - 1): from t_sel/spread to t_sel*spread
-    anneal_visits: float = 0.0  # > 0: T_sel / sqrt(1 + N(v)/anneal_visits), N(v) samples (core.select_temperature)
+    anneal_visits: float = 0.0  # > 0: T_sel / sqrt(1 + N(v)/anneal_visits), N(v) samples (core.annealed_temperature)
     t_sel_min: float = 0.0  # floor of the annealed selection temperature
+    back_anneal_visits: float = 0.0  # > 0: T_back / sqrt(1 + N(v)/back_anneal_visits) in the backup of v
+    t_back_min: float = 0.0  # floor of the annealed backup temperature
     policy: str = 'softmax'  # 'softmax' (MCSS), 'uct' (UCT_H; with t_back <= 0 UCTMAX_H) or 'rave' (MC-RAVE)
     c_uct: float = 100.0  # UCB exploration constant in value units
     c_rave: float = 0.0  # RAVE: UCB constant on outcomes in [0, 1] (seed 000 §5.2: 0 was best)
@@ -409,7 +411,9 @@ class Searcher:
         t[core.T_VALUE][child] = value
         opt = self.options
         vscale = getattr(self.adapter, 'value_scale', DEFAULT_VALUE_SCALE)
-        core.backup_node(t, np.int64(0), opt.t_back, POLICIES[opt.policy], vscale)
+        core.backup_node(
+            t, np.int64(0), opt.t_back, opt.back_anneal_visits, opt.t_back_min, POLICIES[opt.policy], vscale
+        )
         return True
 
     def _prepare(self, pos):
@@ -476,6 +480,8 @@ class Searcher:
             fp[core.FP_FORCING] = opt.forcing_bonus
             fp[core.FP_ANNEAL_N] = opt.anneal_visits
             fp[core.FP_TSEL_MIN] = opt.t_sel_min
+            fp[core.FP_BACK_ANNEAL_N] = opt.back_anneal_visits
+            fp[core.FP_TBACK_MIN] = opt.t_back_min
             ip = np.zeros(core.IP_SIZE, np.int64)
             ip[core.IP_POLICY] = POLICIES[opt.policy]
             ip[core.IP_GRAPH] = 1 if opt.graph else 0
