@@ -328,6 +328,27 @@ def test_annealed_backup_moves_a_visited_node_towards_its_best_child():
     assert tree[core.T_VALUE][0] == core.backup_value(tree, 0, 60.0)
 
 
+def test_selection_skips_children_another_thread_is_expanding():
+    """select_softmax leaves out a child in state EXPANDING and renormalises over the rest (a thread does not
+    follow another onto the node it is expanding); with every child busy it returns -1 (a collision)."""
+    tree = core.new_tree(4, 3)
+    tree[core.T_FIRST][0] = 0
+    tree[core.T_COUNT][0] = 3
+    tree[core.T_ECHILD][:] = [1, 2, 3]
+    tree[core.T_VALUE][1:] = [-300.0, 0.0, 40.0]  # child 1 nearly always drawn while it is free
+    rng = np.array([np.uint64(9)], dtype=np.uint64)
+    wbuf = np.empty(3)
+    free = [core.select_softmax(tree, 0, 92.0, 0.0, rng, wbuf) for _ in range(2000)]
+    assert free.count(0) > 1800  # p = 1 / (1 + e^(-300/92) + e^(-340/92)) = 0.94
+    tree[core.T_STATE][1] = core.EXPANDING
+    busy = [core.select_softmax(tree, 0, 92.0, 0.0, rng, wbuf) for _ in range(4000)]
+    assert 0 not in busy
+    expected = 1.0 / (1.0 + np.exp(-40.0 / 92.0))  # child 2 against child 3, renormalised
+    assert abs(busy.count(1) / len(busy) - expected) < 0.03
+    tree[core.T_STATE][2:] = core.EXPANDING
+    assert core.select_softmax(tree, 0, 92.0, 0.0, rng, wbuf) == -1
+
+
 def test_annealing_sharpens_the_draws_of_a_visited_node():
     """With annealing, select_edge draws the better of two children with the softmax probability at the node's
     annealed temperature: 1 / (1 + exp(-gap / T(v))), T(v) = 40 / sqrt(1 + 300/100) = 20 here."""
