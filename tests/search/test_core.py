@@ -108,9 +108,12 @@ def test_game_over_root():
 
 
 @pytest.mark.parametrize('graph', [False, True])
-def test_reuse_keeps_the_reached_subtree(graph):
+@pytest.mark.parametrize('back_anneal', [0.0, 20.0])
+def test_reuse_keeps_the_reached_subtree(graph, back_anneal):
+    """The kept subtree keeps its values and, with an annealed backup, its sample counts: every kept node still
+    equals the recompute from its children at its own count."""
     pos = syn.make_pos(seed=21, bmin=2, bmax=4, term_depth=30, value_range=300)
-    s = searcher(graph=graph, seed=4)
+    s = searcher(graph=graph, seed=4, back_anneal_visits=back_anneal, t_back_min=5.0)
     first = s.search(pos, Limits(samples=3000))
     t = s.pool.tree
     node = 0
@@ -153,11 +156,13 @@ def test_memory_full_keeps_answering(graph):
 
 
 @pytest.mark.parametrize('graph', [False, True])
-def test_full_pool_prunes_improbable_subtrees_and_goes_on(graph):
+@pytest.mark.parametrize('back_anneal', [0.0, 20.0])
+def test_full_pool_prunes_improbable_subtrees_and_goes_on(graph, back_anneal):
     """With pruning (the default) a full pool frees its improbable part and the search runs to its limit;
-    the kept tree is well formed and, in tree mode, every node still equals the recompute from its children."""
+    the kept tree is well formed and, in tree mode, every node still equals the recompute from its children
+    (with an annealed backup: at the sample count it kept through the prunes)."""
     pos = syn.make_pos(seed=8, bmin=3, bmax=6, term_depth=40, value_range=500)
-    s = searcher(graph=graph, hash_mb=0.05, threads=2, seed=6)
+    s = searcher(graph=graph, hash_mb=0.05, threads=2, seed=6, back_anneal_visits=back_anneal, t_back_min=5.0)
     r = s.search(pos, Limits(samples=20000))
     assert r.samples == 20000 and s.prunes >= 2 and r.best_move is not None
     check_accounting(s)

@@ -218,7 +218,7 @@ class NodePool:
     def _compact(self, node, plies, allow):
         """Move what collect_probable keeps to the front of the pool (node becomes node 0; only nodes with
         allow[old index] != 0 keep their children), remap the edges, rebuild the graph table; nodes that keep
-        no children become unexpanded. Returns the nodes kept."""
+        no children become unexpanded, the others keep their sample counts. Returns the nodes kept."""
         t, ctl = self.tree, self.ctl
         (nmap, order, eorder), kept, _, keep, counts = self._walk(node, allow)
         kept_edges = len(eorder)
@@ -226,7 +226,9 @@ class NodePool:
             t[i][:kept] = t[i][order]
         t[core.T_DEPTH][:kept] = np.maximum(t[core.T_DEPTH][order] - plies, 0)
         expanded = keep.astype(bool)
-        t[core.T_STATE][:kept] = np.where(expanded, core.EXPANDED, core.UNEXPANDED)
+        # an expanded node keeps its sample count (the sequence bits: the annealed temperatures read it)
+        visits = t[core.T_STATE][order] & ~np.int64(core.PHASE_MASK)
+        t[core.T_STATE][:kept] = np.where(expanded, visits | core.EXPANDED, core.UNEXPANDED)
         t[core.T_FIRST][:kept] = np.where(expanded, np.cumsum(counts) - counts, -1)
         t[core.T_COUNT][:kept] = counts
         t[core.T_EMOVE][:kept_edges] = t[core.T_EMOVE][eorder]
