@@ -18,6 +18,7 @@ def test_bench_search_on_shogi_reports_positive_rates():
     assert fields["game"] == "shogi" and fields["threads"] == "1"
     assert int(fields["nodes"]) > int(fields["samples"]) > 0
     assert float(fields["nps"]) > 0
+    assert fields["restarts"] == "0"  # one thread never meets a node another thread is expanding
 
 
 def test_bench_perft_counts_the_known_leaves():

@@ -2,11 +2,14 @@
 
 Each position of a fixed set is searched for seconds/len(set) with a fresh tree (no reuse), after one
 untimed warm-up search that loads or compiles the kernels. `nodes` = positions evaluated (the games'
-`work`); cpu_ratio = process CPU time / wall time (≈ threads when the threads really run in parallel).
+`work`); cpu_ratio = process CPU time / wall time (≈ threads when the threads really run in parallel);
+restarts = samples restarted from the root because a thread met a node another thread was expanding
+(`C_COLLISIONS`: work that searched nothing).
 """
 
 import time
 
+from usi_engine.search import core
 from usi_engine.search import synthetic as syn
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 
@@ -34,13 +37,14 @@ def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print
     options = SearchOptions(threads=threads, hash_mb=hash_mb, reuse=False, seed=1)
     searcher = Searcher(adapter, options)
     searcher.search(positions[0], Limits(samples=200))  # warm-up / compile
-    nodes = samples = 0
+    nodes = samples = restarts = 0
     hashfull = 0
     wall0, cpu0 = time.perf_counter(), time.process_time()
     for pos in positions:
         r = searcher.search(pos, Limits(time_ms=1000.0 * seconds / len(positions)))
         nodes += r.nodes
         samples += r.samples
+        restarts += int(searcher.pool.ctl[core.C_COLLISIONS])
         hashfull = max(hashfull, r.hashfull)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     result = dict(
@@ -52,12 +56,13 @@ def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print
         samples=samples,
         samples_per_sec=samples / wall,
         cpu_ratio=cpu / wall,
+        restarts=restarts,
         hashfull=hashfull,
     )
     out(
         f"game={game} threads={threads} nodes={nodes} nps={result['nps']:.0f} samples={samples} "
         f"samples_per_sec={result['samples_per_sec']:.0f} cpu_ratio={result['cpu_ratio']:.2f} "
-        f"hashfull={hashfull} seconds={wall:.2f}"
+        f"restarts={restarts} hashfull={hashfull} seconds={wall:.2f}"
     )
     return result
 
