@@ -146,6 +146,7 @@ OPTIONS = (
     _spin("MateGuardPly", 0, 0, 31, "best root move: can the opponent then mate by checks in N plies? (0 = off)"),
     _spin("MateGuardNodes", 5000, 1, 10**9, "df-pn nodes per root move the mate guard asks about"),
     _check("GraphSearch", True, "share transpositions between paths"),
+    _check("JointExpansion", True, "threads help evaluate the children of a node another thread expands"),
     _combo("SelectionPolicy", "softmax", SELECTION_POLICIES),
     _spin("Seed", 0, 0, 2**31 - 1, "random seed of the search threads"),
 )
@@ -175,6 +176,7 @@ SEARCH_OPTION_FIELDS = {
     "t_back_min": ("BackupTemperatureMin", float),
     "policy": ("SelectionPolicy", str),
     "graph": ("GraphSearch", bool),
+    "joint": ("JointExpansion", bool),
     "seed": ("Seed", int),
 }
 GAME_PARAM_FIELDS = {

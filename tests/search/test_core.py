@@ -190,10 +190,11 @@ def test_seeded_single_thread_is_reproducible():
 
 
 @pytest.mark.parametrize('graph', [False, True])
-@pytest.mark.parametrize('back_anneal', [0.0, 50.0])
-def test_two_threads_leave_a_consistent_tree(graph, back_anneal):
+@pytest.mark.parametrize('back_anneal,joint', [(0.0, True), (50.0, True), (0.0, False)])
+def test_two_threads_leave_a_consistent_tree(graph, back_anneal, joint):
     # wide nodes and cheap leaves make concurrent backups of the same node frequent; with an annealed backup
-    # temperature the last value stored must also be computed at the node's final visit count
+    # temperature the last value stored must also be computed at the node's final visit count; with joint
+    # expansions (the default) threads also evaluate each other's children
     mode = syn.MODE_MULTISET if graph else syn.MODE_TREE
     pos = syn.make_pos(mode=mode, seed=17, bmin=30, bmax=60, term_depth=60, value_range=300)
     s = searcher(
@@ -206,6 +207,7 @@ def test_two_threads_leave_a_consistent_tree(graph, back_anneal):
         reuse=False,
         back_anneal_visits=back_anneal,
         t_back_min=5.0,
+        joint=joint,
     )
     for _ in range(4):  # the race this guards against is rare: several fresh runs
         r = s.search(pos, Limits(samples=15000))
@@ -352,6 +354,9 @@ def test_selection_skips_children_another_thread_is_expanding():
     assert abs(busy.count(1) / len(busy) - expected) < 0.03
     tree[core.T_STATE][2:] = core.EXPANDING
     assert core.select_softmax(tree, 0, 92.0, 0.0, rng, wbuf) == -1
+    # threads that join each other's expansions draw busy children like free ones
+    joint = [core.select_softmax(tree, 0, 92.0, 0.0, rng, wbuf, False) for _ in range(2000)]
+    assert joint.count(0) > 1800
 
 
 def test_annealing_sharpens_the_draws_of_a_visited_node():
@@ -370,5 +375,5 @@ def test_annealing_sharpens_the_draws_of_a_visited_node():
     draws = 20000
     for anneal_n, t in [(0.0, 40.0), (100.0, 20.0)]:
         fp[core.FP_ANNEAL_N] = anneal_n
-        best = sum(core.select_edge(tree, 0, core.POLICY_SOFTMAX, fp, rng, wbuf) == 0 for _ in range(draws))
+        best = sum(core.select_edge(tree, 0, core.POLICY_SOFTMAX, fp, rng, wbuf, False) == 0 for _ in range(draws))
         assert abs(best / draws - 1.0 / (1.0 + np.exp(-20.0 / t))) < 0.015

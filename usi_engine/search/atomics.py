@@ -8,10 +8,20 @@ Each intrinsic emits one LLVM atomic instruction on element ``idx`` of a 1-D C-c
   equals ``expected``.
 - ``atomic_load(arr, idx)``: acquire load; poll and spin only through this (a plain load may be hoisted).
 - ``atomic_store(arr, idx, val)``: release store; publish data written before it.
+- ``cpu_yield()``: give the core to another runnable thread (``sched_yield``) inside a wait loop, so a waiter
+  does not hold a core the thread it waits for needs when threads outnumber cores (POSIX; a plain spin on
+  Windows).
 """
 
+import sys
+
+from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
+
+# POSIX sched_yield, resolved from the C library the process has loaded; on Windows the wait is a plain spin
+YIELD_SYMBOL = "" if sys.platform == "win32" else "sched_yield"
 
 
 def _element_pointer(context, builder, aryty, ary_v, idxty, idx_v):
@@ -76,3 +86,14 @@ def atomic_store(typingctx, arr, idx, val):
         return context.get_dummy_value()
 
     return types.void(arr, idx, val), codegen
+
+
+@intrinsic
+def cpu_yield(typingctx):
+    def codegen(context, builder, sig, args):
+        if YIELD_SYMBOL:
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []), YIELD_SYMBOL)
+            builder.call(fn, [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen

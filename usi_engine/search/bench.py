@@ -4,7 +4,8 @@ Each position of a fixed set is searched for seconds/len(set) with a fresh tree 
 untimed warm-up search that loads or compiles the kernels. `nodes` = positions evaluated (the games'
 `work`); cpu_ratio = process CPU time / wall time (≈ threads when the threads really run in parallel);
 restarts = samples restarted from the root because a thread met a node another thread was expanding
-(`C_COLLISIONS`: work that searched nothing).
+(`C_COLLISIONS`: work that searched nothing); joined = children a thread evaluated for another thread's
+expansion (`C_JOINED`, joint expansion; `--no-joint` turns it off).
 """
 
 import time
@@ -27,17 +28,17 @@ def _synthetic_set():
 BENCH_SETS = {'synthetic': _synthetic_set}
 
 
-def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print, sets=None):
+def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print, sets=None, joint=True):
     """Benchmark the search on `game`'s position set (from `sets`, default BENCH_SETS: a game's own
     benchmark passes its set in, so the core names no game); prints one summary line, returns the numbers."""
     sets = BENCH_SETS if sets is None else sets
     if game not in sets:
         raise ValueError(f"no search benchmark for {game!r}; available: {', '.join(sets)}")
     adapter, positions = sets[game]()
-    options = SearchOptions(threads=threads, hash_mb=hash_mb, reuse=False, seed=1)
+    options = SearchOptions(threads=threads, hash_mb=hash_mb, reuse=False, seed=1, joint=joint)
     searcher = Searcher(adapter, options)
     searcher.search(positions[0], Limits(samples=200))  # warm-up / compile
-    nodes = samples = restarts = 0
+    nodes = samples = restarts = joined = 0
     hashfull = 0
     wall0, cpu0 = time.perf_counter(), time.process_time()
     for pos in positions:
@@ -45,6 +46,7 @@ def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print
         nodes += r.nodes
         samples += r.samples
         restarts += int(searcher.pool.ctl[core.C_COLLISIONS])
+        joined += int(searcher.pool.ctl[core.C_JOINED])
         hashfull = max(hashfull, r.hashfull)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     result = dict(
@@ -57,12 +59,13 @@ def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print
         samples_per_sec=samples / wall,
         cpu_ratio=cpu / wall,
         restarts=restarts,
+        joined=joined,
         hashfull=hashfull,
     )
     out(
         f"game={game} threads={threads} nodes={nodes} nps={result['nps']:.0f} samples={samples} "
         f"samples_per_sec={result['samples_per_sec']:.0f} cpu_ratio={result['cpu_ratio']:.2f} "
-        f"restarts={restarts} hashfull={hashfull} seconds={wall:.2f}"
+        f"restarts={restarts} joined={joined} hashfull={hashfull} seconds={wall:.2f}"
     )
     return result
 
@@ -77,8 +80,9 @@ def main(argv=None, extra_sets=None, default='synthetic'):
     ap.add_argument('--threads', type=int, default=1)
     ap.add_argument('--seconds', type=float, default=5.0)
     ap.add_argument('--hash', type=float, default=256.0, help='node pool budget in MB')
+    ap.add_argument('--no-joint', action='store_true', help='threads do not join each other\'s expansions')
     a = ap.parse_args(argv)
-    run_bench(a.game, a.threads, a.seconds, a.hash, sets=sets)
+    run_bench(a.game, a.threads, a.seconds, a.hash, sets=sets, joint=not a.no_joint)
     return 0
 
 

@@ -21,7 +21,7 @@ own cache lines.
 import numpy as np
 from numba import njit
 
-from usi_engine.search.atomics import atomic_add, atomic_cas, atomic_load, atomic_store
+from usi_engine.search.atomics import atomic_add, atomic_cas, atomic_load, atomic_store, cpu_yield
 from usi_engine.search.rng import mix64, next_unit
 from usi_engine.search.values import MATE_THRESHOLD, is_proven
 
@@ -48,6 +48,7 @@ C_EDGES = 32  # edge slots used
 C_TABLE, C_PRIVATE, C_CHILDREN, C_WASTED_EDGES = 40, 41, 42, 43
 C_SELDEPTH, C_COLLISIONS, C_CYCLES, C_EXPANSIONS = 44, 45, 46, 47
 C_REFINED = 48  # lazy leaves refined by the game's leaf_value
+C_JOINED = 49  # children evaluated by a thread that joined another thread's expansion
 CTL_SIZE = 56
 
 # --- float / int parameter vectors of run_samples ---------------------------------------------------
@@ -55,12 +56,19 @@ FP_TSEL, FP_TBACK, FP_CUCT, FP_VSCALE, FP_RAVE_BIAS, FP_PRIOR_N, FP_PRIOR_AMAF, 
 FP_ANNEAL_N, FP_TSEL_MIN = 8, 9  # visit-annealed selection temperature (annealed_temperature)
 FP_BACK_ANNEAL_N, FP_TBACK_MIN = 10, 11  # visit-annealed backup temperature (backup_node)
 FP_SIZE = 12
-IP_POLICY, IP_GRAPH, IP_MAXDEPTH = 0, 1, 2
-IP_SIZE = 3
+IP_POLICY, IP_GRAPH, IP_MAXDEPTH, IP_THREAD, IP_JOINT = 0, 1, 2, 3, 4
+IP_SIZE = 5
 POLICY_SOFTMAX, POLICY_UCT, POLICY_RAVE = 0, 1, 2
 NO_MOVE = -1  # a trace entry that is no move (a pass in a Go playout): keeps the parity
 
 TABLE_EMPTY, TABLE_BUSY = -1, -2
+
+# --- joint expansion jobs (one per thread; see open_job) -------------------------------------------
+J_WORD, J_N, J_DONE = 0, 1, 2  # word = node << J_SHIFT | next unclaimed child; children; children finished
+J_STRIDE = 8  # one cache line per job
+J_SHIFT = 20  # children per node < 2^20
+J_INDEX = (1 << J_SHIFT) - 1
+J_CLOSED = -1  # the word of a job no thread may join (its node part is -1)
 LAZY_RANK_OFFSET = 1.0e6  # edge_rank: lazy estimates rank below every refined value
 NO_LIMIT = np.iinfo(np.int64).max
 _INF = np.inf
@@ -89,6 +97,68 @@ def new_tree(n_nodes, n_edges, table_slots=1, uct=False, rave=False):
         np.zeros(er),
         np.zeros(er),
     )
+
+
+def new_jobs(threads, max_moves):
+    """The joint-expansion jobs of `threads` threads (open_job): (words int64[threads * J_STRIDE], moves
+    int32[threads, max_moves], values float64[threads, max_moves], flags int8[threads, max_moves]); every
+    job closed."""
+    words = np.zeros(threads * J_STRIDE, np.int64)
+    words[J_WORD::J_STRIDE] = J_CLOSED
+    return (
+        words,
+        np.zeros((threads, max_moves), np.int32),
+        np.zeros((threads, max_moves), np.float64),
+        np.zeros((threads, max_moves), np.int8),
+    )
+
+
+@njit(cache=True, nogil=True)
+def open_job(job, base, node, n):
+    """Open the job at job[base:] for the n children of `node`, whose moves the owner has written to its
+    job's move row: from now on any thread that reaches `node` may claim children (claim_child), evaluate
+    them into the job's value/flag rows and report each with child_done. The owner claims like everyone."""
+    atomic_store(job, base + J_N, n)
+    atomic_store(job, base + J_DONE, 0)
+    atomic_store(job, base + J_WORD, node << J_SHIFT)
+
+
+@njit(cache=True, nogil=True)
+def claim_child(job, base, node):
+    """The index of an unclaimed child of `node` in the job at job[base:], now claimed by the caller; -1 when
+    none is left or the job is no longer `node`'s. One CAS on the word that holds both the node and the next
+    index, so a claim can never land in a job that was closed and reopened for another node meanwhile."""
+    while True:
+        w = atomic_load(job, base + J_WORD)
+        i = w & J_INDEX
+        if (w >> J_SHIFT) != node or i >= atomic_load(job, base + J_N):
+            return -1
+        if atomic_cas(job, base + J_WORD, w, w + 1) == w:
+            return i
+
+
+@njit(cache=True, nogil=True)
+def child_done(job, base):
+    """Report one claimed child evaluated (its value and flags stored before this full barrier)."""
+    atomic_add(job, base + J_DONE, 1)
+
+
+@njit(cache=True, nogil=True)
+def close_job(job, base, n):
+    """The owner's end of a job: wait until all n children are evaluated (the last ones may be another
+    thread's), then close it to joiners."""
+    while atomic_load(job, base + J_DONE) < n:
+        cpu_yield()
+    atomic_store(job, base + J_WORD, J_CLOSED)
+
+
+@njit(cache=True, nogil=True)
+def find_job(job, node):
+    """The base of the open job of `node`, or -1."""
+    for base in range(0, job.shape[0], J_STRIDE):
+        if (atomic_load(job, base + J_WORD) >> J_SHIFT) == node:
+            return base
+    return -1
 
 
 @njit(cache=True, nogil=True)
@@ -211,18 +281,20 @@ def annealed_temperature(visits, t, anneal_n, t_min):
 
 
 @njit(cache=True, nogil=True)
-def select_softmax(tree, v, t_sel, bonus, rng, wbuf):
+def select_softmax(tree, v, t_sel, bonus, rng, wbuf, skip_busy=True):
     """Sample an edge of v by pi(c|v) = exp(-E(c)/T_sel)/Z (seed 001 eq. 1-2), max-shifted. A child flagged
     FLAG_FORCING is selected as if E(c) were `bonus` lower (a prior on forcing moves; 0 = the paper's
     policy); backups and the best move use the plain values.
 
-    Children that another thread is expanding right now are left out and the rest renormalised: a thread
+    skip_busy (threads that cannot join each other's expansions): children that another thread is expanding
+    right now are left out and the rest renormalised: a thread
     that would follow another onto the node it is expanding samples a sibling instead of restarting from
     the root again and again (a spin that, on a line the softmax nearly always picks, burnt a whole core:
     tens of millions of restarts in a 3,000-sample search, the second thread adding nothing). The sibling
     may be improbable; its sample still refines a value the backup weighs, where a restart refines
     nothing. -1 (a collision: the sample restarts) only when no other child has any weight. One thread
-    never meets a busy child, so its draws are unchanged."""
+    never meets a busy child, so its draws are unchanged. With joint expansions (run_samples) a busy child is
+    drawn like any other: the thread joins its expansion, as a single thread would have waited for it."""
     value = tree[T_VALUE]
     flags = tree[T_FLAGS]
     state = tree[T_STATE]
@@ -241,7 +313,7 @@ def select_softmax(tree, v, t_sel, bonus, rng, wbuf):
     for i in range(n):
         w = np.exp(-(wbuf[i] - min_e) / t_sel)
         z += w
-        if (state[echild[f + i]] & PHASE_MASK) == EXPANDING:
+        if skip_busy and (state[echild[f + i]] & PHASE_MASK) == EXPANDING:
             busy += w
             w = 0.0
         wbuf[i] = w
@@ -487,6 +559,18 @@ def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out
 
 
 @njit(cache=True, nogil=True)
+def expand_children(pos, weights, params, moves, values, flags, job, base, node):
+    """Stand-in for games without joint expansion (never called: their expansions go through `expand`)."""
+    return 0, 0
+
+
+@njit(cache=True, nogil=True)
+def expand_finish(pos, weights, params, moves, values, flags, n):
+    """Stand-in for games without joint expansion (never called)."""
+    return 0
+
+
+@njit(cache=True, nogil=True)
 def leaf_value(pos, weights, params):
     """Stand-in for games that never flag a child FLAG_LAZY (so it is never called): (value, work)."""
     return 0.0, 0
@@ -630,13 +714,13 @@ def claim_sample(ctl):
 
 
 @njit(cache=True, nogil=True)
-def select_edge(tree, v, policy, fp, rng, wbuf):
+def select_edge(tree, v, policy, fp, rng, wbuf, joint):
     if policy == POLICY_UCT:
         return select_uct(tree, v, fp[FP_CUCT])
     if policy == POLICY_RAVE:
         return select_rave(tree, v, fp)
     t_sel = annealed_temperature(tree[T_STATE][v] >> 2, fp[FP_TSEL], fp[FP_ANNEAL_N], fp[FP_TSEL_MIN])
-    return select_softmax(tree, v, t_sel, fp[FP_FORCING], rng, wbuf)
+    return select_softmax(tree, v, t_sel, fp[FP_FORCING], rng, wbuf, not joint)
 
 
 @njit(cache=True, nogil=True)
@@ -664,6 +748,8 @@ def build_kernels(game, stamp):
 
     amaf = game if hasattr(game, 'expand_amaf') else sys.modules[__name__]
     refine = game if hasattr(game, 'leaf_value') else sys.modules[__name__]
+    joinable = hasattr(game, 'expand_children')
+    joiner = game if joinable else sys.modules[__name__]
 
     @_njit(cache=True, nogil=True)
     def run_samples(pos, tree, ctl, weights, gparams, rng, fp, ip, scratch, max_samples):
@@ -671,7 +757,11 @@ def build_kernels(game, stamp):
         pos copy (at the root position on entry and on return). Returns the number of samples completed.
         Polls ctl between samples; stops early when the root is proven."""
         source_stamp = stamp  # noqa: F841  (keeps the stamp in the closure cells = the cache key)
-        path_nodes, moves, values, cflags, keys, wbuf, path_edges, prior, trace, tstart, hscratch = scratch
+        path_nodes, moves, values, cflags, keys, wbuf, path_edges, prior, trace, tstart, hscratch, jobs = scratch
+        job, jmoves, jvalues, jflags = jobs
+        me = ip[IP_THREAD]
+        my_job = me * J_STRIDE
+        joint = joinable and ip[IP_JOINT] != 0
         value = tree[T_VALUE]
         state = tree[T_STATE]
         flags = tree[T_FLAGS]
@@ -687,6 +777,7 @@ def build_kernels(game, stamp):
         done = 0
         collisions = 0
         cycles = 0
+        joined = 0
         while done < max_samples:
             if is_proven(value[root]) and (atomic_load(state, root) & PHASE_MASK) == EXPANDED:
                 break
@@ -703,7 +794,7 @@ def build_kernels(game, stamp):
                     if st == EXPANDED:
                         if tree[T_COUNT][node] == 0 or is_proven(value[node]) or d >= max_depth:
                             break
-                        e = select_edge(tree, node, policy, fp, rng, wbuf)
+                        e = select_edge(tree, node, policy, fp, rng, wbuf, joint)
                         if e < 0:
                             collided = True  # every probable child is being expanded by another thread
                             break
@@ -724,7 +815,27 @@ def build_kernels(game, stamp):
                     lazy = flags[node] & FLAG_LAZY
                     if not lazy and atomic_load(ctl, C_MEMFULL) != 0:
                         break
-                    if st == EXPANDING or atomic_cas(state, node, UNEXPANDED, EXPANDING) != UNEXPANDED:
+                    claimed = st != EXPANDING and atomic_cas(state, node, UNEXPANDED, EXPANDING) == UNEXPANDED
+                    if joint and not claimed:
+                        # another thread is expanding (or refining) node: help with its children, wait for
+                        # the node to be published, then go on from it as one thread would have
+                        base = find_job(job, node)
+                        if base >= 0:
+                            r = base // J_STRIDE
+                            k, work = joiner.expand_children(
+                                pos, weights, gparams, jmoves[r], jvalues[r], jflags[r], job, base, node
+                            )
+                            atomic_add(ctl, C_WORK, work)
+                            joined += k
+                        while (atomic_load(state, node) & PHASE_MASK) == EXPANDING:
+                            if atomic_load(ctl, C_STOP) != 0:
+                                break
+                            cpu_yield()
+                        if (atomic_load(state, node) & PHASE_MASK) == EXPANDING:
+                            collided = True
+                            break
+                        continue
+                    if not claimed:
                         collided = True
                         break
                     if lazy and flags[node] & FLAG_LAZY:  # re-read under the claim: refine exactly once
@@ -737,22 +848,32 @@ def build_kernels(game, stamp):
                         expanded_leaf = True
                         break
                     n = -1
+                    em, ev, ef = moves, values, cflags
                     if policy == POLICY_RAVE:
                         n, work = amaf.expand_amaf(
                             pos, weights, gparams, rng, moves, values, cflags, prior, trace, tstart
                         )
+                    elif joinable:  # through this thread's job, which others may join (open_job)
+                        em, ev, ef = jmoves[me], jvalues[me], jflags[me]
+                        n = game.gen_moves(pos, em)
+                        open_job(job, my_job, node, n)
+                        _, work = joiner.expand_children(pos, weights, gparams, em, ev, ef, job, my_job, node)
+                        close_job(job, my_job, n)
+                        work += joiner.expand_finish(pos, weights, gparams, em, ev, ef, n)
+                        prior[:n] = 0.5
+                        tstart[: n + 1] = 0
                     if n < 0:
                         n, work = game.expand(pos, weights, gparams, rng, moves, values, cflags)
                         prior[:n] = 0.5
                         tstart[: n + 1] = 0
                     atomic_add(ctl, C_WORK, work)
-                    atomic_add(ctl, C_CHILDREN, evaluated_children(cflags, n))
+                    atomic_add(ctl, C_CHILDREN, evaluated_children(ef, n))
                     if graph:
                         for i in range(n):
-                            game.do_move(pos, moves[i])
+                            game.do_move(pos, em[i])
                             keys[i] = game.pos_key(pos)
                             game.undo_move(pos)
-                    if not attach_children(tree, ctl, node, n, moves, values, cflags, keys, graph, d + 1):
+                    if not attach_children(tree, ctl, node, n, em, ev, ef, keys, graph, d + 1):
                         atomic_store(ctl, C_MEMFULL, 1)
                         atomic_store(state, node, UNEXPANDED)
                         break
@@ -762,15 +883,15 @@ def build_kernels(game, stamp):
                         flags[node] |= FLAG_TERMINAL  # no legal move although the game did not flag it
                     else:
                         if policy == POLICY_RAVE:
-                            rave_init_edges(tree, node, n, values, cflags, prior, fp)
+                            rave_init_edges(tree, node, n, ev, ef, prior, fp)
                             rave_update(
                                 tree,
                                 path_nodes,
                                 path_edges,
                                 d,
-                                moves,
-                                values,
-                                cflags,
+                                em,
+                                ev,
+                                ef,
                                 n,
                                 trace,
                                 tstart,
@@ -797,6 +918,7 @@ def build_kernels(game, stamp):
                     break
             done += 1
         atomic_add(ctl, C_COLLISIONS, collisions)
+        atomic_add(ctl, C_JOINED, joined)
         atomic_add(ctl, C_CYCLES, cycles)
         return done
 

@@ -67,6 +67,7 @@ class SearchOptions:
     seed: int = 0
     max_depth: int = 256  # cap on the descent length (also capped by the pos history capacity)
     prune: bool = True  # a full pool frees its improbable part (NodePool.prune) and the search goes on
+    joint: bool = True  # threads join each other's expansions (core.open_job; games with expand_children)
 
 
 @dataclass
@@ -265,6 +266,7 @@ class Searcher:
         self._stop = threading.Event()
         self.prunes = 0  # pool prunes in the last search
         self._rngs: list[np.ndarray] = []  # per-thread random states of the current search
+        self._jobs = core.new_jobs(1, 1)  # the threads' joint-expansion jobs of the current search
         self.verified: dict[int, float | None] = {}  # root moves asked of the root_verifier in the last search
 
     # --- public API ---------------------------------------------------------------------------------
@@ -301,6 +303,7 @@ class Searcher:
         # one random stream per thread for the whole search: workers restarted after a pause (prune,
         # root_verifier) continue their stream instead of replaying it
         self._rngs = [seed_state(self.options.seed, i) for i in range(self.options.threads)]
+        self._jobs = core.new_jobs(self.options.threads, self.adapter.max_moves)
         workers = self._start_workers(pos)
         deadline = None if infinite or limits.time_ms is None else start + limits.time_ms / 1000.0
         next_info = start + info_interval
@@ -489,6 +492,8 @@ class Searcher:
             ip[core.IP_GRAPH] = 1 if opt.graph else 0
             depth = max(1, min(opt.max_depth, adapter.max_depth(pos)))
             ip[core.IP_MAXDEPTH] = depth
+            ip[core.IP_THREAD] = index
+            ip[core.IP_JOINT] = 1 if opt.joint and opt.policy != 'rave' and n > 1 else 0
             m = adapter.max_moves
             rave = opt.policy == 'rave'
             trace = adapter.amaf_capacity(pos) if rave and hasattr(adapter, 'amaf_capacity') else 0
@@ -512,6 +517,7 @@ class Searcher:
                 np.zeros(max(1, trace), np.int32),
                 np.zeros(m + 1, np.int64),
                 hscratch,
+                self._jobs,
             )
             rng = self._rngs[index]
             ctl = self.pool.ctl

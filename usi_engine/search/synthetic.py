@@ -23,6 +23,7 @@ flags), then the child-id list. `params` and `weights` are unused.
 import numpy as np
 from numba import njit
 
+from usi_engine.search.core import J_STRIDE, child_done, claim_child, open_job
 from usi_engine.search.rng import mix64
 from usi_engine.search.values import MATE
 
@@ -158,10 +159,24 @@ def _static_value(pos):
 @njit(cache=True, nogil=True)
 def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     """Every legal move with its child's value from the child's side to move; TERMINAL marks game ends and
-    repetitions. Returns (children, positions evaluated)."""
+    repetitions. Returns (children, positions evaluated): one thread's run of expand_children."""
     n = gen_moves(pos, out_moves)
-    for i in range(n):
-        do_move(pos, out_moves[i])
+    job = np.zeros(J_STRIDE, dtype=np.int64)
+    open_job(job, 0, 0, n)
+    expand_children(pos, weights, params, out_moves, out_values, out_flags, job, 0, 0)
+    return n, n
+
+
+@njit(cache=True, nogil=True)
+def expand_children(pos, weights, params, moves, out_values, out_flags, job, base, node):
+    """The children of pos (= `node`) this thread claims from the job at job[base:] (core claim_child),
+    valued into out_values/out_flags at their indices; returns (children evaluated, work)."""
+    done = 0
+    while True:
+        i = claim_child(job, base, node)
+        if i < 0:
+            break
+        do_move(pos, moves[i])
         if _is_game_end(pos):
             out_values[i] = _end_value(pos)
             out_flags[i] = TERMINAL
@@ -172,7 +187,15 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
             out_values[i] = _static_value(pos)
             out_flags[i] = 0
         undo_move(pos)
-    return n, n
+        child_done(job, base)
+        done += 1
+    return done, done
+
+
+@njit(cache=True, nogil=True)
+def expand_finish(pos, weights, params, moves, out_values, out_flags, n):
+    """Nothing to finish once the children are valued: work 0."""
+    return 0
 
 
 @njit(cache=True, nogil=True)

@@ -39,7 +39,15 @@ from numba import njit
 
 from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record, inc_value
 from eval.weightfile import load_weights
-from usi_engine.search.core import FLAG_FORCING, FLAG_LAZY, FLAG_TERMINAL
+from usi_engine.search.core import (
+    FLAG_FORCING,
+    FLAG_LAZY,
+    FLAG_TERMINAL,
+    J_STRIDE,
+    child_done,
+    claim_child,
+    open_job,
+)
 from usi_engine.search.values import MATE
 from usi_engine.shogi.layout import (
     BOARD,
@@ -170,13 +178,25 @@ def terminal_value(pos, params, scratch):
 
 @njit(cache=True, nogil=True)
 def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
-    """Children of pos with their values (child's side to move) and terminal flags; returns (n, work).
+    """Children of pos with their values (child's side to move) and terminal flags; returns (n, work): one
+    thread's expansion, the same children evaluation as a joint one (expand_children, expand_finish)."""
+    n = gen_legal(pos, out_moves)
+    job = np.zeros(J_STRIDE, dtype=np.int64)
+    open_job(job, 0, 0, n)
+    _, work = expand_children(pos, weights, params, out_moves, out_values, out_flags, job, 0, 0)
+    return n, work + expand_finish(pos, weights, params, out_moves, out_values, out_flags, n)
 
-    The evaluation is incremental: row 0 of the eval stack is pos (each frame summed in full once, when
-    first needed), each child is recorded as row 1 and its quiescence search continues from there
+
+@njit(cache=True, nogil=True)
+def expand_children(pos, weights, params, moves, out_values, out_flags, job, base, node):
+    """Evaluate the children of pos (= `node`) that this thread claims from the job at job[base:] (core
+    claim_child; moves = the job's move list), writing out_values/out_flags at their indices; returns
+    (children evaluated, work). Several threads may run it on one job at once (a joint expansion).
+
+    The evaluation is incremental: row 0 of the eval stack is pos (each frame summed in full once per call,
+    when first needed), each child is recorded as row 1 and its quiescence search continues from there
     (eval/shogi_features.py). The scratch arrays are allocated once per call (≈ 0.2 us), not per child.
     """
-    n = gen_legal(pos, out_moves)
     qdepth = np.int64(params[P_QDEPTH])
     mode = np.int64(params[P_EXPANSION])
     probe = params[P_MATE_PROBE] != 0.0
@@ -184,14 +204,18 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     see_prune = params[P_QSEE] != 0.0
     evasions, attacks, replies = probe_scratch()
     rows = qdepth + 1
-    moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
+    qmoves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
     eacc = np.empty((rows + 1, N_EACC), dtype=np.float64)
     eidx = np.empty((rows + 1, N_EIDX), dtype=np.int64)
     inc_init(pos, weights, eacc, eidx, 0)
-    for i in range(n):
-        inc_record(pos, out_moves[i], weights, eacc, eidx, 0)
-        do_move(pos, out_moves[i])
-        terminal, value = terminal_value(pos, params, moves[0])
+    done = 0
+    while True:
+        i = claim_child(job, base, node)
+        if i < 0:
+            break
+        inc_record(pos, moves[i], weights, eacc, eidx, 0)
+        do_move(pos, moves[i])
+        terminal, value = terminal_value(pos, params, qmoves[0])
         checked = side_in_check(pos)
         if not terminal and checked and probe:
             mated, work = mated_in_two(pos, evasions, attacks, replies)
@@ -210,34 +234,36 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
         elif mode != 0 and not checked:
             out_values[i] = inc_value(pos, weights, eacc, eidx, 1)
             if mode == EXPANSION_LAZY:
-                out_values[i] += capture_estimate(pos, weights, out_moves[i])
+                out_values[i] += capture_estimate(pos, weights, moves[i])
             out_flags[i] = FLAG_LAZY
             nodes[0] += 1
         else:
             out_values[i] = qsearch_inc(
-                pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 1, see_prune
+                pos, weights, -INF, INF, qdepth, qmoves, keys, pv, frames, counts, nodes, eacc, eidx, 1, see_prune
             )
             out_flags[i] = FLAG_FORCING if checked else 0
         undo_move(pos)
-    if mode == EXPANSION_WINDOW:
-        window_pass(
-            pos,
-            weights,
-            params,
-            out_moves,
-            out_values,
-            out_flags,
-            n,
-            moves,
-            keys,
-            pv,
-            frames,
-            counts,
-            nodes,
-            eacc,
-            eidx,
-        )
-    return n, nodes[0]
+        child_done(job, base)
+        done += 1
+    return done, nodes[0]
+
+
+@njit(cache=True, nogil=True)
+def expand_finish(pos, weights, params, moves, out_values, out_flags, n):
+    """The owner's last step of an expansion once every child is evaluated: the window expansion's second
+    pass (window_pass); returns its work."""
+    if np.int64(params[P_EXPANSION]) != EXPANSION_WINDOW:
+        return 0
+    qdepth = np.int64(params[P_QDEPTH])
+    rows = qdepth + 1
+    qmoves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
+    eacc = np.empty((rows + 1, N_EACC), dtype=np.float64)
+    eidx = np.empty((rows + 1, N_EIDX), dtype=np.int64)
+    inc_init(pos, weights, eacc, eidx, 0)
+    window_pass(
+        pos, weights, params, moves, out_values, out_flags, n, qmoves, keys, pv, frames, counts, nodes, eacc, eidx
+    )
+    return nodes[0]
 
 
 @njit(cache=True, nogil=True)

@@ -1,0 +1,86 @@
+"""Joint expansion: several threads evaluate the children of one node through its job (core.open_job)."""
+
+import threading
+
+import numpy as np
+import pytest
+
+from usi_engine.search import core
+from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.shogi import Board
+from usi_engine.shogi.bench import bench_sfens
+from usi_engine.shogi.layout import MAX_MOVES
+from usi_engine.shogi_search.game import ShogiAdapter, expand, expand_children, gen_moves, make_params
+
+SHARP = "ln1g3nl/1r1sgk3/p1pppsbpp/1p3pp2/7P1/2P1P4/PPBP1PP1P/2G1S2R1/LN2KGSNL b - 17"
+
+
+@pytest.fixture(scope="module")
+def adapter():
+    return ShogiAdapter()
+
+
+def test_claims_refuse_a_closed_job_and_a_job_reopened_for_another_node():
+    job = core.new_jobs(2, 4)[0]
+    base = core.J_STRIDE  # the second thread's job
+    assert core.claim_child(job, base, 7) == -1  # closed
+    core.open_job(job, base, 7, 3)
+    assert core.find_job(job, 7) == base and core.find_job(job, 8) == -1
+    assert [core.claim_child(job, base, 7) for _ in range(4)] == [0, 1, 2, -1]
+    for _ in range(3):
+        core.child_done(job, base)
+    core.close_job(job, base, 3)  # returns: all three reported
+    assert core.claim_child(job, base, 7) == -1 and core.find_job(job, 7) == -1
+    core.open_job(job, base, 9, 5)
+    assert core.claim_child(job, base, 7) == -1  # a late joiner of node 7 gets nothing of node 9's job
+    assert core.claim_child(job, base, 9) == 0
+
+
+@pytest.mark.parametrize("expansion", ["exact", "lazy"])
+def test_two_threads_on_one_job_give_the_single_thread_values(adapter, expansion):
+    """Two Python threads run expand_children (nogil) on the same job from their own copies of the position:
+    every child is evaluated exactly once and the values, flags and total work equal one thread's expand."""
+    params = make_params(expansion=expansion, qsearch_see=True)
+    board = Board(SHARP)
+    moves = np.zeros(MAX_MOVES, np.int32)
+    values = np.zeros(MAX_MOVES)
+    flags = np.zeros(MAX_MOVES, np.int8)
+    n, work = expand(board.pos.copy(), adapter.weights, params, np.ones(1, np.uint64), moves, values, flags)
+    assert n > 30
+    for _ in range(5):  # the interleaving differs run by run
+        jobs = core.new_jobs(2, MAX_MOVES)
+        job, jmoves, jvalues, jflags = jobs
+        assert gen_moves(board.pos, jmoves[0]) == n
+        core.open_job(job, 0, 11, n)
+        results: list = [None, None]
+
+        def run(k, job=job, row=(jmoves[0], jvalues[0], jflags[0]), results=results):
+            results[k] = expand_children(board.pos.copy(), adapter.weights, params, *row, job, 0, 11)
+
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        core.close_job(job, 0, n)
+        assert sum(r[0] for r in results) == n and sum(r[1] for r in results) == work
+        assert np.array_equal(jmoves[0][:n], moves[:n])
+        assert np.array_equal(jvalues[0][:n], values[:n]) and np.array_equal(jflags[0][:n], flags[:n])
+
+
+def test_threads_join_each_others_expansions_and_keep_the_tree_sound(adapter):
+    """In a two-thread search a thread that reaches a node another is expanding helps with its children
+    (C_JOINED) instead of sampling elsewhere; without joint expansion none joins. Either way the search plays
+    a legal move. The position's root expansion alone costs ~16,000 quiescence nodes, so the second thread
+    finds it busy; fresh trees, several runs (thread start-up timing varies)."""
+    board = Board(bench_sfens()[2])
+    legal = set(board.legal_move_codes().tolist())
+    for joint in (True, False):
+        joined = 0
+        for seed in range(3):
+            s = Searcher(adapter, SearchOptions(threads=2, hash_mb=32, seed=seed, joint=joint, reuse=False))
+            r = s.search(board.pos, Limits(nodes=200_000))
+            joined += int(s.pool.ctl[core.C_JOINED])
+            assert r.best_move is not None and r.nodes >= 200_000
+            assert r.best_move in legal
+        assert (joined > 0) == joint, joined
