@@ -134,6 +134,7 @@ OPTIONS = (
     _spin("BackupTemperatureMin", 0, 0, 100000, "cp: floor of the annealed backup temperature"),
     _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
     _check("QSearchSEE", True, "quiescence leaves out captures that lose material by static exchange"),
+    _spin("QSearchDelta", 0, 0, 100000, "cp: delta pruning margin of the quiescence search (0 = off)"),
     _combo(
         "Expansion",
         "exact",
@@ -182,6 +183,7 @@ SEARCH_OPTION_FIELDS = {
 GAME_PARAM_FIELDS = {
     "qsearch_depth": ("QSearchDepth", int),
     "qsearch_see": ("QSearchSEE", bool),
+    "qsearch_delta": ("QSearchDelta", float),
     "entering_rule": ("EnteringKingRule", _entering_rule_code),
     "max_moves": ("MaxMovesToDraw", int),
     "expansion": ("Expansion", str),

@@ -95,8 +95,8 @@ from .quiescence import (
 
 # Params layout.
 P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES, P_EXPANSION, P_MATE_PROBE = 0, 1, 2, 3, 4, 5, 6
-P_WINDOW, P_THREAT_PROBE, P_QSEE = 7, 8, 9
-N_PARAMS = 10
+P_WINDOW, P_THREAT_PROBE, P_QSEE, P_QDELTA = 7, 8, 9, 10
+N_PARAMS = 11
 EXPANSIONS = {"exact": 0, "lazy": 1, "window": 2}  # P_EXPANSION codes (module docstring)
 EXPANSION_LAZY, EXPANSION_WINDOW = 1, 2
 DEFAULT_WINDOW = 400.0
@@ -114,10 +114,12 @@ def make_params(
     window=DEFAULT_WINDOW,
     threat_probe=False,
     qsearch_see=False,
+    qsearch_delta=0.0,
 ):
     """The params array `expand` reads: expansion mode exact / lazy / window (module docstring), window in cp,
     mate_probe: mated_in_two on every checking child, threat_probe: mate_in_one on every other child,
-    qsearch_see: SEE pruning in the quiescence search (quiescence.py)."""
+    qsearch_see: SEE pruning in the quiescence search, qsearch_delta: its delta-pruning margin in cp, 0 = off
+    (quiescence.py)."""
     if expansion not in EXPANSIONS:
         raise ValueError(f"unknown expansion {expansion!r}; use one of {', '.join(EXPANSIONS)}")
     params = np.zeros(N_PARAMS, dtype=np.float64)
@@ -131,6 +133,7 @@ def make_params(
     params[P_MATE_PROBE] = 1.0 if mate_probe else 0.0
     params[P_THREAT_PROBE] = 1.0 if threat_probe else 0.0
     params[P_QSEE] = 1.0 if qsearch_see else 0.0
+    params[P_QDELTA] = qsearch_delta
     return params
 
 
@@ -202,6 +205,7 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
     probe = params[P_MATE_PROBE] != 0.0
     threat = params[P_THREAT_PROBE] != 0.0
     see_prune = params[P_QSEE] != 0.0
+    delta = params[P_QDELTA]
     evasions, attacks, replies = probe_scratch()
     rows = qdepth + 1
     qmoves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
@@ -239,7 +243,22 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
             nodes[0] += 1
         else:
             out_values[i] = qsearch_inc(
-                pos, weights, -INF, INF, qdepth, qmoves, keys, pv, frames, counts, nodes, eacc, eidx, 1, see_prune
+                pos,
+                weights,
+                -INF,
+                INF,
+                qdepth,
+                qmoves,
+                keys,
+                pv,
+                frames,
+                counts,
+                nodes,
+                eacc,
+                eidx,
+                1,
+                see_prune,
+                delta,
             )
             out_flags[i] = FLAG_FORCING if checked else 0
         undo_move(pos)
@@ -295,6 +314,7 @@ def window_pass(
     its static value and FLAG_LAZY. Lazy children are refined (leaf_value) if a sample ever reaches them."""
     window = params[P_WINDOW]
     see_prune = params[P_QSEE] != 0.0
+    delta = params[P_QDELTA]
     qdepth = np.int64(params[P_QDEPTH])
     best = -INF
     for i in range(n):
@@ -309,7 +329,7 @@ def window_pass(
         inc_record(pos, out_moves[i], weights, eacc, eidx, 0)
         do_move(pos, out_moves[i])
         v = qsearch_inc(
-            pos, weights, -INF, beta, qdepth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 1, see_prune
+            pos, weights, -INF, beta, qdepth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 1, see_prune, delta
         )
         undo_move(pos)
         out_values[i] = v
@@ -324,7 +344,10 @@ def leaf_value(pos, weights, params):
     """(value, work): the exact leaf value of a child `expand` left lazy, the quiescence search of pos."""
     qdepth = np.int64(params[P_QDEPTH])
     moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
-    value = qsearch(pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, params[P_QSEE] != 0.0)
+    see_prune = params[P_QSEE] != 0.0
+    value = qsearch(
+        pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, see_prune, params[P_QDELTA]
+    )
     return value, nodes[0]
 
 

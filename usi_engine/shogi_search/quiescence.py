@@ -61,6 +61,8 @@ from usi_engine.shogi.movegen import add_board_move, gen_legal
 from usi_engine.shogi.position import attacks_along, do_move, first_piece, is_attacked, pin_direction, undo_move
 from usi_engine.shogi.tables import KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
 
+from .mate import gives_check
+
 DEFAULT_MAX_DEPTH = 8
 INF = 1.0e9
 # Capture rays per piece code, in gen_legal's order: d = one step along direction d, RAY_SLIDE + d = a
@@ -94,7 +96,7 @@ def qsearch_scratch(max_depth):
         np.zeros((rows, MAX_MOVES), dtype=np.int32),
         np.zeros((rows, MAX_MOVES), dtype=np.int64),
         np.zeros((rows, rows), dtype=np.int32),
-        np.zeros((rows, 3), dtype=np.float64),
+        np.zeros((rows, 4), dtype=np.float64),
         np.zeros((rows, 3), dtype=np.int64),
         np.zeros(1, dtype=np.int64),
     )
@@ -104,7 +106,7 @@ class QBuffers:
     """Preallocated per-thread scratch for qsearch (no allocation in the recursion).
 
     moves/keys: int32/int64 [max_depth + 1, MAX_MOVES]; pv: int32 [max_depth + 1, max_depth + 1];
-    frames: float64 [max_depth + 1, 3]; counts: int64 [max_depth + 1, 3];
+    frames: float64 [max_depth + 1, 4]; counts: int64 [max_depth + 1, 3];
     nodes: int64 [1] (incremented, never reset by qsearch).
     """
 
@@ -207,6 +209,17 @@ def capture_swing(w, ptype):
     return w[OFF_MATERIAL + ptype] + w[OFF_MATERIAL + MAT_HAND + DEMOTE[ptype]]
 
 
+@njit(cache=True, nogil=True)
+def capture_gain(pos, w, move):
+    """What the capture `move` of the side to move wins at most in material: the victim's swing plus the
+    capturing piece's promotion gain."""
+    gain = capture_swing(w, pos[BOARD + (move & MOVE_TO_MASK)] & 15)
+    if move & MOVE_PROMO_BIT:
+        ptype = pos[BOARD + ((move >> MOVE_FROM_SHIFT) & 0x7F)] & 15
+        gain += w[OFF_MATERIAL + ptype + PROMOTE] - w[OFF_MATERIAL + ptype]
+    return gain
+
+
 SEE_KING = 1.0e6  # a king "captured" in the exchange: larger than any material sum
 SEE_STACK = 40  # captures one exchange can hold (at most 38 pieces can attack a square)
 
@@ -292,12 +305,29 @@ def next_move(pos, mv, ks, i, n):
 
 
 @njit(cache=True, nogil=True)
-def qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, eacc, eidx, base, see_prune):
+def qsearch_inc(
+    pos,
+    w,
+    alpha,
+    beta,
+    max_depth,
+    moves,
+    keys,
+    pv,
+    frames,
+    counts,
+    nodes,
+    eacc,
+    eidx,
+    base,
+    see_prune,
+    delta=0.0,
+):
     """Fail-soft alpha-beta quiescence value of pos from the side to move (see module doc); see_prune: leave
     out captures with a negative `see` when not in check.
 
     Iterative (an explicit stack per ply) because a self-recursive cached numba function fails to
-    link when another cached kernel calls it. Per ply: frames[ply] = (alpha, beta, best),
+    link when another cached kernel calls it. Per ply: frames[ply] = (alpha, beta, best, stand pat),
     counts[ply] = (next move index, move count, PV end). pos is restored on return.
     Static values come from the incremental evaluation: row base + ply of (eacc, eidx) holds the
     state of the position at that ply; row base must be set up (inc_init or inc_record) by the caller.
@@ -326,6 +356,7 @@ def qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts,
             else:
                 stand = inc_value(pos, w, eacc, eidx, base + ply)
                 frames[ply, 2] = stand
+                frames[ply, 3] = stand
                 if stand >= frames[ply, 1]:
                     value = stand
                     returning = True
@@ -355,11 +386,21 @@ def qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts,
                         returning = True
         m = np.int32(-1)
         if not returning:
-            prune = see_prune and not side_in_check(pos)
+            quiet = not side_in_check(pos)
+            prune = see_prune and quiet
+            # delta pruning: a capture that does not check and cannot lift stand pat + its material gain +
+            # delta above alpha is not searched (the opponent could stand pat after it)
+            futile = delta > 0.0 and quiet
             while counts[ply, 0] < counts[ply, 1]:
                 i = counts[ply, 0]
                 candidate = next_move(pos, moves[ply], keys[ply], i, counts[ply, 1])
                 counts[ply, 0] = i + 1
+                if futile:
+                    bound = frames[ply, 3] + capture_gain(pos, w, candidate) + delta
+                    if bound <= frames[ply, 0] and not gives_check(pos, candidate):
+                        if bound > frames[ply, 2]:
+                            frames[ply, 2] = bound  # fail-soft: the pruned capture's optimistic value
+                        continue
                 if not prune or see(pos, w, candidate, see_gains, see_removed) >= 0.0:
                     m = candidate
                     break
@@ -381,12 +422,29 @@ def qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts,
 
 
 @njit(cache=True, nogil=True)
-def qsearch(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, see_prune=False):
+def qsearch(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, see_prune=False, delta=0.0):
     """qsearch_inc from a fresh evaluation state of pos (a small allocation: max_depth + 1 rows)."""
     eacc = np.empty((max_depth + 1, N_EACC), dtype=np.float64)
     eidx = np.empty((max_depth + 1, N_EIDX), dtype=np.int64)
     inc_init(pos, w, eacc, eidx, 0)
-    return qsearch_inc(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 0, see_prune)
+    return qsearch_inc(
+        pos,
+        w,
+        alpha,
+        beta,
+        max_depth,
+        moves,
+        keys,
+        pv,
+        frames,
+        counts,
+        nodes,
+        eacc,
+        eidx,
+        0,
+        see_prune,
+        delta,
+    )
 
 
 @njit(cache=True, nogil=True)
