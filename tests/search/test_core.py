@@ -377,3 +377,36 @@ def test_annealing_sharpens_the_draws_of_a_visited_node():
         fp[core.FP_ANNEAL_N] = anneal_n
         best = sum(core.select_edge(tree, 0, core.POLICY_SOFTMAX, fp, rng, wbuf, False) == 0 for _ in range(draws))
         assert abs(best / draws - 1.0 / (1.0 + np.exp(-20.0 / t))) < 0.015
+
+
+@pytest.mark.parametrize('graph', [False, True])
+def test_a_sampler_with_helpers_builds_exactly_the_one_thread_tree(graph):
+    """Helper threads only evaluate the children of the sampler's expansions (core run_helper): with one
+    sampler the draws, the values and so the whole tree equal a one-thread search's with the same seed,
+    whatever the timing; the helpers do evaluate children (C_JOINED)."""
+    mode = syn.MODE_MULTISET if graph else syn.MODE_TREE
+    pos = syn.make_pos(mode=mode, seed=21, bmin=20, bmax=40, term_depth=40, value_range=300, leaf_cost=20000)
+    one = searcher(graph=graph, seed=5, t_sel=60.0)
+    r1 = one.search(pos, Limits(samples=400))
+    joined = 0
+    for helpers in (1, 2):
+        s = searcher(graph=graph, seed=5, t_sel=60.0, threads=1 + helpers, helpers=helpers)
+        assert s.helper_count() == helpers
+        r = s.search(pos, Limits(samples=400))
+        assert (r.value, r.pv, r.nodes, r.samples) == (r1.value, r1.pv, r1.nodes, r1.samples)
+        n = int(one.pool.ctl[core.C_NODES])
+        assert int(s.pool.ctl[core.C_NODES]) == n
+        for t in (core.T_VALUE, core.T_FIRST, core.T_COUNT, core.T_KEY):
+            assert np.array_equal(s.pool.tree[t][:n], one.pool.tree[t][:n])
+        joined += int(s.pool.ctl[core.C_JOINED])
+        check_accounting(s)
+    assert joined > 0  # ~0.3 s of expansions: a helper thread that got the CPU at all took part
+
+
+def test_helper_count_defaults_and_limits():
+    """-1 = half the threads; at least one thread samples; none without a second thread or with RAVE."""
+    assert searcher(threads=4, helpers=-1).helper_count() == 2
+    assert searcher(threads=3, helpers=5).helper_count() == 2
+    assert searcher(threads=1, helpers=-1).helper_count() == 0
+    assert searcher(threads=2, helpers=0).helper_count() == 0
+    assert searcher(threads=2, helpers=1, policy='rave').helper_count() == 0

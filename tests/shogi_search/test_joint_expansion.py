@@ -21,15 +21,15 @@ def adapter():
 
 
 def test_claims_refuse_a_closed_job_and_a_job_reopened_for_another_node():
-    job = core.new_jobs(2, 4)[0]
+    job = core.new_jobs(2, 4, np.zeros(8, np.int64))[0]
     base = core.J_STRIDE  # the second thread's job
     assert core.claim_child(job, base, 7) == -1  # closed
     core.open_job(job, base, 7, 3)
     assert core.find_job(job, 7) == base and core.find_job(job, 8) == -1
     assert [core.claim_child(job, base, 7) for _ in range(4)] == [0, 1, 2, -1]
-    for _ in range(3):
-        core.child_done(job, base)
-    core.close_job(job, base, 3)  # returns: all three reported
+    for work in (5, 6, 7):
+        core.child_done(job, base, work)
+    assert core.close_job(job, base, 3) == 18  # returns once all three are reported, with their work
     assert core.claim_child(job, base, 7) == -1 and core.find_job(job, 7) == -1
     core.open_job(job, base, 9, 5)
     assert core.claim_child(job, base, 7) == -1  # a late joiner of node 7 gets nothing of node 9's job
@@ -48,8 +48,7 @@ def test_two_threads_on_one_job_give_the_single_thread_values(adapter, expansion
     n, work = expand(board.pos.copy(), adapter.weights, params, np.ones(1, np.uint64), moves, values, flags)
     assert n > 30
     for _ in range(5):  # the interleaving differs run by run
-        jobs = core.new_jobs(2, MAX_MOVES)
-        job, jmoves, jvalues, jflags = jobs
+        job, jmoves, jvalues, jflags, _ = core.new_jobs(2, MAX_MOVES, board.pos)
         assert gen_moves(board.pos, jmoves[0]) == n
         core.open_job(job, 0, 11, n)
         results: list = [None, None]
@@ -62,8 +61,7 @@ def test_two_threads_on_one_job_give_the_single_thread_values(adapter, expansion
             t.start()
         for t in threads:
             t.join()
-        core.close_job(job, 0, n)
-        assert sum(r[0] for r in results) == n and sum(r[1] for r in results) == work
+        assert core.close_job(job, 0, n) == work and sum(results) == n
         assert np.array_equal(jmoves[0][:n], moves[:n])
         assert np.array_equal(jvalues[0][:n], values[:n]) and np.array_equal(jflags[0][:n], flags[:n])
 
@@ -84,3 +82,15 @@ def test_threads_join_each_others_expansions_and_keep_the_tree_sound(adapter):
             assert r.best_move is not None and r.nodes >= 200_000
             assert r.best_move in legal
         assert (joined > 0) == joint, joined
+
+
+def test_a_helper_thread_gives_the_one_thread_search_at_a_node_limit(adapter):
+    """Shogi with the engine's default split of two threads (one sampler, one helper): the same nodes, samples,
+    value and principal variation as one thread at the same node limit: the helper changes only the speed."""
+    board = Board(bench_sfens()[0])
+    one = Searcher(adapter, SearchOptions(threads=1, hash_mb=32, seed=4, reuse=False))
+    two = Searcher(adapter, SearchOptions(threads=2, helpers=-1, hash_mb=32, seed=4, reuse=False))
+    assert two.helper_count() == 1
+    r1 = one.search(board.pos, Limits(nodes=150_000))
+    r2 = two.search(board.pos, Limits(nodes=150_000))
+    assert (r2.nodes, r2.samples, r2.value, r2.pv) == (r1.nodes, r1.samples, r1.value, r1.pv)

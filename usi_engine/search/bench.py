@@ -5,7 +5,8 @@ untimed warm-up search that loads or compiles the kernels. `nodes` = positions e
 `work`); cpu_ratio = process CPU time / wall time (≈ threads when the threads really run in parallel);
 restarts = samples restarted from the root because a thread met a node another thread was expanding
 (`C_COLLISIONS`: work that searched nothing); joined = children a thread evaluated for another thread's
-expansion (`C_JOINED`, joint expansion; `--no-joint` turns it off).
+expansion (`C_JOINED`: joint expansion, `--no-joint` turns it off; helper threads, `--helpers N`, -1 = half
+the threads as in the engine, 0 = every thread samples).
 """
 
 import time
@@ -28,14 +29,14 @@ def _synthetic_set():
 BENCH_SETS = {'synthetic': _synthetic_set}
 
 
-def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print, sets=None, joint=True):
+def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print, sets=None, joint=True, helpers=-1):
     """Benchmark the search on `game`'s position set (from `sets`, default BENCH_SETS: a game's own
     benchmark passes its set in, so the core names no game); prints one summary line, returns the numbers."""
     sets = BENCH_SETS if sets is None else sets
     if game not in sets:
         raise ValueError(f"no search benchmark for {game!r}; available: {', '.join(sets)}")
     adapter, positions = sets[game]()
-    options = SearchOptions(threads=threads, hash_mb=hash_mb, reuse=False, seed=1, joint=joint)
+    options = SearchOptions(threads=threads, hash_mb=hash_mb, reuse=False, seed=1, joint=joint, helpers=helpers)
     searcher = Searcher(adapter, options)
     searcher.search(positions[0], Limits(samples=200))  # warm-up / compile
     nodes = samples = restarts = joined = 0
@@ -52,6 +53,7 @@ def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print
     result = dict(
         game=game,
         threads=threads,
+        helpers=searcher.helper_count(),
         seconds=wall,
         nodes=nodes,
         nps=nodes / wall,
@@ -63,8 +65,8 @@ def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print
         hashfull=hashfull,
     )
     out(
-        f"game={game} threads={threads} nodes={nodes} nps={result['nps']:.0f} samples={samples} "
-        f"samples_per_sec={result['samples_per_sec']:.0f} cpu_ratio={result['cpu_ratio']:.2f} "
+        f"game={game} threads={threads} helpers={result['helpers']} nodes={nodes} nps={result['nps']:.0f} "
+        f"samples={samples} samples_per_sec={result['samples_per_sec']:.0f} cpu_ratio={result['cpu_ratio']:.2f} "
         f"restarts={restarts} joined={joined} hashfull={hashfull} seconds={wall:.2f}"
     )
     return result
@@ -81,8 +83,9 @@ def main(argv=None, extra_sets=None, default='synthetic'):
     ap.add_argument('--seconds', type=float, default=5.0)
     ap.add_argument('--hash', type=float, default=256.0, help='node pool budget in MB')
     ap.add_argument('--no-joint', action='store_true', help='threads do not join each other\'s expansions')
+    ap.add_argument('--helpers', type=int, default=-1, help='threads that only evaluate expansions (-1 = half)')
     a = ap.parse_args(argv)
-    run_bench(a.game, a.threads, a.seconds, a.hash, sets=sets, joint=not a.no_joint)
+    run_bench(a.game, a.threads, a.seconds, a.hash, sets=sets, joint=not a.no_joint, helpers=a.helpers)
     return 0
 
 

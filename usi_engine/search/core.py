@@ -56,15 +56,15 @@ FP_TSEL, FP_TBACK, FP_CUCT, FP_VSCALE, FP_RAVE_BIAS, FP_PRIOR_N, FP_PRIOR_AMAF, 
 FP_ANNEAL_N, FP_TSEL_MIN = 8, 9  # visit-annealed selection temperature (annealed_temperature)
 FP_BACK_ANNEAL_N, FP_TBACK_MIN = 10, 11  # visit-annealed backup temperature (backup_node)
 FP_SIZE = 12
-IP_POLICY, IP_GRAPH, IP_MAXDEPTH, IP_THREAD, IP_JOINT = 0, 1, 2, 3, 4
-IP_SIZE = 5
+IP_POLICY, IP_GRAPH, IP_MAXDEPTH, IP_THREAD, IP_JOINT, IP_PUBLISH = 0, 1, 2, 3, 4, 5
+IP_SIZE = 6
 POLICY_SOFTMAX, POLICY_UCT, POLICY_RAVE = 0, 1, 2
 NO_MOVE = -1  # a trace entry that is no move (a pass in a Go playout): keeps the parity
 
 TABLE_EMPTY, TABLE_BUSY = -1, -2
 
 # --- joint expansion jobs (one per thread; see open_job) -------------------------------------------
-J_WORD, J_N, J_DONE = 0, 1, 2  # word = node << J_SHIFT | next unclaimed child; children; children finished
+J_WORD, J_N, J_DONE, J_WORK = 0, 1, 2, 3  # word = node << J_SHIFT | next child; children; finished; their work
 J_STRIDE = 8  # one cache line per job
 J_SHIFT = 20  # children per node < 2^20
 J_INDEX = (1 << J_SHIFT) - 1
@@ -99,10 +99,11 @@ def new_tree(n_nodes, n_edges, table_slots=1, uct=False, rave=False):
     )
 
 
-def new_jobs(threads, max_moves):
+def new_jobs(threads, max_moves, pos):
     """The joint-expansion jobs of `threads` threads (open_job): (words int64[threads * J_STRIDE], moves
-    int32[threads, max_moves], values float64[threads, max_moves], flags int8[threads, max_moves]); every
-    job closed."""
+    int32[threads, max_moves], values float64[threads, max_moves], flags int8[threads, max_moves], positions
+    [threads, len(pos)] of pos's dtype: the node's position, published for helper threads); every job
+    closed."""
     words = np.zeros(threads * J_STRIDE, np.int64)
     words[J_WORD::J_STRIDE] = J_CLOSED
     return (
@@ -110,6 +111,7 @@ def new_jobs(threads, max_moves):
         np.zeros((threads, max_moves), np.int32),
         np.zeros((threads, max_moves), np.float64),
         np.zeros((threads, max_moves), np.int8),
+        np.zeros((threads, pos.shape[0]), pos.dtype),
     )
 
 
@@ -117,9 +119,11 @@ def new_jobs(threads, max_moves):
 def open_job(job, base, node, n):
     """Open the job at job[base:] for the n children of `node`, whose moves the owner has written to its
     job's move row: from now on any thread that reaches `node` may claim children (claim_child), evaluate
-    them into the job's value/flag rows and report each with child_done. The owner claims like everyone."""
+    them into the job's value/flag rows and report each with child_done. The owner claims like everyone and
+    alone accounts the job's work (close_job), so a node limit sees the same counts whoever evaluated."""
     atomic_store(job, base + J_N, n)
     atomic_store(job, base + J_DONE, 0)
+    atomic_store(job, base + J_WORK, 0)
     atomic_store(job, base + J_WORD, node << J_SHIFT)
 
 
@@ -138,18 +142,22 @@ def claim_child(job, base, node):
 
 
 @njit(cache=True, nogil=True)
-def child_done(job, base):
-    """Report one claimed child evaluated (its value and flags stored before this full barrier)."""
+def child_done(job, base, work):
+    """Report one claimed child evaluated with `work` positions (its value and flags stored before this full
+    barrier)."""
+    atomic_add(job, base + J_WORK, work)
     atomic_add(job, base + J_DONE, 1)
 
 
 @njit(cache=True, nogil=True)
 def close_job(job, base, n):
     """The owner's end of a job: wait until all n children are evaluated (the last ones may be another
-    thread's), then close it to joiners."""
+    thread's), close it to joiners (and helpers: the job's position may be rewritten after this) and return
+    the work of all its children."""
     while atomic_load(job, base + J_DONE) < n:
         cpu_yield()
     atomic_store(job, base + J_WORD, J_CLOSED)
+    return atomic_load(job, base + J_WORK)
 
 
 @njit(cache=True, nogil=True)
@@ -561,7 +569,7 @@ def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out
 @njit(cache=True, nogil=True)
 def expand_children(pos, weights, params, moves, values, flags, job, base, node):
     """Stand-in for games without joint expansion (never called: their expansions go through `expand`)."""
-    return 0, 0
+    return 0
 
 
 @njit(cache=True, nogil=True)
@@ -758,8 +766,9 @@ def build_kernels(game, stamp):
         Polls ctl between samples; stops early when the root is proven."""
         source_stamp = stamp  # noqa: F841  (keeps the stamp in the closure cells = the cache key)
         path_nodes, moves, values, cflags, keys, wbuf, path_edges, prior, trace, tstart, hscratch, jobs = scratch
-        job, jmoves, jvalues, jflags = jobs
+        job, jmoves, jvalues, jflags, jpos = jobs
         me = ip[IP_THREAD]
+        publish = joinable and ip[IP_PUBLISH] != 0
         my_job = me * J_STRIDE
         joint = joinable and ip[IP_JOINT] != 0
         value = tree[T_VALUE]
@@ -822,11 +831,9 @@ def build_kernels(game, stamp):
                         base = find_job(job, node)
                         if base >= 0:
                             r = base // J_STRIDE
-                            k, work = joiner.expand_children(
+                            joined += joiner.expand_children(
                                 pos, weights, gparams, jmoves[r], jvalues[r], jflags[r], job, base, node
                             )
-                            atomic_add(ctl, C_WORK, work)
-                            joined += k
                         while (atomic_load(state, node) & PHASE_MASK) == EXPANDING:
                             if atomic_load(ctl, C_STOP) != 0:
                                 break
@@ -856,9 +863,11 @@ def build_kernels(game, stamp):
                     elif joinable:  # through this thread's job, which others may join (open_job)
                         em, ev, ef = jmoves[me], jvalues[me], jflags[me]
                         n = game.gen_moves(pos, em)
+                        if publish:
+                            jpos[me][:] = pos  # written before open_job's release store of the word
                         open_job(job, my_job, node, n)
-                        _, work = joiner.expand_children(pos, weights, gparams, em, ev, ef, job, my_job, node)
-                        close_job(job, my_job, n)
+                        joiner.expand_children(pos, weights, gparams, em, ev, ef, job, my_job, node)
+                        work = close_job(job, my_job, n)
                         work += joiner.expand_finish(pos, weights, gparams, em, ev, ef, n)
                         prior[:n] = 0.5
                         tstart[: n + 1] = 0
@@ -922,7 +931,35 @@ def build_kernels(game, stamp):
         atomic_add(ctl, C_CYCLES, cycles)
         return done
 
-    return run_samples
+    @_njit(cache=True, nogil=True)
+    def run_helper(pos, ctl, weights, gparams, jobs):
+        """A helper thread: until stop, evaluate children of the expansions the sampling threads publish
+        (run_samples with IP_PUBLISH), never sampling itself. One sampler plus helpers search exactly the
+        tree one thread would (same draws, same values), faster. pos is this thread's scratch position.
+        Returns the children evaluated."""
+        source_stamp = stamp  # noqa: F841  (keeps the stamp in the closure cells = the cache key)
+        job, jmoves, jvalues, jflags, jpos = jobs
+        joined = 0
+        while atomic_load(ctl, C_STOP) == 0:
+            idle = True
+            for base in range(0, job.shape[0], J_STRIDE):
+                w = atomic_load(job, base + J_WORD)
+                node = w >> J_SHIFT
+                if node < 0 or (w & J_INDEX) >= atomic_load(job, base + J_N):
+                    continue
+                r = base // J_STRIDE
+                pos[:] = jpos[r]
+                if (atomic_add(job, base + J_WORD, 0) >> J_SHIFT) != node:
+                    continue  # closed (maybe reopened) while copying: the copy may be torn
+                row = jmoves[r], jvalues[r], jflags[r]
+                joined += joiner.expand_children(pos, weights, gparams, row[0], row[1], row[2], job, base, node)
+                idle = False
+            if idle:
+                cpu_yield()
+        atomic_add(ctl, C_JOINED, joined)
+        return joined
+
+    return run_samples, run_helper
 
 
 # --- root, PV, statistics, reuse, checks ----------------------------------------------------------

@@ -44,7 +44,8 @@ def source_stamp(game_module) -> int:
 
 
 def kernels(name: str) -> SimpleNamespace:
-    """`game` (the module) and `run_samples` (the core kernel built for it) of the game called `name`."""
+    """`game` (the module), `run_samples` (the core kernel built for it) and `run_helper` (the helper threads'
+    kernel; None for a game without joint expansion) of the game called `name`."""
     if name not in GAMES:
         raise ValueError(f"unknown game {name!r}; known: {', '.join(GAMES)}")
     with _lock:
@@ -52,5 +53,11 @@ def kernels(name: str) -> SimpleNamespace:
             from usi_engine.search.core import build_kernels
 
             game = importlib.import_module(GAMES[name])
-            _built[name] = SimpleNamespace(name=name, game=game, run_samples=build_kernels(game, source_stamp(game)))
+            run_samples, run_helper = build_kernels(game, source_stamp(game))
+            _built[name] = SimpleNamespace(
+                name=name,
+                game=game,
+                run_samples=run_samples,
+                run_helper=run_helper if hasattr(game, 'expand_children') else None,
+            )
         return _built[name]

@@ -68,6 +68,7 @@ class SearchOptions:
     max_depth: int = 256  # cap on the descent length (also capped by the pos history capacity)
     prune: bool = True  # a full pool frees its improbable part (NodePool.prune) and the search goes on
     joint: bool = True  # threads join each other's expansions (core.open_job; games with expand_children)
+    helpers: int = 0  # of the threads, how many only evaluate the others' expansions (core run_helper); -1 = half
 
 
 @dataclass
@@ -266,7 +267,7 @@ class Searcher:
         self._stop = threading.Event()
         self.prunes = 0  # pool prunes in the last search
         self._rngs: list[np.ndarray] = []  # per-thread random states of the current search
-        self._jobs = core.new_jobs(1, 1)  # the threads' joint-expansion jobs of the current search
+        self._jobs = core.new_jobs(1, 1, np.zeros(1, np.int64))  # the threads' joint-expansion jobs
         self.verified: dict[int, float | None] = {}  # root moves asked of the root_verifier in the last search
 
     # --- public API ---------------------------------------------------------------------------------
@@ -303,7 +304,7 @@ class Searcher:
         # one random stream per thread for the whole search: workers restarted after a pause (prune,
         # root_verifier) continue their stream instead of replaying it
         self._rngs = [seed_state(self.options.seed, i) for i in range(self.options.threads)]
-        self._jobs = core.new_jobs(self.options.threads, self.adapter.max_moves)
+        self._jobs = core.new_jobs(self.options.threads, self.adapter.max_moves, pos)
         workers = self._start_workers(pos)
         deadline = None if infinite or limits.time_ms is None else start + limits.time_ms / 1000.0
         next_info = start + info_interval
@@ -347,9 +348,21 @@ class Searcher:
         return self._result(start, multipv, reused)
 
     # --- internals ----------------------------------------------------------------------------------
+    def helper_count(self) -> int:
+        """Threads that only evaluate the sampling threads' expansions: `helpers` (-1 = half the threads), at
+        least one thread left to sample; none for a game without joint expansion or the RAVE policy."""
+        opt = self.options
+        if self.kernels.run_helper is None or opt.policy == 'rave' or opt.threads < 2:
+            return 0
+        return min(opt.threads // 2 if opt.helpers < 0 else opt.helpers, opt.threads - 1)
+
     def _start_workers(self, pos):
+        samplers = self.options.threads - self.helper_count()
         workers = [
-            threading.Thread(target=self._worker, args=(i, pos), daemon=True) for i in range(self.options.threads)
+            threading.Thread(
+                target=self._worker if i < samplers else self._helper, args=(i, pos, samplers), daemon=True
+            )
+            for i in range(self.options.threads)
         ]
         for w in workers:
             w.start()
@@ -468,11 +481,19 @@ class Searcher:
         self._last_params = self.adapter.params.copy()
         return kept
 
-    def _worker(self, index, root_pos):
+    def _helper(self, index, root_pos, samplers):
+        adapter = self.adapter
+        try:
+            self.kernels.run_helper(adapter.copy(root_pos), self.pool.ctl, adapter.weights, adapter.params, self._jobs)
+        except Exception as exc:  # surface kernel errors in search()
+            self._errors.append(exc)
+            self.pool.ctl[core.C_STOP] = 1
+
+    def _worker(self, index, root_pos, samplers):
         opt, adapter = self.options, self.adapter
         try:
             pos = adapter.copy(root_pos)
-            n = opt.threads
+            n = samplers
             factor = opt.t_sel_spread ** (2.0 * index / (n - 1) - 1.0) if n > 1 else 1.0
             fp = np.zeros(core.FP_SIZE, np.float64)
             fp[core.FP_TSEL] = opt.t_sel * factor
@@ -494,6 +515,7 @@ class Searcher:
             ip[core.IP_MAXDEPTH] = depth
             ip[core.IP_THREAD] = index
             ip[core.IP_JOINT] = 1 if opt.joint and opt.policy != 'rave' and n > 1 else 0
+            ip[core.IP_PUBLISH] = 1 if samplers < opt.threads else 0
             m = adapter.max_moves
             rave = opt.policy == 'rave'
             trace = adapter.amaf_capacity(pos) if rave and hasattr(adapter, 'amaf_capacity') else 0

@@ -23,7 +23,7 @@ flags), then the child-id list. `params` and `weights` are unused.
 import numpy as np
 from numba import njit
 
-from usi_engine.search.core import J_STRIDE, child_done, claim_child, open_job
+from usi_engine.search.core import J_STRIDE, child_done, claim_child, close_job, open_job
 from usi_engine.search.rng import mix64
 from usi_engine.search.values import MATE
 
@@ -164,13 +164,14 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     job = np.zeros(J_STRIDE, dtype=np.int64)
     open_job(job, 0, 0, n)
     expand_children(pos, weights, params, out_moves, out_values, out_flags, job, 0, 0)
-    return n, n
+    return n, close_job(job, 0, n)
 
 
 @njit(cache=True, nogil=True)
 def expand_children(pos, weights, params, moves, out_values, out_flags, job, base, node):
     """The children of pos (= `node`) this thread claims from the job at job[base:] (core claim_child),
-    valued into out_values/out_flags at their indices; returns (children evaluated, work)."""
+    valued into out_values/out_flags at their indices, each reported with its work (one position); returns
+    the number of children evaluated."""
     done = 0
     while True:
         i = claim_child(job, base, node)
@@ -187,9 +188,9 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
             out_values[i] = _static_value(pos)
             out_flags[i] = 0
         undo_move(pos)
-        child_done(job, base)
+        child_done(job, base, 1)
         done += 1
-    return done, done
+    return done
 
 
 @njit(cache=True, nogil=True)

@@ -46,6 +46,7 @@ from usi_engine.search.core import (
     J_STRIDE,
     child_done,
     claim_child,
+    close_job,
     open_job,
 )
 from usi_engine.search.values import MATE
@@ -186,15 +187,17 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     n = gen_legal(pos, out_moves)
     job = np.zeros(J_STRIDE, dtype=np.int64)
     open_job(job, 0, 0, n)
-    _, work = expand_children(pos, weights, params, out_moves, out_values, out_flags, job, 0, 0)
+    expand_children(pos, weights, params, out_moves, out_values, out_flags, job, 0, 0)
+    work = close_job(job, 0, n)
     return n, work + expand_finish(pos, weights, params, out_moves, out_values, out_flags, n)
 
 
 @njit(cache=True, nogil=True)
 def expand_children(pos, weights, params, moves, out_values, out_flags, job, base, node):
     """Evaluate the children of pos (= `node`) that this thread claims from the job at job[base:] (core
-    claim_child; moves = the job's move list), writing out_values/out_flags at their indices; returns
-    (children evaluated, work). Several threads may run it on one job at once (a joint expansion).
+    claim_child; moves = the job's move list), writing out_values/out_flags at their indices and reporting
+    each child's work (positions evaluated) with child_done; returns the number of children evaluated.
+    Several threads may run it on one job at once (a joint expansion).
 
     The evaluation is incremental: row 0 of the eval stack is pos (each frame summed in full once per call,
     when first needed), each child is recorded as row 1 and its quiescence search continues from there
@@ -217,6 +220,7 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
         i = claim_child(job, base, node)
         if i < 0:
             break
+        before = nodes[0]
         inc_record(pos, moves[i], weights, eacc, eidx, 0)
         do_move(pos, moves[i])
         terminal, value = terminal_value(pos, params, qmoves[0])
@@ -262,9 +266,9 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
             )
             out_flags[i] = FLAG_FORCING if checked else 0
         undo_move(pos)
-        child_done(job, base)
+        child_done(job, base, nodes[0] - before)
         done += 1
-    return done, nodes[0]
+    return done
 
 
 @njit(cache=True, nogil=True)
