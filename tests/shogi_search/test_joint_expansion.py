@@ -94,3 +94,18 @@ def test_a_helper_thread_gives_the_one_thread_search_at_a_node_limit(adapter):
     r1 = one.search(board.pos, Limits(nodes=150_000))
     r2 = two.search(board.pos, Limits(nodes=150_000))
     assert (r2.nodes, r2.samples, r2.value, r2.pv) == (r1.nodes, r1.samples, r1.value, r1.pv)
+
+
+def test_an_idle_helper_returns_to_poll_and_a_stop_ends_it(adapter):
+    """With no job open the helper kernel gives up after max_idle empty scans (the Searcher then sleeps
+    between calls, so a helper never spins for long beside samplers that idle); with stop set it returns at
+    once."""
+    from usi_engine.search.games import kernels
+
+    k = kernels("shogi")
+    board = Board(bench_sfens()[0])
+    jobs = core.new_jobs(2, MAX_MOVES, board.pos)
+    ctl = np.zeros(core.CTL_SIZE, np.int64)
+    assert k.run_helper(board.pos.copy(), ctl, adapter.weights, adapter.params, jobs, 1000) == 0
+    ctl[core.C_STOP] = 1
+    assert k.run_helper(board.pos.copy(), ctl, adapter.weights, adapter.params, jobs, 1 << 60) == 0

@@ -932,15 +932,17 @@ def build_kernels(game, stamp):
         return done
 
     @_njit(cache=True, nogil=True)
-    def run_helper(pos, ctl, weights, gparams, jobs):
+    def run_helper(pos, ctl, weights, gparams, jobs, max_idle):
         """A helper thread: until stop, evaluate children of the expansions the sampling threads publish
         (run_samples with IP_PUBLISH), never sampling itself. One sampler plus helpers search exactly the
         tree one thread would (same draws, same values), faster. pos is this thread's scratch position.
-        Returns the children evaluated."""
+        Returns the children evaluated, also early after max_idle scans in a row found nothing to do (the
+        caller then sleeps: samplers that idle, e.g. on a proven root, must not keep a core spinning)."""
         source_stamp = stamp  # noqa: F841  (keeps the stamp in the closure cells = the cache key)
         job, jmoves, jvalues, jflags, jpos = jobs
         joined = 0
-        while atomic_load(ctl, C_STOP) == 0:
+        idle_scans = 0
+        while atomic_load(ctl, C_STOP) == 0 and idle_scans < max_idle:
             idle = True
             for base in range(0, job.shape[0], J_STRIDE):
                 w = atomic_load(job, base + J_WORD)
@@ -955,7 +957,10 @@ def build_kernels(game, stamp):
                 joined += joiner.expand_children(pos, weights, gparams, row[0], row[1], row[2], job, base, node)
                 idle = False
             if idle:
+                idle_scans += 1
                 cpu_yield()
+            else:
+                idle_scans = 0
         atomic_add(ctl, C_JOINED, joined)
         return joined
 

@@ -35,6 +35,7 @@ GRAPH_EDGES_PER_NODE = 2.0  # in graph mode edges outnumber nodes (shared childr
 POLL_SECONDS = 0.001
 DEPTH_POLL_SECONDS = 0.01
 KERNEL_BATCH = 1 << 40  # samples per kernel call: it returns on stop anyway
+HELPER_IDLE_SCANS = 20000  # a helper kernel returns after this many empty job scans in a row (~10-100 ms)
 STALL_SAMPLES = 20000  # samples without any expansion after which a search is stalled
 POLICIES = {'softmax': core.POLICY_SOFTMAX, 'uct': core.POLICY_UCT, 'rave': core.POLICY_RAVE}
 DEFAULT_VALUE_SCALE = 1000.0
@@ -484,7 +485,12 @@ class Searcher:
     def _helper(self, index, root_pos, samplers):
         adapter = self.adapter
         try:
-            self.kernels.run_helper(adapter.copy(root_pos), self.pool.ctl, adapter.weights, adapter.params, self._jobs)
+            pos, ctl = adapter.copy(root_pos), self.pool.ctl
+            while True:  # the kernel returns on stop, or after a long idle spell (then poll at leisure)
+                self.kernels.run_helper(pos, ctl, adapter.weights, adapter.params, self._jobs, HELPER_IDLE_SCANS)
+                if ctl[core.C_STOP]:
+                    break
+                time.sleep(POLL_SECONDS)
         except Exception as exc:  # surface kernel errors in search()
             self._errors.append(exc)
             self.pool.ctl[core.C_STOP] = 1
