@@ -148,7 +148,7 @@ OPTIONS = (
     _spin("MateGuardNodes", 5000, 1, 10**9, "df-pn nodes per root move the mate guard asks about"),
     _check("GraphSearch", True, "share transpositions between paths"),
     _check("JointExpansion", True, "threads help evaluate the children of a node another thread expands"),
-    _spin("HelperThreads", -1, -1, 255, "threads that only evaluate other threads' expansions (-1 = half)"),
+    _spin("HelperThreads", -1, -1, 255, "threads that only evaluate other threads' expansions (-1 = all but one)"),
     _combo("SelectionPolicy", "softmax", SELECTION_POLICIES),
     _spin("Seed", 0, 0, 2**31 - 1, "random seed of the search threads"),
 )

@@ -5,8 +5,8 @@ untimed warm-up search that loads or compiles the kernels. `nodes` = positions e
 `work`); cpu_ratio = process CPU time / wall time (≈ threads when the threads really run in parallel);
 restarts = samples restarted from the root because a thread met a node another thread was expanding
 (`C_COLLISIONS`: work that searched nothing); joined = children a thread evaluated for another thread's
-expansion (`C_JOINED`: joint expansion, `--no-joint` turns it off; helper threads, `--helpers N`, -1 = half
-the threads as in the engine, 0 = every thread samples).
+expansion (`C_JOINED`: joint expansion, `--no-joint` turns it off; helper threads, `--helpers N`, -1 = all
+but one as in the engine, 0 = every thread samples).
 """
 
 import time
@@ -83,7 +83,7 @@ def main(argv=None, extra_sets=None, default='synthetic'):
     ap.add_argument('--seconds', type=float, default=5.0)
     ap.add_argument('--hash', type=float, default=256.0, help='node pool budget in MB')
     ap.add_argument('--no-joint', action='store_true', help='threads do not join each other\'s expansions')
-    ap.add_argument('--helpers', type=int, default=-1, help='threads that only evaluate expansions (-1 = half)')
+    ap.add_argument('--helpers', type=int, default=-1, help='threads that only evaluate expansions (-1 = all but one)')
     a = ap.parse_args(argv)
     run_bench(a.game, a.threads, a.seconds, a.hash, sets=sets, joint=not a.no_joint, helpers=a.helpers)
     return 0

@@ -869,8 +869,6 @@ def build_kernels(game, stamp):
                         joiner.expand_children(pos, weights, gparams, em, ev, ef, job, my_job, node)
                         work = close_job(job, my_job, n)
                         work += joiner.expand_finish(pos, weights, gparams, em, ev, ef, n)
-                        prior[:n] = 0.5
-                        tstart[: n + 1] = 0
                     if n < 0:
                         n, work = game.expand(pos, weights, gparams, rng, moves, values, cflags)
                         prior[:n] = 0.5

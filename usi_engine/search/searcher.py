@@ -69,7 +69,7 @@ class SearchOptions:
     max_depth: int = 256  # cap on the descent length (also capped by the pos history capacity)
     prune: bool = True  # a full pool frees its improbable part (NodePool.prune) and the search goes on
     joint: bool = True  # threads join each other's expansions (core.open_job; games with expand_children)
-    helpers: int = 0  # of the threads, how many only evaluate the others' expansions (core run_helper); -1 = half
+    helpers: int = 0  # threads that only evaluate the others' expansions (core run_helper); -1 = all but one
 
 
 @dataclass
@@ -350,12 +350,12 @@ class Searcher:
 
     # --- internals ----------------------------------------------------------------------------------
     def helper_count(self) -> int:
-        """Threads that only evaluate the sampling threads' expansions: `helpers` (-1 = half the threads), at
+        """Threads that only evaluate the sampling threads' expansions: `helpers` (-1 = all but one), at
         least one thread left to sample; none for a game without joint expansion or the RAVE policy."""
         opt = self.options
         if self.kernels.run_helper is None or opt.policy == 'rave' or opt.threads < 2:
             return 0
-        return min(opt.threads // 2 if opt.helpers < 0 else opt.helpers, opt.threads - 1)
+        return min(opt.threads - 1 if opt.helpers < 0 else opt.helpers, opt.threads - 1)
 
     def _start_workers(self, pos):
         samplers = self.options.threads - self.helper_count()
