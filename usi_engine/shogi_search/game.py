@@ -246,24 +246,8 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
             out_flags[i] = FLAG_LAZY
             nodes[0] += 1
         else:
-            out_values[i] = qsearch_inc(
-                pos,
-                weights,
-                -INF,
-                INF,
-                qdepth,
-                qmoves,
-                keys,
-                pv,
-                frames,
-                counts,
-                nodes,
-                eacc,
-                eidx,
-                1,
-                see_prune,
-                delta,
-            )
+            q = qmoves, keys, pv, frames, counts, nodes
+            out_values[i] = qsearch_inc(pos, weights, -INF, INF, qdepth, *q, eacc, eidx, 1, see_prune, delta)
             out_flags[i] = FLAG_FORCING if checked else 0
         undo_move(pos)
         child_done(job, base, nodes[0] - before)

@@ -306,22 +306,7 @@ def next_move(pos, mv, ks, i, n):
 
 @njit(cache=True, nogil=True)
 def qsearch_inc(
-    pos,
-    w,
-    alpha,
-    beta,
-    max_depth,
-    moves,
-    keys,
-    pv,
-    frames,
-    counts,
-    nodes,
-    eacc,
-    eidx,
-    base,
-    see_prune,
-    delta=0.0,
+    pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, eacc, eidx, base, see_prune, delta=0.0
 ):
     """Fail-soft alpha-beta quiescence value of pos from the side to move (see module doc); see_prune: leave
     out captures with a negative `see` when not in check.
@@ -427,24 +412,8 @@ def qsearch(pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nod
     eacc = np.empty((max_depth + 1, N_EACC), dtype=np.float64)
     eidx = np.empty((max_depth + 1, N_EIDX), dtype=np.int64)
     inc_init(pos, w, eacc, eidx, 0)
-    return qsearch_inc(
-        pos,
-        w,
-        alpha,
-        beta,
-        max_depth,
-        moves,
-        keys,
-        pv,
-        frames,
-        counts,
-        nodes,
-        eacc,
-        eidx,
-        0,
-        see_prune,
-        delta,
-    )
+    buffers = moves, keys, pv, frames, counts, nodes
+    return qsearch_inc(pos, w, alpha, beta, max_depth, *buffers, eacc, eidx, 0, see_prune, delta)
 
 
 @njit(cache=True, nogil=True)
