@@ -210,11 +210,8 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
     see_prune = params[P_QSEE] != 0.0
     delta = params[P_QDELTA]
     evasions, attacks, replies = probe_scratch()
-    rows = qdepth + 1
-    qmoves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
-    eacc = np.empty((rows + 1, N_EACC), dtype=np.float64)
-    eidx = np.empty((rows + 1, N_EIDX), dtype=np.int64)
-    inc_init(pos, weights, eacc, eidx, 0)
+    q, eacc, eidx = child_scratch(pos, weights, qdepth)
+    qmoves, nodes = q[0], q[5]
     done = 0
     while True:
         i = claim_child(job, base, node)
@@ -246,7 +243,6 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
             out_flags[i] = FLAG_LAZY
             nodes[0] += 1
         else:
-            q = qmoves, keys, pv, frames, counts, nodes
             out_values[i] = qsearch_inc(pos, weights, -INF, INF, qdepth, *q, eacc, eidx, 1, see_prune, delta)
             out_flags[i] = FLAG_FORCING if checked else 0
         undo_move(pos)
@@ -261,16 +257,19 @@ def expand_finish(pos, weights, params, moves, out_values, out_flags, n):
     pass (window_pass); returns its work."""
     if np.int64(params[P_EXPANSION]) != EXPANSION_WINDOW:
         return 0
-    qdepth = np.int64(params[P_QDEPTH])
-    rows = qdepth + 1
-    qmoves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
-    eacc = np.empty((rows + 1, N_EACC), dtype=np.float64)
-    eidx = np.empty((rows + 1, N_EIDX), dtype=np.int64)
+    q, eacc, eidx = child_scratch(pos, weights, np.int64(params[P_QDEPTH]))
+    window_pass(pos, weights, params, moves, out_values, out_flags, n, *q, eacc, eidx)
+    return q[5][0]
+
+
+@njit(cache=True, nogil=True)
+def child_scratch(pos, weights, qdepth):
+    """(quiescence scratch tuple as qsearch_scratch, eacc, eidx) for valuing children of pos: the eval stack
+    has row 0 = pos (inc_init), a child goes to row 1 and its quiescence search above it."""
+    eacc = np.empty((qdepth + 2, N_EACC), dtype=np.float64)
+    eidx = np.empty((qdepth + 2, N_EIDX), dtype=np.int64)
     inc_init(pos, weights, eacc, eidx, 0)
-    window_pass(
-        pos, weights, params, moves, out_values, out_flags, n, qmoves, keys, pv, frames, counts, nodes, eacc, eidx
-    )
-    return nodes[0]
+    return qsearch_scratch(qdepth), eacc, eidx
 
 
 @njit(cache=True, nogil=True)
