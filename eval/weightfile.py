@@ -4,8 +4,9 @@
 An archive holds one float32 array per weight block and a JSON metadata string:
 
 - ``material`` float32[24], ``kp`` float32[2, 81, 1534], ``pp`` float32[1175811], ``ks`` float32[2, 9, 3, 3],
-  ``ef`` float32[2, 9], ``em`` float32[2, 9, 2], ``pe`` float32[2, 13, 3, 3] (the blocks of eval.shogi_features
-  in order; their concatenation is the weight vector);
+  ``ef`` float32[2, 9], ``em`` float32[2, 9, 2], ``pe`` float32[2, 13, 3, 3], ``ed`` float32[2, 9, 10], ``kz``
+  float32[2, 9, 3, 3], ``kpos`` float32[2, 81] (the blocks of eval.shogi_features in order; their concatenation is
+  the weight vector);
 - ``meta``: a 0-d unicode array with JSON ``{"feature_set", "version", "value_scale", "dtype",
   "shapes", "sha256", ...}``. ``value_scale`` is the number of centipawns per stored unit (the
   loaded vector is ``stored * value_scale``); ``sha256`` is the hex digest of the little-endian
@@ -14,7 +15,8 @@ An archive holds one float32 array per weight block and a JSON metadata string:
 Archives are written with ``np.savez_compressed``: the material-only default is mostly zeros and
 compresses to a few kB. Every problem on load raises WeightFileError naming the file and the cause.
 
-Versions: 4 (current) has the seven blocks; a version-3 file (no ``em`` and ``pe``, checksum over the first
+Versions: 5 (current) has the ten blocks; a version-4 file (no ``ed``, ``kz`` and ``kpos``, checksum over the
+first seven), a version-3 file (no ``em`` and ``pe``, checksum over the first
 five), a version-2 file (no ``ef`` either) or a version-1 file (no ``ks`` either) is the same evaluation with
 the missing blocks zero and loads as such. Any other version is refused.
 """
@@ -28,9 +30,9 @@ import numpy as np
 
 from eval import shogi_features as F
 
-BLOCKS = ("material", "kp", "pp", "ks", "ef", "em", "pe")
+BLOCKS = ("material", "kp", "pp", "ks", "ef", "em", "pe", "ed", "kz", "kpos")
 # the blocks each readable version stores
-VERSION_BLOCKS = {1: BLOCKS[:3], 2: BLOCKS[:4], 3: BLOCKS[:5], F.FEATURE_VERSION: BLOCKS}
+VERSION_BLOCKS = {1: BLOCKS[:3], 2: BLOCKS[:4], 3: BLOCKS[:5], 4: BLOCKS[:7], F.FEATURE_VERSION: BLOCKS}
 SHAPES = {
     "material": (F.N_MATERIAL,),
     "kp": (2, F.N_SQ, F.FE_END),
@@ -39,6 +41,9 @@ SHAPES = {
     "ef": (2, F.EF_DIST),
     "em": (2, F.EF_DIST, F.EM_RANK),
     "pe": (2, F.PE_TYPES, F.PE_CAP, F.PE_CAP),
+    "ed": (2, F.EF_DIST, F.N_DIR),
+    "kz": (2, F.KS_ZONE, F.KZ_OCC, F.KS_CAP),
+    "kpos": (2, F.N_SQ),
 }
 STORE_DTYPE = np.dtype("<f4")
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -58,14 +63,13 @@ class WeightFileError(ValueError):
 
 def _split(w):
     """Views of the blocks of a flat weight vector, shaped as stored."""
-    mat = w[F.OFF_MATERIAL : F.OFF_MATERIAL + F.N_MATERIAL]
-    kp = w[F.OFF_KP : F.OFF_KP + F.N_KP].reshape(SHAPES["kp"])
-    pp = w[F.OFF_PP : F.OFF_PP + F.N_PP]
-    ks = w[F.OFF_KS : F.OFF_KS + F.N_KS].reshape(SHAPES["ks"])
-    ef = w[F.OFF_EF : F.OFF_EF + F.N_EF].reshape(SHAPES["ef"])
-    em = w[F.OFF_EM : F.OFF_EM + F.N_EM].reshape(SHAPES["em"])
-    pe = w[F.OFF_PE : F.OFF_PE + F.N_PE].reshape(SHAPES["pe"])
-    return {"material": mat, "kp": kp, "pp": pp, "ks": ks, "ef": ef, "em": em, "pe": pe}
+    out = {}
+    lo = 0
+    for name in BLOCKS:
+        size = int(np.prod(SHAPES[name]))
+        out[name] = w[lo : lo + size].reshape(SHAPES[name])
+        lo += size
+    return out
 
 
 def _checksum(blocks, names):

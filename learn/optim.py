@@ -3,8 +3,8 @@
 Delta w = eps * sum_t A_t e(t) (eq. 14 with the advantage of learn/selfplay.py) is applied by AdaGrad
 (pg.SparseAdaGrad) in parts:
 
-- direct: each trainable coordinate of the evaluation (groups "material", "kp", "pp", "ks", "ef", "em", "pe" of
-  eval/shogi_features.py) takes its own AdaGrad step;
+- direct: each trainable coordinate of the evaluation (groups "material", "kp", "pp", "ks", "ef", "em", "pe",
+  "ed", "kz", "kpos" of eval/shogi_features.py) takes its own AdaGrad step;
 - factors: vectors u whose entries are added to many KP entries at once, KP(t, k, p) = direct + sum_f u_f[map_f],
   each with its own AdaGrad state and step size. A factor's gradient is the sum of the gradients of the KP
   entries it feeds, so a game's evidence is pooled instead of being spread over 81 king squares. This is the
@@ -30,17 +30,32 @@ from functools import lru_cache
 
 import numpy as np
 
-from eval.shogi_features import FE_END, HAND_END, N_KP, N_SQ, N_WEIGHTS, OFF_EF, OFF_EM, OFF_KP, OFF_KS, OFF_PE, OFF_PP
+from eval.shogi_features import (
+    FE_END,
+    HAND_END,
+    N_KP,
+    N_SQ,
+    N_WEIGHTS,
+    OFF_ED,
+    OFF_EF,
+    OFF_EM,
+    OFF_KP,
+    OFF_KPOS,
+    OFF_KS,
+    OFF_KZ,
+    OFF_PE,
+    OFF_PP,
+)
 
 from .pg import SparseAdaGrad
 
-GROUPS = ("material", "kp", "pp", "ks", "ef", "em", "pe")
+GROUPS = ("material", "kp", "pp", "ks", "ef", "em", "pe", "ed", "kz", "kpos")
 N_OFFSETS = 17  # file / rank offsets -8 .. +8
 
 
 def group_of(idx):
     """Group number (index into GROUPS) of each weight index."""
-    return np.searchsorted(np.array([OFF_KP, OFF_PP, OFF_KS, OFF_EF, OFF_EM, OFF_PE]), idx, side="right")
+    return np.searchsorted(np.array([OFF_KP, OFF_PP, OFF_KS, OFF_EF, OFF_EM, OFF_PE, OFF_ED, OFF_KZ, OFF_KPOS]), idx, side="right")
 
 
 def piece_square_map() -> np.ndarray:
@@ -168,7 +183,8 @@ class ShogiUpdate:
 # touched). Format 2: np.savez_compressed with a JSON "meta" (format, array sizes) and per array its nonzero
 # entries, "NAME.idx" (int64, increasing) and "NAME.val" (float64, the exact values: bit-identical on load;
 # -0.0 and any other nonzero bit pattern is kept too). Both load; h of a run started before the king-safety
-# block (length OFF_KS), the effect block (length OFF_EF) or the EM and PE blocks (length OFF_EM) is widened with
+# block (length OFF_KS), the effect block (length OFF_EF), the EM and PE blocks (length OFF_EM) or the ED, KZ and
+# KPOS blocks (length OFF_ED) is widened with
 # zeros for the new entries, which is what a fresh h holds there.
 
 STATE_FORMAT = 2
@@ -255,7 +271,7 @@ def _checked(path, state: dict) -> dict:
     for name, a in state.items():
         if name not in sizes:
             raise OptimStateError(path, f"unknown array '{name}' (expected {', '.join(sizes)})")
-        if name == "h" and a.shape[0] in (OFF_KS, OFF_EF, OFF_EM):  # started before the KS / EF / EM+PE blocks
+        if name == "h" and a.shape[0] in (OFF_KS, OFF_EF, OFF_EM, OFF_ED):  # started before a newer block
             state[name] = a = np.concatenate([a, np.zeros(N_WEIGHTS - a.shape[0])])
         if a.shape[0] != sizes[name]:
             raise OptimStateError(path, f"'{name}' has {a.shape[0]} entries, expected {sizes[name]}")

@@ -70,7 +70,7 @@ class RunConfig:
     l2: float = 0.0  # pull toward the start weights
     max_step: float = 10.0  # per-coordinate step clip (centipawns)
     # feature groups that learn directly (learn/optim.py)
-    groups: tuple = ("material", "kp", "pp", "ks", "ef", "em", "pe")
+    groups: tuple = ("material", "kp", "pp", "ks", "ef", "em", "pe", "ed", "kz", "kpos")
     factor_lr: float = 0.0  # > 0: AdaGrad step of the shared piece-square factor of the KP table
     rel_factor_lr: float = 0.0  # > 0: AdaGrad step of the king-relative factor of the KP table
     selfplay: sp.SelfPlayConfig = field(default_factory=sp.SelfPlayConfig)
@@ -631,35 +631,41 @@ def split_half_agreement(parts, uniq, inv) -> float | None:
 
 def pooled_signal_games(parts) -> dict:
     """Games a batch needs before its mean gradient stands above the per-game noise (N* = per-game variance /
-    squared mean, unbiased estimates over the batch's games; None when the mean is not detectable), on seven
+    squared mean, unbiased estimates over the batch's games; None when the mean is not detectable), on
     low-dimensional projections: material, the piece-square pooling of the own-king KP table, the
-    king-relative pooling of both tables (learn/optim.py factors), the king-safety block, the effect block, the
-    multiple-effect block and the piece-effect block.
+    king-relative pooling of both tables (learn/optim.py factors), and each block of the king terms (king
+    safety, effects, multiple effects, piece effects, effect directions, king-zone occupancy, king placement).
     Small N* = a learnable direction."""
-    from eval.shogi_features import N_EF, N_EM, N_KS, N_PE, OFF_EF, OFF_EM, OFF_KP, OFF_KS, OFF_PE, OFF_PP
+    from eval import shogi_features as F
 
     from .optim import pool_kp
 
     n = len(parts)
     if n < 2:
         return {}
+    blocks = {
+        "ks": (F.OFF_KS, F.N_KS),
+        "ef": (F.OFF_EF, F.N_EF),
+        "em": (F.OFF_EM, F.N_EM),
+        "pe": (F.OFF_PE, F.N_PE),
+        "ed": (F.OFF_ED, F.N_ED),
+        "kz": (F.OFF_KZ, F.N_KZ),
+        "kpos": (F.OFF_KPOS, F.N_KPOS),
+    }
     out = {}
-    for name in ("material", "p", "rel", "ks", "ef", "em", "pe"):
+    for name in ("material", "p", "rel", *blocks):
         rows = []
         for idx, val in parts:
             if name == "material":
-                keep = idx < OFF_KP
-                rows.append(np.bincount(idx[keep], weights=val[keep], minlength=OFF_KP))
-            elif name == "ks":
-                keep = (idx >= OFF_KS) & (idx < OFF_EF)
-                rows.append(np.bincount(idx[keep] - OFF_KS, weights=val[keep], minlength=N_KS))
-            elif name in ("ef", "em", "pe"):
-                lo, size = {"ef": (OFF_EF, N_EF), "em": (OFF_EM, N_EM), "pe": (OFF_PE, N_PE)}[name]
+                keep = idx < F.OFF_KP
+                rows.append(np.bincount(idx[keep], weights=val[keep], minlength=F.OFF_KP))
+            elif name in blocks:
+                lo, size = blocks[name]
                 keep = (idx >= lo) & (idx < lo + size)
                 rows.append(np.bincount(idx[keep] - lo, weights=val[keep], minlength=size))
             else:
-                kp = (idx >= OFF_KP) & (idx < OFF_PP)
-                rows.append(pool_kp(name, idx[kp] - OFF_KP, val[kp]))
+                kp = (idx >= F.OFF_KP) & (idx < F.OFF_PP)
+                rows.append(pool_kp(name, idx[kp] - F.OFF_KP, val[kp]))
         g = np.array(rows)
         total = g.sum(axis=0)
         square_sum = float((g * g).sum())

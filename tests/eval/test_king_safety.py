@@ -1,5 +1,5 @@
-"""The king and effect terms (KS, EF, EM and PE blocks, eval.shogi_features.king_terms): each term against an
-independent Python reference over python-shogi's attackers, their gradients against finite differences, and their
+"""The king and effect terms (KS, EF, EM, PE, ED, KZ and KPOS blocks, eval.shogi_features.king_terms): each term
+against an independent Python reference over python-shogi's attackers, their gradients against finite differences, and their
 symmetry."""
 
 import numpy as np
@@ -49,12 +49,6 @@ def reference_ks(sfen, w):
     return total
 
 
-def ks_weights(seed):
-    w = np.zeros(F.N_WEIGHTS)
-    w[F.OFF_KS : F.OFF_EF] = np.random.default_rng(seed).normal(0.0, 40.0, F.N_KS)
-    return w
-
-
 def reference_ef(sfen, w):
     """The EF term from its definition over python-shogi: every (attacker other than a king, attacked square)
     pair adds w[EF, 0, distance to the attacker's own king] + w[EF, 1, distance to the other king], + for the
@@ -76,12 +70,6 @@ def reference_ef(sfen, w):
                 d = max(abs(krank - trank), abs(kfile - tfile))
                 total += sign * n * w[F.OFF_EF + block * F.EF_DIST + d]
     return total
-
-
-def ef_weights(seed):
-    w = np.zeros(F.N_WEIGHTS)
-    w[F.OFF_EF : F.OFF_EM] = np.random.default_rng(seed).normal(0.0, 40.0, F.N_EF)
-    return w
 
 
 def distance(a, b):
@@ -132,6 +120,84 @@ def reference_pe(sfen, w):
     return total
 
 
+def direction(colour, king, sq):
+    """Direction class of python-shogi square sq seen from a king of `colour` on `king` (0 ahead .. 8 behind,
+    9 the king's square; left and right alike), written from the geometry: a = files aside, b = ranks."""
+    krank, kfile = divmod(king, 9)
+    trank, tfile = divmod(sq, 9)
+    ahead = trank - krank  # < 0: towards rank 1, Black's "ahead"
+    if colour == shogi.WHITE:
+        ahead = -ahead
+    a, b = abs(tfile - kfile), abs(ahead)
+    if a == 0 and b == 0:
+        return 9
+    if ahead < 0:
+        return 0 if a == 0 else 1 if a < b else 2 if a == b else 3
+    if ahead == 0:
+        return 4
+    return 8 if a == 0 else 7 if a < b else 6 if a == b else 5
+
+
+def reference_ed(sfen, w):
+    """The ED term from its definition: every (attacker other than a king, attacked square) pair adds
+    w[ED, 0, distance, direction from the attacker's own king] + w[ED, 1, the same from the other king], + for
+    the side to move's pieces, - for the other side's."""
+    ref = shogi.Board(sfen)
+    stm = ref.turn
+    total = 0.0
+    for t in range(81):
+        for colour in (shogi.BLACK, shogi.WHITE):
+            n = len(attackers_but_kings(ref, colour, t))
+            sign = 1.0 if colour == stm else -1.0
+            for block, king_colour in ((0, colour), (1, 1 - colour)):
+                ksq = ref.king_squares[king_colour]
+                if ksq is not None:
+                    k = (block * F.EF_DIST + distance(ksq, t)) * F.N_DIR + direction(king_colour, ksq, t)
+                    total += sign * n * w[F.OFF_ED + k]
+    return total
+
+
+def reference_kz(sfen, w):
+    """The KZ term from its definition: each on-board neighbour of each king (the side to move's first) adds
+    w[KZ, king, zone square seen from the mover, occupant (0 empty, 1 the king's side, 2 the other side),
+    min(defenders of the king's side but kings, 2)]."""
+    ref = shogi.Board(sfen)
+    stm = ref.turn
+    total = 0.0
+    for t, colour in enumerate((stm, 1 - stm)):
+        ksq = ref.king_squares[colour]
+        if ksq is None:
+            continue
+        krank, kfile = divmod(ksq, 9)
+        for dfile in (-1, 0, 1):
+            for drank in (-1, 0, 1):
+                r, c = krank + drank, kfile - dfile
+                if (dfile == 0 and drank == 0) or not (0 <= r < 9 and 0 <= c < 9):
+                    continue
+                sq = r * 9 + c
+                piece = ref.piece_at(sq)
+                occ = 0 if piece is None else 1 if piece.color == colour else 2
+                guards = min(len(attackers_but_kings(ref, colour, sq)), 2)
+                df, dr = (dfile, drank) if stm == shogi.BLACK else (-dfile, -drank)
+                z = (df + 1) * 3 + dr + 1
+                total += w[F.OFF_KZ + ((t * 9 + z) * 3 + occ) * 3 + guards]
+    return total
+
+
+def reference_kpos(sfen, w):
+    """The KPOS term: each king adds w[KPOS, king (the side to move's first), its square seen from the mover]."""
+    ref = shogi.Board(sfen)
+    stm = ref.turn
+    total = 0.0
+    for t, colour in enumerate((stm, 1 - stm)):
+        ksq = ref.king_squares[colour]
+        if ksq is not None:
+            rank, col = divmod(ksq, 9)
+            ours = (8 - col) * 9 + rank  # file (9 - col) - 1, rank - 1
+            total += w[F.OFF_KPOS + t * 81 + (ours if stm == shogi.BLACK else 80 - ours)]
+    return total
+
+
 def block_weights(block, seed):
     """Random weights in one block, zero elsewhere."""
     lo, size = BLOCKS[block]
@@ -140,26 +206,38 @@ def block_weights(block, seed):
     return w
 
 
-BLOCKS = {"ks": (F.OFF_KS, F.N_KS), "ef": (F.OFF_EF, F.N_EF), "em": (F.OFF_EM, F.N_EM), "pe": (F.OFF_PE, F.N_PE)}
+BLOCKS = {
+    "ks": (F.OFF_KS, F.N_KS),
+    "ef": (F.OFF_EF, F.N_EF),
+    "em": (F.OFF_EM, F.N_EM),
+    "pe": (F.OFF_PE, F.N_PE),
+    "ed": (F.OFF_ED, F.N_ED),
+    "kz": (F.OFF_KZ, F.N_KZ),
+    "kpos": (F.OFF_KPOS, F.N_KPOS),
+}
 
 
-@pytest.mark.parametrize("block, reference", [("em", reference_em), ("pe", reference_pe)])
-def test_em_and_pe_terms_equal_the_reference(block, reference):
+@pytest.mark.parametrize(
+    "block, reference",
+    [("em", reference_em), ("pe", reference_pe), ("ed", reference_ed), ("kz", reference_kz), ("kpos", reference_kpos)],
+)
+def test_block_terms_equal_the_reference(block, reference):
     w = block_weights(block, 13)
     for s in SFENS:
         assert F.evaluate(Board(s).pos, w) == pytest.approx(reference(s, w), abs=1e-9), s
 
 
 def test_ks_term_equals_the_reference():
-    w = ks_weights(5)
+    w = block_weights("ks", 5)
     for s in SFENS:
         assert F.evaluate(Board(s).pos, w) == pytest.approx(reference_ks(s, w), abs=1e-9), s
 
 
-@pytest.mark.parametrize("block", ["ks", "ef", "em", "pe"])
+@pytest.mark.parametrize("block", list(BLOCKS))
 def test_gradient_equals_finite_differences(block):
     """Every weight of the block: central finite differences equal the emitted coefficient (0 when inactive);
-    KS has 4..18 active entries (one per on-board zone square), EF, EM and PE at least one; indices unique."""
+    KS has 4..18 active entries (one per on-board zone square), KZ 3..16 (one per on-board neighbour), KPOS 2,
+    the others at least one; indices unique."""
     lo, hi = BLOCKS[block][0], BLOCKS[block][0] + BLOCKS[block][1]
     w = np.random.default_rng(6).normal(0.0, 30.0, F.N_WEIGHTS)
     idx, coef = F.feature_buffers()
@@ -170,7 +248,8 @@ def test_gradient_equals_finite_differences(block):
         grad = dict(zip(idx[:n].tolist(), coef[:n].tolist()))
         assert len(grad) == n
         active = [k for k in grad if lo <= k < hi]
-        assert (4 <= len(active) <= 18) if block == "ks" else active
+        expected = {"ks": range(4, 19), "kz": range(3, 17), "kpos": range(2, 3)}
+        assert len(active) in expected[block] if block in expected else active
         for k in range(lo, hi):
             wp, wm = w.copy(), w.copy()
             wp[k] += h
@@ -182,13 +261,13 @@ def test_gradient_equals_finite_differences(block):
 def test_king_terms_are_symmetric_under_rotation_with_colours_swapped():
     from tests.eval.test_shogi_eval import flip_sfen
 
-    w = ks_weights(7) + ef_weights(8) + block_weights("em", 14) + block_weights("pe", 15)
+    w = sum(block_weights(block, 20 + i) for i, block in enumerate(BLOCKS))
     for s in SFENS[:60]:
         assert F.evaluate(Board(s).pos, w) == pytest.approx(F.evaluate(Board(flip_sfen(s)).pos, w), abs=1e-9)
 
 
 def test_ef_term_equals_the_reference():
-    w = ef_weights(9)
+    w = block_weights("ef", 9)
     for s in SFENS:
         assert F.evaluate(Board(s).pos, w) == pytest.approx(reference_ef(s, w), abs=1e-9), s
 
@@ -196,6 +275,7 @@ def test_ef_term_equals_the_reference():
 def test_king_terms_without_a_king():
     """A mate problem has no Black king: the terms of the missing king are left out, not read off the table."""
     s = "4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1"
-    w = ks_weights(11) + ef_weights(12) + block_weights("em", 16) + block_weights("pe", 17)
-    expected = reference_ks(s, w) + reference_ef(s, w) + reference_em(s, w) + reference_pe(s, w)
+    w = sum(block_weights(block, 30 + i) for i, block in enumerate(BLOCKS))
+    references = (reference_ks, reference_ef, reference_em, reference_pe, reference_ed, reference_kz, reference_kpos)
+    expected = sum(reference(s, w) for reference in references)
     assert F.evaluate(Board(s).pos, w) == pytest.approx(expected, abs=1e-9)
