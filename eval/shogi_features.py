@@ -171,19 +171,20 @@ def _direction(df, dr):
     return 8 if df == 0 else 7 if df > -dr else 6 if df == -dr else 5
 
 
-def _direction_table():
-    """KDIR[o, t, k]: direction of square t from a king on k whose side is o (0 Black: ahead = rank 1;
-    1 White: both squares rotated 180 degrees first); column N_SQ (no king) is -1."""
+def _distance_direction_table():
+    """KED[o, t, k] = dist(t, k) * N_DIR + direction of square t from a king on k whose side is o (0 Black: ahead
+    = rank 1; 1 White: both squares rotated 180 degrees first), the ED index within a king's half of the block;
+    the distance is KED // N_DIR. Column N_SQ (no king) is -1."""
     table = np.full((2, N_SQ, N_SQ + 1), -1, dtype=np.int64)
     for o in range(2):
         for t in range(N_SQ):
             for k in range(N_SQ):
                 a, b = (t, k) if o == 0 else (N_SQ - 1 - t, N_SQ - 1 - k)
-                table[o, t, k] = _direction(a // 9 - b // 9, a % 9 - b % 9)
+                table[o, t, k] = DISTANCE[t, k] * N_DIR + _direction(a // 9 - b // 9, a % 9 - b % 9)
     return table
 
 
-KDIR = _direction_table()
+KED = _distance_direction_table()
 # KDIST[t, k]: Chebyshev distance of squares t and k; column N_SQ (no king) is -1.
 KDIST = np.concatenate([DISTANCE, np.full((N_SQ, 1), -1, dtype=np.int64)], axis=1)
 
@@ -274,7 +275,7 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
       to move's pieces, 1 for the other side's; counts of the effects on its square, the kings' own steps
       included this time, capped at 2): defended and attacked pieces (MATERIAL_LEVEL 7's idea).
     - ED: every EF effect also adds w[ED, 0, dist(t, k), dir(t, k)] + w[ED, 1, dist(t, k'), dir(t, k')], same
-      signs, dir = KDIR: the direction of t seen from that king in its own side's orientation (MATERIAL_LEVEL
+      signs, dir = the direction (KED) of t seen from that king in its own side's orientation (MATERIAL_LEVEL
       9's idea: an effect ahead of a king is worth more than one behind it).
     - KPOS: each king adds w[KPOS, t, its square in the frame of the side to move] (MATERIAL_LEVEL 8's king
       placement).
@@ -298,7 +299,7 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
         c = 1 if p & WHITE_BIT else 0
         own = k0 if c == 0 else k1
         other = k1 if c == 0 else k0
-        own = own if own >= 0 else N_SQ  # a missing king (mate problems): KDIST column N_SQ, -1
+        own = own if own >= 0 else N_SQ  # a missing king (mate problems): KED column N_SQ, -1
         other = other if other >= 0 else N_SQ
         sign = 1.0 if c == stm else -1.0
         shift = 8 * c
@@ -315,24 +316,25 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
                 continue
             while t >= 0:
                 count[t] += 1 << shift
-                do = KDIST[t, own]
-                dx = KDIST[t, other]
-                if do >= 0:
-                    ed = do * N_DIR + KDIR[c, t, own]
-                    value += sign * (w[OFF_EF + do] + w[OFF_ED + ed])
+                eo = KED[c, t, own]  # distance and direction from the own king (-1: none)
+                ex = KED[1 - c, t, other]
+                if eo >= 0:
+                    do = eo // N_DIR
+                    value += sign * (w[OFF_EF + do] + w[OFF_ED + eo])
                     if do <= 1:
                         zo += 1 << ZONE_SHIFT[t, own]
                     if emit:
                         acc[do] += sign
-                        acc[N_EF + N_EM + N_PE + ed] += sign
-                if dx >= 0:
-                    ed = (EF_DIST + dx) * N_DIR + KDIR[1 - c, t, other]
-                    value += sign * (w[OFF_EF + EF_DIST + dx] + w[OFF_ED + ed])
+                        acc[N_EF + N_EM + N_PE + eo] += sign
+                if ex >= 0:
+                    dx = ex // N_DIR
+                    ex += EF_DIST * N_DIR
+                    value += sign * (w[OFF_EF + EF_DIST + dx] + w[OFF_ED + ex])
                     if dx <= 1:
                         zx += 1 << ZONE_SHIFT[t, other]
                     if emit:
                         acc[EF_DIST + dx] += sign
-                        acc[N_EF + N_EM + N_PE + ed] += sign
+                        acc[N_EF + N_EM + N_PE + ex] += sign
                 if not slide or pos[BOARD + t] != 0:
                     break
                 t = NEIGHBOUR[t, d]
