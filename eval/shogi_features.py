@@ -61,8 +61,8 @@ The search evaluates differentially (inc_init / inc_record / inc_value, section 
 a child's value is its parent's plus the change of the one or two piece objects the move touched,
 about 4x cheaper than the full evaluation, which stays the reference (evaluate, eval_features). The KS and
 EF terms are read from the position itself (king_terms: one pass over the pieces' effects), not differenced,
-and skipped when the weights' KS, EF, EM, PE, ED, KZ and KPOS blocks are all zero (flag set by inc_init, so a stack assumes fixed
-weights).
+and skipped when the weights' KS, EF, EM, PE, ED, KZ and KPOS blocks are all zero (flag set by inc_init, so a
+stack assumes fixed weights).
 """
 
 import numpy as np

@@ -55,7 +55,8 @@ N_OFFSETS = 17  # file / rank offsets -8 .. +8
 
 def group_of(idx):
     """Group number (index into GROUPS) of each weight index."""
-    return np.searchsorted(np.array([OFF_KP, OFF_PP, OFF_KS, OFF_EF, OFF_EM, OFF_PE, OFF_ED, OFF_KZ, OFF_KPOS]), idx, side="right")
+    starts = np.array([OFF_KP, OFF_PP, OFF_KS, OFF_EF, OFF_EM, OFF_PE, OFF_ED, OFF_KZ, OFF_KPOS])
+    return np.searchsorted(starts, idx, side="right")
 
 
 def piece_square_map() -> np.ndarray:

@@ -1,6 +1,6 @@
 """The king and effect terms (KS, EF, EM, PE, ED, KZ and KPOS blocks, eval.shogi_features.king_terms): each term
-against an independent Python reference over python-shogi's attackers, their gradients against finite differences, and their
-symmetry."""
+against an independent Python reference over python-shogi's attackers, their gradients against finite differences,
+and their symmetry."""
 
 import numpy as np
 import pytest

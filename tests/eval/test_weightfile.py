@@ -171,8 +171,8 @@ def test_save_rejects_wrong_length(tmp_path):
 @pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_older_versions_load_with_their_missing_blocks_zero(tmp_path, good, version):
     """Files written before the KS block (version 1: material, kp, pp), the EF block (version 2: + ks), the EM
-    and PE blocks (version 3: + ef) or the ED, KZ and KPOS blocks (version 4: + em, pe) are the same evaluation with the blocks they lack zero; the checksum covers
-    only the blocks of their version."""
+    and PE blocks (version 3: + ef) or the ED, KZ and KPOS blocks (version 4: + em, pe) are the same evaluation
+    with the blocks they lack zero; the checksum covers only the blocks of their version."""
     from eval.weightfile import VERSION_BLOCKS, _checksum
 
     names = VERSION_BLOCKS[version]

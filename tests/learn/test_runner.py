@@ -195,7 +195,10 @@ def test_pooled_signal_games_measures_agreement_between_games():
         "signal_games_ef": None,
         "signal_games_em": None,
         "signal_games_pe": None,
-    }  # no KS, EF, EM or PE feature in these rows
+        "signal_games_ed": None,
+        "signal_games_kz": None,
+        "signal_games_kpos": None,
+    }  # no feature of the king-term blocks in these rows
     opposite = same[:2] + [(idx, -v) for i, v in same[:2]]  # mean zero: nothing to learn
     assert set(pooled_signal_games(opposite).values()) == {None}
     rng = np.random.default_rng(0)
