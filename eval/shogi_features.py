@@ -130,6 +130,16 @@ N_KZ = 2 * KS_ZONE * KZ_OCC * KS_CAP  # (king ours/theirs, zone square, occupant
 OFF_KPOS = OFF_KZ + N_KZ
 N_KPOS = 2 * N_SQ  # (king ours/theirs, its square in the frame of the side to move)
 N_WEIGHTS = OFF_KPOS + N_KPOS
+# the blocks summed by king_terms: name -> (offset, size), as weight files and learning name them
+KING_BLOCKS = {
+    "ks": (OFF_KS, N_KS),
+    "ef": (OFF_EF, N_EF),
+    "em": (OFF_EM, N_EM),
+    "pe": (OFF_PE, N_PE),
+    "ed": (OFF_ED, N_ED),
+    "kz": (OFF_KZ, N_KZ),
+    "kpos": (OFF_KPOS, N_KPOS),
+}
 # ptype -> PE type 0..12 (king: -1)
 PE_TYPE = np.array([-1, 0, 1, 2, 3, 4, 5, 6, -1, 7, 8, 9, 10, 11, 12], dtype=np.int64)
 
@@ -249,6 +259,16 @@ def collect(pos, stm, bps, mat):
         if kt >= 0:
             kt = N_SQ - 1 - kt
     return n, ku, kt
+
+
+@njit(cache=True, nogil=True)
+def _emit_unit(out_idx, out_coef, nf, k, emit):
+    """With emit, write feature k with coefficient 1 at out_idx[nf]; the new feature count."""
+    if not emit:
+        return nf
+    out_idx[nf] = k
+    out_coef[nf] = 1.0
+    return nf + 1
 
 
 @njit(cache=True, nogil=True)
@@ -403,10 +423,7 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
             ours_word, theirs_word = theirs_word, ours_word
         k = OFF_KPOS + t * N_SQ + (ksq if stm == 0 else N_SQ - 1 - ksq)
         value += w[k]
-        if emit:
-            out_idx[nf] = k
-            out_coef[nf] = 1.0
-            nf += 1
+        nf = _emit_unit(out_idx, out_coef, nf, k, emit)
         own_word = ours_word if t == 0 else theirs_word  # effects of the king's side
         kf = ksq // 9
         kr = ksq % 9
@@ -424,10 +441,7 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
                 z = (df + 1) * 3 + dr + 1 if stm == 0 else (1 - df) * 3 + 1 - dr
                 k = OFF_KS + ((t * KS_ZONE + z) * KS_CAP + ours) * KS_CAP + theirs
                 value += w[k]
-                if emit:
-                    out_idx[nf] = k
-                    out_coef[nf] = 1.0
-                    nf += 1
+                nf = _emit_unit(out_idx, out_coef, nf, k, emit)
                 if df == 0 and dr == 0:
                     continue
                 p = pos[BOARD + f * 9 + r]
@@ -435,10 +449,7 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
                 guards = min((own_word >> shift) & 15, KS_CAP - 1)
                 k = OFF_KZ + ((t * KS_ZONE + z) * KZ_OCC + occ) * KS_CAP + guards
                 value += w[k]
-                if emit:
-                    out_idx[nf] = k
-                    out_coef[nf] = 1.0
-                    nf += 1
+                nf = _emit_unit(out_idx, out_coef, nf, k, emit)
     return value, nf
 
 

@@ -643,15 +643,7 @@ def pooled_signal_games(parts) -> dict:
     n = len(parts)
     if n < 2:
         return {}
-    blocks = {
-        "ks": (F.OFF_KS, F.N_KS),
-        "ef": (F.OFF_EF, F.N_EF),
-        "em": (F.OFF_EM, F.N_EM),
-        "pe": (F.OFF_PE, F.N_PE),
-        "ed": (F.OFF_ED, F.N_ED),
-        "kz": (F.OFF_KZ, F.N_KZ),
-        "kpos": (F.OFF_KPOS, F.N_KPOS),
-    }
+    blocks = F.KING_BLOCKS
     out = {}
     for name in ("material", "p", "rel", *blocks):
         rows = []

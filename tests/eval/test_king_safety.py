@@ -13,23 +13,15 @@ from usi_engine.shogi.bench import random_game_sfens
 SFENS = random_game_sfens(120, seed=11, min_ply=10, max_ply=200)
 
 
-def ps_square(sq):
-    """python-shogi square of our square sq = (file - 1) * 9 + (rank - 1)."""
-    file, rank = sq // 9 + 1, sq % 9 + 1
-    return (rank - 1) * 9 + (9 - file)
-
-
 def attackers_but_kings(ref, colour, sq):
     """python-shogi's attackers of sq by colour, kings left out."""
     return [a for a in ref.attackers(colour, sq) if ref.piece_type_at(a) != shogi.KING]
 
 
-def reference_ks(sfen, w):
-    """The KS term written from the definition, over python-shogi: for each king (side to move's first) and
-    each on-board square of its 3x3 zone, w[(king, zone square seen from the mover, capped counts)]."""
-    ref = shogi.Board(sfen)
+def zone_squares(ref):
+    """(king, colour, square, z) for each king (the side to move's first: king 0) and each on-board square of
+    its 3x3 zone, z = (file offset + 1) * 3 + rank offset + 1 seen from the side to move."""
     stm = ref.turn
-    total = 0.0
     for t, colour in enumerate((stm, 1 - stm)):
         ksq = ref.king_squares[colour]
         if ksq is None:
@@ -38,37 +30,20 @@ def reference_ks(sfen, w):
         for dfile in (-1, 0, 1):  # file offset in board files (file = 9 - kfile)
             for drank in (-1, 0, 1):
                 r, c = krank + drank, kfile - dfile
-                if not (0 <= r < 9 and 0 <= c < 9):
-                    continue
-                sq = r * 9 + c
-                counts = [min(len(attackers_but_kings(ref, side, sq)), 2) for side in (shogi.BLACK, shogi.WHITE)]
-                ours, theirs = counts[stm], counts[1 - stm]
-                df, dr = (dfile, drank) if stm == shogi.BLACK else (-dfile, -drank)
-                z = (df + 1) * 3 + dr + 1
-                total += w[F.OFF_KS + ((t * 9 + z) * 3 + ours) * 3 + theirs]
-    return total
+                if 0 <= r < 9 and 0 <= c < 9:
+                    df, dr = (dfile, drank) if stm == shogi.BLACK else (-dfile, -drank)
+                    yield t, colour, r * 9 + c, (df + 1) * 3 + dr + 1
 
 
-def reference_ef(sfen, w):
-    """The EF term from its definition over python-shogi: every (attacker other than a king, attacked square)
-    pair adds w[EF, 0, distance to the attacker's own king] + w[EF, 1, distance to the other king], + for the
-    side to move's pieces, - for the other side's."""
+def reference_ks(sfen, w):
+    """The KS term written from the definition, over python-shogi: for each king (side to move's first) and
+    each on-board square of its 3x3 zone, w[(king, zone square seen from the mover, capped counts)]."""
     ref = shogi.Board(sfen)
-    stm = ref.turn
     total = 0.0
-    for sq in range(81):
-        t = ps_square(sq)
-        for colour in (shogi.BLACK, shogi.WHITE):
-            n = len(attackers_but_kings(ref, colour, t))
-            sign = 1.0 if colour == stm else -1.0
-            for block, king_colour in ((0, colour), (1, 1 - colour)):
-                ksq = ref.king_squares[king_colour]
-                if ksq is None:
-                    continue
-                krank, kfile = divmod(ksq, 9)
-                trank, tfile = divmod(t, 9)
-                d = max(abs(krank - trank), abs(kfile - tfile))
-                total += sign * n * w[F.OFF_EF + block * F.EF_DIST + d]
+    for t, _, sq, z in zone_squares(ref):
+        counts = [min(len(attackers_but_kings(ref, side, sq)), 2) for side in (shogi.BLACK, shogi.WHITE)]
+        ours, theirs = counts[ref.turn], counts[1 - ref.turn]
+        total += w[F.OFF_KS + ((t * 9 + z) * 3 + ours) * 3 + theirs]
     return total
 
 
@@ -77,25 +52,39 @@ def distance(a, b):
     return max(abs(a // 9 - b // 9), abs(a % 9 - b % 9))
 
 
+def square_effects(ref):
+    """(square, sign, n, kings) per square and side: n = that side's attackers but kings, sign + for the side to
+    move and - for the other, kings = [(block, king colour, king square)]: block 0 the side's own king, 1 the
+    other king, missing kings left out."""
+    for t in range(81):
+        for colour in (shogi.BLACK, shogi.WHITE):
+            n = len(attackers_but_kings(ref, colour, t))
+            pairs = ((0, colour), (1, 1 - colour))
+            kings = [(b, kc, ref.king_squares[kc]) for b, kc in pairs if ref.king_squares[kc] is not None]
+            yield t, 1.0 if colour == ref.turn else -1.0, n, kings
+
+
+def reference_ef(sfen, w):
+    """The EF term from its definition over python-shogi: every (attacker other than a king, attacked square)
+    pair adds w[EF, 0, distance to the attacker's own king] + w[EF, 1, distance to the other king], + for the
+    side to move's pieces, - for the other side's."""
+    return sum(
+        sign * n * w[F.OFF_EF + block * F.EF_DIST + distance(ksq, t)]
+        for t, sign, n, kings in square_effects(shogi.Board(sfen))
+        for block, _, ksq in kings
+    )
+
+
 def reference_em(sfen, w):
     """The EM term from its definition: the j-th effect (j >= 2; kings' effects left out) of one side on a square
     adds w[EM, 0, distance to that side's king, rank] + w[EM, 1, distance to the other king, rank], rank 0 for
     j = 2 and 1 after, + for the side to move and - for the other side."""
-    ref = shogi.Board(sfen)
-    stm = ref.turn
-    total = 0.0
-    for t in range(81):
-        for colour in (shogi.BLACK, shogi.WHITE):
-            n = len(attackers_but_kings(ref, colour, t))
-            sign = 1.0 if colour == stm else -1.0
-            for j in range(2, n + 1):
-                rank = 0 if j == 2 else 1
-                for block, king_colour in ((0, colour), (1, 1 - colour)):
-                    ksq = ref.king_squares[king_colour]
-                    if ksq is not None:
-                        d = distance(ksq, t)
-                        total += sign * w[F.OFF_EM + (block * F.EF_DIST + d) * F.EM_RANK + rank]
-    return total
+    return sum(
+        sign * w[F.OFF_EM + (block * F.EF_DIST + distance(ksq, t)) * F.EM_RANK + (0 if j == 2 else 1)]
+        for t, sign, n, kings in square_effects(shogi.Board(sfen))
+        for j in range(2, n + 1)
+        for block, _, ksq in kings
+    )
 
 
 # python-shogi piece type -> ours (usi_engine.shogi.layout: P L N S B R G K +P +L +N +S H D = 1..14)
@@ -142,19 +131,11 @@ def reference_ed(sfen, w):
     """The ED term from its definition: every (attacker other than a king, attacked square) pair adds
     w[ED, 0, distance, direction from the attacker's own king] + w[ED, 1, the same from the other king], + for
     the side to move's pieces, - for the other side's."""
-    ref = shogi.Board(sfen)
-    stm = ref.turn
-    total = 0.0
-    for t in range(81):
-        for colour in (shogi.BLACK, shogi.WHITE):
-            n = len(attackers_but_kings(ref, colour, t))
-            sign = 1.0 if colour == stm else -1.0
-            for block, king_colour in ((0, colour), (1, 1 - colour)):
-                ksq = ref.king_squares[king_colour]
-                if ksq is not None:
-                    k = (block * F.EF_DIST + distance(ksq, t)) * F.N_DIR + direction(king_colour, ksq, t)
-                    total += sign * n * w[F.OFF_ED + k]
-    return total
+    return sum(
+        sign * n * w[F.OFF_ED + (block * F.EF_DIST + distance(ksq, t)) * F.N_DIR + direction(colour, ksq, t)]
+        for t, sign, n, kings in square_effects(shogi.Board(sfen))
+        for block, colour, ksq in kings
+    )
 
 
 def reference_kz(sfen, w):
@@ -162,25 +143,14 @@ def reference_kz(sfen, w):
     w[KZ, king, zone square seen from the mover, occupant (0 empty, 1 the king's side, 2 the other side),
     min(defenders of the king's side but kings, 2)]."""
     ref = shogi.Board(sfen)
-    stm = ref.turn
     total = 0.0
-    for t, colour in enumerate((stm, 1 - stm)):
-        ksq = ref.king_squares[colour]
-        if ksq is None:
+    for t, colour, sq, z in zone_squares(ref):
+        if sq == ref.king_squares[colour]:
             continue
-        krank, kfile = divmod(ksq, 9)
-        for dfile in (-1, 0, 1):
-            for drank in (-1, 0, 1):
-                r, c = krank + drank, kfile - dfile
-                if (dfile == 0 and drank == 0) or not (0 <= r < 9 and 0 <= c < 9):
-                    continue
-                sq = r * 9 + c
-                piece = ref.piece_at(sq)
-                occ = 0 if piece is None else 1 if piece.color == colour else 2
-                guards = min(len(attackers_but_kings(ref, colour, sq)), 2)
-                df, dr = (dfile, drank) if stm == shogi.BLACK else (-dfile, -drank)
-                z = (df + 1) * 3 + dr + 1
-                total += w[F.OFF_KZ + ((t * 9 + z) * 3 + occ) * 3 + guards]
+        piece = ref.piece_at(sq)
+        occ = 0 if piece is None else 1 if piece.color == colour else 2
+        guards = min(len(attackers_but_kings(ref, colour, sq)), 2)
+        total += w[F.OFF_KZ + ((t * 9 + z) * 3 + occ) * 3 + guards]
     return total
 
 
@@ -206,15 +176,7 @@ def block_weights(block, seed):
     return w
 
 
-BLOCKS = {
-    "ks": (F.OFF_KS, F.N_KS),
-    "ef": (F.OFF_EF, F.N_EF),
-    "em": (F.OFF_EM, F.N_EM),
-    "pe": (F.OFF_PE, F.N_PE),
-    "ed": (F.OFF_ED, F.N_ED),
-    "kz": (F.OFF_KZ, F.N_KZ),
-    "kpos": (F.OFF_KPOS, F.N_KPOS),
-}
+BLOCKS = F.KING_BLOCKS
 
 
 @pytest.mark.parametrize(
