@@ -20,11 +20,7 @@ the material-only start; docs/learning.md) + three hand-made king terms, nothing
 4. PE block (docs/eval.md "Piece effects"): a board piece other than a king with its own side's effects on
    its square gains PE_DEFENDED[min(n, 2)] of its material value, with the other side's effects loses
    PE_ATTACKED[min(n, 2)] of it: YaneuraOu's MATERIAL_LEVEL 7 numbers (33 and 43, 113 and 122 per 4096).
-
-5. ED block (docs/eval.md "Effect directions"): an effect's EF value times YaneuraOu's MATERIAL_LEVEL 9 rate for
-   the direction of its square seen from the king (ED_OWN_RATE for the piece's own king, ED_OTHER_RATE for the
-   other), stored as the difference from EF (rate - 1).
-6. KZ and KPOS blocks (docs/eval.md "King placement and neighbours"): YaneuraOu's MATERIAL_LEVEL 8 numbers: a
+5. KZ and KPOS blocks (docs/eval.md "King placement and neighbours"): YaneuraOu's MATERIAL_LEVEL 8 numbers: a
    king's neighbour without a defender of the king's side (kings left out) costs KZ_UNGUARDED if empty or held
    by the other side and gains KZ_UNGUARDED_OWN if held by a piece of the king's side; with a defender, a piece
    of the king's side there gains KZ_GUARDED_OWN; each king's square is worth KING_PLACE (relative to its
@@ -55,10 +51,6 @@ EM_SECOND = 0.77  # value of a second effect on a square relative to the first
 EM_LATER = 0.62  # the third and later (YaneuraOu's 0.66, 0.56, 0.48, ... pooled)
 PE_DEFENDED = (0.0, 33 / 4096, 43 / 4096)  # share of a piece's value per own-effect count 0, 1, 2+
 PE_ATTACKED = (0.0, 113 / 4096, 122 / 4096)  # share lost per enemy-effect count 0, 1, 2+
-# per direction 0..9 (shogi_features._direction: ahead, ahead-aside, ahead diagonal, aside-ahead, aside, aside-behind,
-# behind diagonal, behind-aside, behind, the king's square), in units of 1/1024
-ED_OWN_RATE = (1120, 1872, 112, 760, 744, 880, 1320, 600, 904, 1024)
-ED_OTHER_RATE = (1056, 1714, 1688, 1208, 248, 240, 496, 816, 928, 1024)
 KZ_UNGUARDED = -11.0  # an undefended neighbour of a king, empty or held by the other side
 KZ_UNGUARDED_OWN = 20.0  # an undefended neighbour held by a piece of the king's side
 KZ_GUARDED_OWN = 11.0  # a defended neighbour held by a piece of the king's side
@@ -116,8 +108,6 @@ def king_safety_terms(material):
         pe[0, F.PE_TYPE[pt]] = material[pt] * share  # the side to move's piece
         pe[1, F.PE_TYPE[pt]] = -material[pt] * share  # the other side's, seen from the side to move
     w[F.OFF_PE : F.OFF_PE + F.N_PE] = pe.ravel()
-    rates = np.array([ED_OWN_RATE, ED_OTHER_RATE], dtype=np.float64) / 1024.0
-    w[F.OFF_ED : F.OFF_ED + F.N_ED] = (ef[:, :, None] * (rates[:, None, :] - 1.0)).ravel()
     kz = np.zeros((2, F.KS_ZONE, F.KZ_OCC, F.KS_CAP))
     for z in range(F.KS_ZONE):
         if z == F.KS_ZONE // 2:

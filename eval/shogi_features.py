@@ -22,9 +22,6 @@ Value (centipawns, negamax: from the side to move) = w . phi(pos), where phi cou
 - PE (piece effects, version 4): every board piece other than a king counts for (whose piece: the side to
   move's or the other's, its type, the effects of its own side on its square, the other side's), counts
   capped at 2 and including the kings' steps: pieces that are defended, attacked, hanging.
-- ED (effect directions, version 5): every EF effect also counts for (own king, d, direction) and (other king,
-  d', direction), the direction of the square seen from that king in its own side's orientation (ahead,
-  aside, behind, ...; YaneuraOu's MATERIAL_LEVEL 9 idea), same signs as EF.
 - KZ (king zone occupancy, version 5): each of a king's on-board neighbours counts for (king ours/theirs, zone
   square, occupant: empty / the king's side / the other side, the king side's effects on it capped at 2):
   guarded and unguarded neighbours (MATERIAL_LEVEL 8).
@@ -48,8 +45,8 @@ antisymmetric), which lets the weights learn a tempo bonus.
 
 Sizes: FE_END = 76 + 18 * 81 = 1534; KP = 2 * 81 * 1534 = 248,508; PP = 1534 * 1533 / 2 = 1,175,811
 (triangular: index ``a * (a - 1) / 2 + b`` with a > b); KS = 2 * 9 * 3 * 3 = 162; EF = 2 * 9 = 18;
-EM = 2 * 9 * 2 = 36; PE = 2 * 13 * 3 * 3 = 234; ED = 2 * 9 * 10 = 180; KZ = 2 * 9 * 3 * 3 = 162 (the king's own
-square never active); KPOS = 2 * 81 = 162; N_WEIGHTS = 1,425,297 (11.4 MB float64).
+EM = 2 * 9 * 2 = 36; PE = 2 * 13 * 3 * 3 = 234; KZ = 2 * 9 * 3 * 3 = 162 (the king's own square never active);
+KPOS = 2 * 81 = 162; N_WEIGHTS = 1,425,117 (11.4 MB float64).
 PP was chosen over KPP (194 M entries) because it fits in memory, can be learned by sparse SGD in
 numpy-sized buffers and costs 703 table reads for 38 pieces (KPP as int16[2]: 740 MiB).
 
@@ -61,7 +58,7 @@ The search evaluates differentially (inc_init / inc_record / inc_value, section 
 a child's value is its parent's plus the change of the one or two piece objects the move touched,
 about 4x cheaper than the full evaluation, which stays the reference (evaluate, eval_features). The KS and
 EF terms are read from the position itself (king_terms: one pass over the pieces' effects), not differenced,
-and skipped when the weights' KS, EF, EM, PE, ED, KZ and KPOS blocks are all zero (flag set by inc_init, so a
+and skipped when the weights' KS, EF, EM, PE, KZ and KPOS blocks are all zero (flag set by inc_init, so a
 stack assumes fixed weights).
 """
 
@@ -87,7 +84,7 @@ from usi_engine.shogi.layout import (
 from usi_engine.shogi.tables import DISTANCE, KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
 
 FEATURE_SET = "shogi-material-kp-pp"
-FEATURE_VERSION = 5  # 2: + KS, 3: + EF, 4: + EM and PE, 5: + ED, KZ and KPOS (older files load with the newer blocks 0)
+FEATURE_VERSION = 5  # 2: + KS, 3: + EF, 4: + EM and PE, 5: + KZ and KPOS (older files load with the newer blocks 0)
 
 N_SQ = 81
 # Hand capacity per type 1..7 (PAWN LANCE KNIGHT SILVER BISHOP ROOK GOLD); index 0 unused.
@@ -121,10 +118,7 @@ OFF_PE = OFF_EM + N_EM
 PE_TYPES = 13  # board piece types but the king
 PE_CAP = 3  # effect counts 0, 1, 2+ per side
 N_PE = 2 * PE_TYPES * PE_CAP * PE_CAP  # (piece of the side to move / other side, type, own count, enemy count)
-OFF_ED = OFF_PE + N_PE
-N_DIR = 10  # directions of a square seen from a king (YaneuraOu's direction_of; mirrored left to right)
-N_ED = 2 * EF_DIST * N_DIR  # (own king / other king, distance, direction of the attacked square)
-OFF_KZ = OFF_ED + N_ED
+OFF_KZ = OFF_PE + N_PE
 KZ_OCC = 3  # a king's neighbour square is empty, holds a piece of the king's side, or of the other side
 N_KZ = 2 * KS_ZONE * KZ_OCC * KS_CAP  # (king ours/theirs, zone square, occupant, count of the king side's effects)
 OFF_KPOS = OFF_KZ + N_KZ
@@ -136,7 +130,6 @@ KING_BLOCKS = {
     "ef": (OFF_EF, N_EF),
     "em": (OFF_EM, N_EM),
     "pe": (OFF_PE, N_PE),
-    "ed": (OFF_ED, N_ED),
     "kz": (OFF_KZ, N_KZ),
     "kpos": (OFF_KPOS, N_KPOS),
 }
@@ -144,7 +137,7 @@ KING_BLOCKS = {
 PE_TYPE = np.array([-1, 0, 1, 2, 3, 4, 5, 6, -1, 7, 8, 9, 10, 11, 12], dtype=np.int64)
 
 MAX_PIECES = 40  # non-king pieces (38 in a full set), with slack
-N_EFFECT_TERMS = N_EF + N_EM + N_PE + N_ED  # the blocks after KS that king_terms sums per effect, contiguous
+N_EFFECT_TERMS = N_EF + N_EM + N_PE  # the blocks after KS that king_terms sums per effect, contiguous
 MAX_FEATURES = (
     N_MATERIAL + 2 * MAX_PIECES + MAX_PIECES * (MAX_PIECES - 1) // 2 + 2 * KS_ZONE + N_EFFECT_TERMS + 2 * KS_ZONE + 2
 )
@@ -165,36 +158,6 @@ def _zone_shift_table():
 ZONE_SHIFT = _zone_shift_table()
 
 
-def _direction(df, dr):
-    """Direction (0 .. 9) of a square at file offset df and rank offset dr from a king, in the king's own
-    orientation (dr < 0 = towards the other side's camp), squares on the king's left mirrored onto its right:
-    0 straight ahead, 1 ahead and a little aside, 2 ahead diagonal, 3 aside and a little ahead, 4 aside,
-    5 aside and a little behind, 6 behind diagonal, 7 behind and a little aside, 8 straight behind, 9 the
-    king's own square (YaneuraOu's MATERIAL_LEVEL 9 directions)."""
-    df = -abs(df)
-    if df == 0 and dr == 0:
-        return 9
-    if dr < 0:
-        return 0 if df == 0 else 1 if df > dr else 2 if df == dr else 3
-    if dr == 0:
-        return 4
-    return 8 if df == 0 else 7 if df > -dr else 6 if df == -dr else 5
-
-
-def _distance_direction_table():
-    """KED[o, t, k] = dist(t, k) * N_DIR + direction of square t from a king on k whose side is o (0 Black: ahead
-    = rank 1; 1 White: both squares rotated 180 degrees first), the ED index within a king's half of the block;
-    the distance is KED // N_DIR. Column N_SQ (no king) is -1."""
-    table = np.full((2, N_SQ, N_SQ + 1), -1, dtype=np.int64)
-    for o in range(2):
-        for t in range(N_SQ):
-            for k in range(N_SQ):
-                a, b = (t, k) if o == 0 else (N_SQ - 1 - t, N_SQ - 1 - k)
-                table[o, t, k] = DISTANCE[t, k] * N_DIR + _direction(a // 9 - b // 9, a % 9 - b % 9)
-    return table
-
-
-KED = _distance_direction_table()
 # KDIST[t, k]: Chebyshev distance of squares t and k; column N_SQ (no king) is -1.
 KDIST = np.concatenate([DISTANCE, np.full((N_SQ, 1), -1, dtype=np.int64)], axis=1)
 
@@ -294,9 +257,6 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
     - PE: every board piece other than a king adds w[PE, t, type, own count, enemy count] (t 0 for the side
       to move's pieces, 1 for the other side's; counts of the effects on its square, the kings' own steps
       included this time, capped at 2): defended and attacked pieces (MATERIAL_LEVEL 7's idea).
-    - ED: every EF effect also adds w[ED, 0, dist(t, k), dir(t, k)] + w[ED, 1, dist(t, k'), dir(t, k')], same
-      signs, dir = the direction (KED) of t seen from that king in its own side's orientation (MATERIAL_LEVEL
-      9's idea: an effect ahead of a king is worth more than one behind it).
     - KPOS: each king adds w[KPOS, t, its square in the frame of the side to move] (MATERIAL_LEVEL 8's king
       placement).
     - KZ: each of a king's on-board neighbours (not its own square) adds w[KZ, t, z, occupant, count]: occupant
@@ -319,7 +279,7 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
         c = 1 if p & WHITE_BIT else 0
         own = k0 if c == 0 else k1
         other = k1 if c == 0 else k0
-        own = own if own >= 0 else N_SQ  # a missing king (mate problems): KED column N_SQ, -1
+        own = own if own >= 0 else N_SQ  # a missing king (mate problems): KDIST column N_SQ, -1
         other = other if other >= 0 else N_SQ
         sign = 1.0 if c == stm else -1.0
         shift = 8 * c
@@ -336,25 +296,20 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
                 continue
             while t >= 0:
                 count[t] += 1 << shift
-                eo = KED[c, t, own]  # distance and direction from the own king (-1: none)
-                ex = KED[1 - c, t, other]
-                if eo >= 0:
-                    do = eo // N_DIR
-                    value += sign * (w[OFF_EF + do] + w[OFF_ED + eo])
+                do = KDIST[t, own]
+                dx = KDIST[t, other]
+                if do >= 0:
+                    value += sign * w[OFF_EF + do]
                     if do <= 1:
                         zo += 1 << ZONE_SHIFT[t, own]
                     if emit:
                         acc[do] += sign
-                        acc[N_EF + N_EM + N_PE + eo] += sign
-                if ex >= 0:
-                    dx = ex // N_DIR
-                    ex += EF_DIST * N_DIR
-                    value += sign * (w[OFF_EF + EF_DIST + dx] + w[OFF_ED + ex])
+                if dx >= 0:
+                    value += sign * w[OFF_EF + EF_DIST + dx]
                     if dx <= 1:
                         zx += 1 << ZONE_SHIFT[t, other]
                     if emit:
                         acc[EF_DIST + dx] += sign
-                        acc[N_EF + N_EM + N_PE + ex] += sign
                 if not slide or pos[BOARD + t] != 0:
                     break
                 t = NEIGHBOUR[t, d]

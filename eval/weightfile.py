@@ -4,8 +4,8 @@
 An archive holds one float32 array per weight block and a JSON metadata string:
 
 - ``material`` float32[24], ``kp`` float32[2, 81, 1534], ``pp`` float32[1175811], ``ks`` float32[2, 9, 3, 3],
-  ``ef`` float32[2, 9], ``em`` float32[2, 9, 2], ``pe`` float32[2, 13, 3, 3], ``ed`` float32[2, 9, 10], ``kz``
-  float32[2, 9, 3, 3], ``kpos`` float32[2, 81] (the blocks of eval.shogi_features in order; their concatenation is
+  ``ef`` float32[2, 9], ``em`` float32[2, 9, 2], ``pe`` float32[2, 13, 3, 3], ``kz`` float32[2, 9, 3, 3],
+  ``kpos`` float32[2, 81] (the blocks of eval.shogi_features in order; their concatenation is
   the weight vector);
 - ``meta``: a 0-d unicode array with JSON ``{"feature_set", "version", "value_scale", "dtype",
   "shapes", "sha256", ...}``. ``value_scale`` is the number of centipawns per stored unit (the
@@ -15,8 +15,8 @@ An archive holds one float32 array per weight block and a JSON metadata string:
 Archives are written with ``np.savez_compressed``: the material-only default is mostly zeros and
 compresses to a few kB. Every problem on load raises WeightFileError naming the file and the cause.
 
-Versions: 5 (current) has the ten blocks; a version-4 file (no ``ed``, ``kz`` and ``kpos``, checksum over the
-first seven), a version-3 file (no ``em`` and ``pe``, checksum over the first
+Versions: 5 (current) has the nine blocks; a version-4 file (no ``kz`` and ``kpos``, checksum over the first
+seven), a version-3 file (no ``em`` and ``pe``, checksum over the first
 five), a version-2 file (no ``ef`` either) or a version-1 file (no ``ks`` either) is the same evaluation with
 the missing blocks zero and loads as such. Any other version is refused.
 """
@@ -30,7 +30,7 @@ import numpy as np
 
 from eval import shogi_features as F
 
-BLOCKS = ("material", "kp", "pp", "ks", "ef", "em", "pe", "ed", "kz", "kpos")
+BLOCKS = ("material", "kp", "pp", "ks", "ef", "em", "pe", "kz", "kpos")
 # the blocks each readable version stores
 VERSION_BLOCKS = {1: BLOCKS[:3], 2: BLOCKS[:4], 3: BLOCKS[:5], 4: BLOCKS[:7], F.FEATURE_VERSION: BLOCKS}
 SHAPES = {
@@ -41,7 +41,6 @@ SHAPES = {
     "ef": (2, F.EF_DIST),
     "em": (2, F.EF_DIST, F.EM_RANK),
     "pe": (2, F.PE_TYPES, F.PE_CAP, F.PE_CAP),
-    "ed": (2, F.EF_DIST, F.N_DIR),
     "kz": (2, F.KS_ZONE, F.KZ_OCC, F.KS_CAP),
     "kpos": (2, F.N_SQ),
 }

@@ -4,7 +4,7 @@ Delta w = eps * sum_t A_t e(t) (eq. 14 with the advantage of learn/selfplay.py) 
 (pg.SparseAdaGrad) in parts:
 
 - direct: each trainable coordinate of the evaluation (groups "material", "kp", "pp", "ks", "ef", "em", "pe",
-  "ed", "kz", "kpos" of eval/shogi_features.py) takes its own AdaGrad step;
+  "kz", "kpos" of eval/shogi_features.py) takes its own AdaGrad step;
 - factors: vectors u whose entries are added to many KP entries at once, KP(t, k, p) = direct + sum_f u_f[map_f],
   each with its own AdaGrad state and step size. A factor's gradient is the sum of the gradients of the KP
   entries it feeds, so a game's evidence is pooled instead of being spread over 81 king squares. This is the
@@ -36,7 +36,6 @@ from eval.shogi_features import (
     N_KP,
     N_SQ,
     N_WEIGHTS,
-    OFF_ED,
     OFF_EF,
     OFF_EM,
     OFF_KP,
@@ -49,13 +48,13 @@ from eval.shogi_features import (
 
 from .pg import SparseAdaGrad
 
-GROUPS = ("material", "kp", "pp", "ks", "ef", "em", "pe", "ed", "kz", "kpos")
+GROUPS = ("material", "kp", "pp", "ks", "ef", "em", "pe", "kz", "kpos")
 N_OFFSETS = 17  # file / rank offsets -8 .. +8
 
 
 def group_of(idx):
     """Group number (index into GROUPS) of each weight index."""
-    starts = np.array([OFF_KP, OFF_PP, OFF_KS, OFF_EF, OFF_EM, OFF_PE, OFF_ED, OFF_KZ, OFF_KPOS])
+    starts = np.array([OFF_KP, OFF_PP, OFF_KS, OFF_EF, OFF_EM, OFF_PE, OFF_KZ, OFF_KPOS])
     return np.searchsorted(starts, idx, side="right")
 
 
@@ -184,8 +183,8 @@ class ShogiUpdate:
 # touched). Format 2: np.savez_compressed with a JSON "meta" (format, array sizes) and per array its nonzero
 # entries, "NAME.idx" (int64, increasing) and "NAME.val" (float64, the exact values: bit-identical on load;
 # -0.0 and any other nonzero bit pattern is kept too). Both load; h of a run started before the king-safety
-# block (length OFF_KS), the effect block (length OFF_EF), the EM and PE blocks (length OFF_EM) or the ED, KZ and
-# KPOS blocks (length OFF_ED) is widened with
+# block (length OFF_KS), the effect block (length OFF_EF), the EM and PE blocks (length OFF_EM) or the KZ and KPOS
+# blocks (length OFF_KZ) is widened with
 # zeros for the new entries, which is what a fresh h holds there.
 
 STATE_FORMAT = 2
@@ -272,7 +271,7 @@ def _checked(path, state: dict) -> dict:
     for name, a in state.items():
         if name not in sizes:
             raise OptimStateError(path, f"unknown array '{name}' (expected {', '.join(sizes)})")
-        if name == "h" and a.shape[0] in (OFF_KS, OFF_EF, OFF_EM, OFF_ED):  # started before a newer block
+        if name == "h" and a.shape[0] in (OFF_KS, OFF_EF, OFF_EM, OFF_KZ):  # started before a newer block
             state[name] = a = np.concatenate([a, np.zeros(N_WEIGHTS - a.shape[0])])
         if a.shape[0] != sizes[name]:
             raise OptimStateError(path, f"'{name}' has {a.shape[0]} entries, expected {sizes[name]}")

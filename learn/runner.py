@@ -70,7 +70,7 @@ class RunConfig:
     l2: float = 0.0  # pull toward the start weights
     max_step: float = 10.0  # per-coordinate step clip (centipawns)
     # feature groups that learn directly (learn/optim.py)
-    groups: tuple = ("material", "kp", "pp", "ks", "ef", "em", "pe", "ed", "kz", "kpos")
+    groups: tuple = ("material", "kp", "pp", "ks", "ef", "em", "pe", "kz", "kpos")
     factor_lr: float = 0.0  # > 0: AdaGrad step of the shared piece-square factor of the KP table
     rel_factor_lr: float = 0.0  # > 0: AdaGrad step of the king-relative factor of the KP table
     selfplay: sp.SelfPlayConfig = field(default_factory=sp.SelfPlayConfig)
@@ -634,7 +634,7 @@ def pooled_signal_games(parts) -> dict:
     squared mean, unbiased estimates over the batch's games; None when the mean is not detectable), on
     low-dimensional projections: material, the piece-square pooling of the own-king KP table, the
     king-relative pooling of both tables (learn/optim.py factors), and each block of the king terms (king
-    safety, effects, multiple effects, piece effects, effect directions, king-zone occupancy, king placement).
+    safety, effects, multiple effects, piece effects, king-zone occupancy, king placement).
     Small N* = a learnable direction."""
     from eval import shogi_features as F
 

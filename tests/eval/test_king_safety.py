@@ -1,4 +1,4 @@
-"""The king and effect terms (KS, EF, EM, PE, ED, KZ and KPOS blocks, eval.shogi_features.king_terms): each term
+"""The king and effect terms (KS, EF, EM, PE, KZ and KPOS blocks, eval.shogi_features.king_terms): each term
 against an independent Python reference over python-shogi's attackers, their gradients against finite differences,
 and their symmetry."""
 
@@ -109,35 +109,6 @@ def reference_pe(sfen, w):
     return total
 
 
-def direction(colour, king, sq):
-    """Direction class of python-shogi square sq seen from a king of `colour` on `king` (0 ahead .. 8 behind,
-    9 the king's square; left and right alike), written from the geometry: a = files aside, b = ranks."""
-    krank, kfile = divmod(king, 9)
-    trank, tfile = divmod(sq, 9)
-    ahead = trank - krank  # < 0: towards rank 1, Black's "ahead"
-    if colour == shogi.WHITE:
-        ahead = -ahead
-    a, b = abs(tfile - kfile), abs(ahead)
-    if a == 0 and b == 0:
-        return 9
-    if ahead < 0:
-        return 0 if a == 0 else 1 if a < b else 2 if a == b else 3
-    if ahead == 0:
-        return 4
-    return 8 if a == 0 else 7 if a < b else 6 if a == b else 5
-
-
-def reference_ed(sfen, w):
-    """The ED term from its definition: every (attacker other than a king, attacked square) pair adds
-    w[ED, 0, distance, direction from the attacker's own king] + w[ED, 1, the same from the other king], + for
-    the side to move's pieces, - for the other side's."""
-    return sum(
-        sign * n * w[F.OFF_ED + (block * F.EF_DIST + distance(ksq, t)) * F.N_DIR + direction(colour, ksq, t)]
-        for t, sign, n, kings in square_effects(shogi.Board(sfen))
-        for block, colour, ksq in kings
-    )
-
-
 def reference_kz(sfen, w):
     """The KZ term from its definition: each on-board neighbour of each king (the side to move's first) adds
     w[KZ, king, zone square seen from the mover, occupant (0 empty, 1 the king's side, 2 the other side),
@@ -181,7 +152,7 @@ BLOCKS = F.KING_BLOCKS
 
 @pytest.mark.parametrize(
     "block, reference",
-    [("em", reference_em), ("pe", reference_pe), ("ed", reference_ed), ("kz", reference_kz), ("kpos", reference_kpos)],
+    [("em", reference_em), ("pe", reference_pe), ("kz", reference_kz), ("kpos", reference_kpos)],
 )
 def test_block_terms_equal_the_reference(block, reference):
     w = block_weights(block, 13)
@@ -238,6 +209,6 @@ def test_king_terms_without_a_king():
     """A mate problem has no Black king: the terms of the missing king are left out, not read off the table."""
     s = "4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1"
     w = sum(block_weights(block, 30 + i) for i, block in enumerate(BLOCKS))
-    references = (reference_ks, reference_ef, reference_em, reference_pe, reference_ed, reference_kz, reference_kpos)
+    references = (reference_ks, reference_ef, reference_em, reference_pe, reference_kz, reference_kpos)
     expected = sum(reference(s, w) for reference in references)
     assert F.evaluate(Board(s).pos, w) == pytest.approx(expected, abs=1e-9)

@@ -5,8 +5,6 @@ import pytest
 
 from eval import shogi_features as F
 from eval.make_default_weights import (
-    ED_OTHER_RATE,
-    ED_OWN_RATE,
     EF_OTHER,
     EF_OWN,
     KP_OWN,
@@ -29,7 +27,7 @@ from usi_engine.shogi.bench import random_game_sfens
 MATERIAL = read_weights(LEARNED_PATH)[0][: F.N_MATERIAL]
 TERMS = king_safety_terms(MATERIAL)
 EARLIER = TERMS.copy()
-EARLIER[F.OFF_ED :] = 0.0  # the terms before version 5 (KP, KS, EF, EM, PE)
+EARLIER[F.OFF_KZ :] = 0.0  # the terms before version 5 (KP, KS, EF, EM, PE)
 GOLD = MATERIAL[7]  # board gold
 
 
@@ -126,13 +124,3 @@ def test_king_neighbours_by_hand():
     # golds on 5h and 4h defend each other (+11 each), 6h (5h's side step) and 4i; 6i stays empty and undefended
     both = 2 * KZ_GUARDED_OWN + KZ_UNGUARDED
     assert F.evaluate(Board("4k4/9/9/9/9/9/9/4GG3/4K4 b - 1").pos, w) == pytest.approx(both - 5 * KZ_UNGUARDED)
-
-
-def test_effect_directions_by_hand():
-    """ED: a Black pawn on 5g has one effect, on 5f: straight ahead of its own king on 5i at distance 3 and
-    straight ahead of White's king on 5a (in White's orientation) at distance 5."""
-    w = only(F.OFF_ED, F.N_ED)
-    board = F.evaluate(Board("4k4/9/9/9/9/9/4P4/9/4K4 b - 1").pos, w)
-    hand = F.evaluate(Board("4k4/9/9/9/9/9/9/9/4K4 b P 1").pos, w)
-    expected = EF_OWN / 4 * (ED_OWN_RATE[0] / 1024 - 1) + EF_OTHER / 6 * (ED_OTHER_RATE[0] / 1024 - 1)
-    assert board - hand == pytest.approx(expected)

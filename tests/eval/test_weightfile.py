@@ -171,7 +171,7 @@ def test_save_rejects_wrong_length(tmp_path):
 @pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_older_versions_load_with_their_missing_blocks_zero(tmp_path, good, version):
     """Files written before the KS block (version 1: material, kp, pp), the EF block (version 2: + ks), the EM
-    and PE blocks (version 3: + ef) or the ED, KZ and KPOS blocks (version 4: + em, pe) are the same evaluation
+    and PE blocks (version 3: + ef) or the KZ and KPOS blocks (version 4: + em, pe) are the same evaluation
     with the blocks they lack zero; the checksum covers only the blocks of their version."""
     from eval.weightfile import VERSION_BLOCKS, _checksum
 
@@ -184,7 +184,7 @@ def test_older_versions_load_with_their_missing_blocks_zero(tmp_path, good, vers
     with open(old, "wb") as f:
         np.savez_compressed(f, meta=np.array(json.dumps(meta)), **arrays)
     w = sparse_random_weights(2)
-    w[{1: F.OFF_KS, 2: F.OFF_EF, 3: F.OFF_EM, 4: F.OFF_ED}[version] :] = 0.0
+    w[{1: F.OFF_KS, 2: F.OFF_EF, 3: F.OFF_EM, 4: F.OFF_KZ}[version] :] = 0.0
     assert np.array_equal(load_weights(old), w)
     expect_error(rewrite(good, tmp_path / "wrong.npz", meta_update={"version": version}), "checksum mismatch")
     v9 = rewrite(good, tmp_path / "v9.npz", meta_update={"version": 9})

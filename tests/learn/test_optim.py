@@ -4,7 +4,7 @@ state file (compact format 2, the dense format 1 of older runs, pre-KS runs, cor
 import numpy as np
 import pytest
 
-from eval.shogi_features import FE_END, N_SQ, N_WEIGHTS, OFF_ED, OFF_EF, OFF_EM, OFF_KP, OFF_KS, OFF_PP
+from eval.shogi_features import FE_END, N_SQ, N_WEIGHTS, OFF_EF, OFF_EM, OFF_KP, OFF_KS, OFF_KZ, OFF_PP
 from learn.optim import OptimStateError, ShogiUpdate, king_relative_map, load_state, save_state
 
 KP0_END = OFF_KP + N_SQ * FE_END
@@ -148,8 +148,8 @@ def test_old_dense_state_and_pre_ks_state_load(tmp_path):
     back = load_state(old)
     assert all(same_bits(back[k], state[k]) for k in state)
     # runs started before the KS block (h had OFF_KS entries), the EF block (OFF_EF) or the EM and PE blocks
-    # (OFF_EM) or the ED, KZ and KPOS blocks (OFF_ED): the newer entries start at zero
-    for length in (OFF_ED, OFF_EM, OFF_EF, OFF_KS):
+    # (OFF_EM) or the KZ and KPOS blocks (OFF_KZ): the newer entries start at zero
+    for length in (OFF_KZ, OFF_EM, OFF_EF, OFF_KS):
         pre = tmp_path / f"pre-{length}.npz"
         np.savez(pre, h=state["h"][:length], u_p=state["u_p"])
         back = load_state(pre)

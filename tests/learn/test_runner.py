@@ -195,7 +195,6 @@ def test_pooled_signal_games_measures_agreement_between_games():
         "signal_games_ef": None,
         "signal_games_em": None,
         "signal_games_pe": None,
-        "signal_games_ed": None,
         "signal_games_kz": None,
         "signal_games_kpos": None,
     }  # no feature of the king-term blocks in these rows

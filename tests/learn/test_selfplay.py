@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from eval.shogi_features import N_MATERIAL, N_PE, N_WEIGHTS, OFF_ED, OFF_MATERIAL, OFF_PE
+from eval.shogi_features import N_MATERIAL, N_PE, N_WEIGHTS, OFF_KZ, OFF_MATERIAL, OFF_PE
 from eval.weightfile import load_weights
 from learn import pg
 from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer, record_bytes
@@ -35,7 +35,7 @@ def searched(request):
     side, see = request.param
     w = load_weights()
     rng = np.random.default_rng(3)
-    w[24:OFF_ED] = rng.normal(scale=5.0, size=OFF_ED - 24)  # non-trivial KP/PP/king terms (the tree of the SEE test)
+    w[24:OFF_KZ] = rng.normal(scale=5.0, size=OFF_KZ - 24)  # non-trivial KP/PP/king terms (the tree of the SEE test)
     board = Board(MIDGAME.replace(" b ", f" {side} "))
     searcher = Searcher(
         ShogiAdapter(w, make_params(qsearch_depth=QDEPTH, qsearch_see=see)),
