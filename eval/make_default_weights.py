@@ -20,11 +20,6 @@ the material-only start; docs/learning.md) + three hand-made king terms, nothing
 4. PE block (docs/eval.md "Piece effects"): a board piece other than a king with its own side's effects on
    its square gains PE_DEFENDED[min(n, 2)] of its material value, with the other side's effects loses
    PE_ATTACKED[min(n, 2)] of it: YaneuraOu's MATERIAL_LEVEL 7 numbers (33 and 43, 113 and 122 per 4096).
-5. KZ and KPOS blocks (docs/eval.md "King placement and neighbours"): YaneuraOu's MATERIAL_LEVEL 8 numbers: a
-   king's neighbour without a defender of the king's side (kings left out) costs KZ_UNGUARDED if empty or held
-   by the other side and gains KZ_UNGUARDED_OWN if held by a piece of the king's side; with a defender, a piece
-   of the king's side there gains KZ_GUARDED_OWN; each king's square is worth KING_PLACE (relative to its
-   starting square 5i).
 
 Measured against YaneuraOu's material edition at equal nodes and at equal time, docs/strength.md.
 
@@ -51,26 +46,11 @@ EM_SECOND = 0.77  # value of a second effect on a square relative to the first
 EM_LATER = 0.62  # the third and later (YaneuraOu's 0.66, 0.56, 0.48, ... pooled)
 PE_DEFENDED = (0.0, 33 / 4096, 43 / 4096)  # share of a piece's value per own-effect count 0, 1, 2+
 PE_ATTACKED = (0.0, 113 / 4096, 122 / 4096)  # share lost per enemy-effect count 0, 1, 2+
-KZ_UNGUARDED = -11.0  # an undefended neighbour of a king, empty or held by the other side
-KZ_UNGUARDED_OWN = 20.0  # an undefended neighbour held by a piece of the king's side
-KZ_GUARDED_OWN = 11.0  # a defended neighbour held by a piece of the king's side
-# a king's square from its own side's view, rank 1 (the other camp) first, files 9 .. 1 in each row
-KING_PLACE = (
-    (875, 655, 830, 680, 770, 815, 720, 945, 755),
-    (605, 455, 610, 595, 730, 610, 600, 590, 615),
-    (565, 640, 555, 525, 635, 565, 440, 600, 575),
-    (520, 515, 580, 420, 640, 535, 565, 500, 510),
-    (220, 355, 240, 375, 340, 335, 305, 275, 320),
-    (500, 530, 560, 445, 510, 395, 455, 490, 410),
-    (345, 275, 250, 355, 295, 280, 420, 235, 135),
-    (335, 370, 385, 255, 295, 200, 265, 305, 305),
-    (255, 225, 245, 295, 200, 320, 275, 70, 200),
-)
 ONE_PER_KIND = (L.PAWN, L.LANCE, L.KNIGHT, L.SILVER, L.BISHOP, L.ROOK, L.GOLD, L.HORSE, L.DRAGON)
 
 
 def king_safety_terms(material):
-    """The hand-made king and effect terms as a flat weight vector (zero outside KP and the king-term blocks); the
+    """The hand-made king and effect terms as a flat weight vector (zero outside KP, KS, EF, EM and PE); the
     PE values are shares of the board piece values in `material` (the material block of a weight vector)."""
     w = np.zeros(F.N_WEIGHTS, dtype=np.float64)
     for king in range(F.N_SQ):
@@ -108,18 +88,6 @@ def king_safety_terms(material):
         pe[0, F.PE_TYPE[pt]] = material[pt] * share  # the side to move's piece
         pe[1, F.PE_TYPE[pt]] = -material[pt] * share  # the other side's, seen from the side to move
     w[F.OFF_PE : F.OFF_PE + F.N_PE] = pe.ravel()
-    kz = np.zeros((2, F.KS_ZONE, F.KZ_OCC, F.KS_CAP))
-    for z in range(F.KS_ZONE):
-        if z == F.KS_ZONE // 2:
-            continue  # the king's own square: never active
-        kz[0, z, :, 0] = (KZ_UNGUARDED, KZ_UNGUARDED_OWN, KZ_UNGUARDED)  # occupant empty, the king's side, the other
-        kz[0, z, 1, 1:] = KZ_GUARDED_OWN
-    kz[1] = -kz[0]  # the other king, seen from the side to move
-    w[F.OFF_KZ : F.OFF_KZ + F.N_KZ] = kz.ravel()
-    place = np.array([KING_PLACE[sq % 9][8 - sq // 9] for sq in range(F.N_SQ)], dtype=np.float64)
-    place -= place[4 * 9 + 8]  # relative to the starting square 5i
-    w[F.OFF_KPOS : F.OFF_KPOS + F.N_SQ] = place  # our king, square in our frame
-    w[F.OFF_KPOS + F.N_SQ : F.OFF_KPOS + F.N_KPOS] = -place[::-1]  # theirs: its own view is the rotation of ours
     return w
 
 

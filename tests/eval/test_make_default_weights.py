@@ -11,9 +11,6 @@ from eval.make_default_weights import (
     KS_ATTACK,
     KS_DEFEND,
     KS_RING,
-    KZ_GUARDED_OWN,
-    KZ_UNGUARDED,
-    KZ_UNGUARDED_OWN,
     PE_ATTACKED,
     PE_DEFENDED,
     default_weights,
@@ -26,16 +23,7 @@ from usi_engine.shogi.bench import random_game_sfens
 
 MATERIAL = read_weights(LEARNED_PATH)[0][: F.N_MATERIAL]
 TERMS = king_safety_terms(MATERIAL)
-EARLIER = TERMS.copy()
-EARLIER[F.OFF_KZ :] = 0.0  # the terms before version 5 (KP, KS, EF, EM, PE)
 GOLD = MATERIAL[7]  # board gold
-
-
-def only(lo, size):
-    """TERMS restricted to one block."""
-    w = np.zeros(F.N_WEIGHTS)
-    w[lo : lo + size] = TERMS[lo : lo + size]
-    return w
 
 
 def with_side(sfen, side):
@@ -75,11 +63,11 @@ def test_a_gold_beside_the_king_by_hand():
     gold on 4h instead: an enemy piece at distance 1 (-24) attacking the king's square 5i and its neighbours 5h
     and 4i; its effects (4i 4g 5h 3h 5i 3i) at 8 6 7 7 8 8 from its own king and 1 2 1 2 0 2 from Black's count
     against Black; Black's king attacks it once, which counts for Black (PE)."""
-    near = F.evaluate(Board("4k4/9/9/9/9/9/9/5G3/4K4 b - 1").pos, EARLIER)
+    near = F.evaluate(Board("4k4/9/9/9/9/9/9/5G3/4K4 b - 1").pos, TERMS)
     pe = GOLD * PE_DEFENDED[1]
     assert near == pytest.approx(KP_OWN[1] + 2 * KS_RING * KS_DEFEND + ef([2, 1, 1, 2, 2, 2], [6, 8, 7, 7, 6, 6]) + pe)
-    assert F.evaluate(Board("4k4/9/9/9/9/9/9/9/4K4 b G 1").pos, EARLIER) == pytest.approx(0.0)
-    enemy = F.evaluate(Board("4k4/9/9/9/9/9/9/5g3/4K4 b - 1").pos, EARLIER)
+    assert F.evaluate(Board("4k4/9/9/9/9/9/9/9/4K4 b G 1").pos, TERMS) == pytest.approx(0.0)
+    enemy = F.evaluate(Board("4k4/9/9/9/9/9/9/5g3/4K4 b - 1").pos, TERMS)
     pe = GOLD * PE_ATTACKED[1]
     expected = -24.0 - KS_ATTACK - 2 * KS_RING * KS_ATTACK - ef([8, 6, 7, 7, 8, 8], [1, 2, 1, 2, 0, 2]) + pe
     assert enemy == pytest.approx(expected)
@@ -98,29 +86,7 @@ def test_an_attacked_knight_by_hand():
     knight in hand the board adds the knight's two effects (4c at distances 6 from Black's king and 3 from
     White's, 6c at 6 and 5; one effect per square, no EM, no king zone) and its PE entry: Black's piece, own
     count 0, enemy count 1."""
-    board = F.evaluate(Board("8k/9/9/4p4/4N4/9/9/9/K8 b - 1").pos, EARLIER)
-    hand = F.evaluate(Board("8k/9/9/4p4/9/9/9/9/K8 b N 1").pos, EARLIER)
+    board = F.evaluate(Board("8k/9/9/4p4/4N4/9/9/9/K8 b - 1").pos, TERMS)
+    hand = F.evaluate(Board("8k/9/9/4p4/9/9/9/9/K8 b N 1").pos, TERMS)
     knight = MATERIAL[3]
     assert board - hand == pytest.approx(ef([6, 6], [3, 5]) + knight * (PE_DEFENDED[0] - PE_ATTACKED[1]), abs=1e-9)
-
-
-def test_king_placement_by_hand():
-    """KPOS: YaneuraOu's level-8 table relative to 5i; a Black king castled on 8h is worth +170 (370 - 200), from
-    either side to move (the other king's half of the block is the rotation of the first)."""
-    w = only(F.OFF_KPOS, F.N_KPOS)
-    assert F.evaluate(Board("4k4/9/9/9/9/9/9/9/4K4 b - 1").pos, w) == pytest.approx(0.0)
-    assert F.evaluate(Board("4k4/9/9/9/9/9/9/1K7/9 b - 1").pos, w) == pytest.approx(170.0)
-    assert F.evaluate(Board("4k4/9/9/9/9/9/9/1K7/9 w - 1").pos, w) == pytest.approx(-170.0)
-    assert F.evaluate(Board("9/7k1/9/9/9/9/9/9/4K4 w - 1").pos, w) == pytest.approx(170.0)  # White's own 8h
-
-
-def test_king_neighbours_by_hand():
-    """KZ: Black king 5i with a gold on 4h: 4h held by an own piece no other piece defends (+20), 5h and 4i
-    defended by the gold and empty (0), 6h and 6i empty and undefended (-11 each); White's lone king on 5a has five
-    empty undefended neighbours (-11 each for White)."""
-    w = only(F.OFF_KZ, F.N_KZ)
-    black = KZ_UNGUARDED_OWN + 2 * KZ_UNGUARDED
-    assert F.evaluate(Board("4k4/9/9/9/9/9/9/5G3/4K4 b - 1").pos, w) == pytest.approx(black - 5 * KZ_UNGUARDED)
-    # golds on 5h and 4h defend each other (+11 each), 6h (5h's side step) and 4i; 6i stays empty and undefended
-    both = 2 * KZ_GUARDED_OWN + KZ_UNGUARDED
-    assert F.evaluate(Board("4k4/9/9/9/9/9/9/4GG3/4K4 b - 1").pos, w) == pytest.approx(both - 5 * KZ_UNGUARDED)
