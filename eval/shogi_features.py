@@ -235,7 +235,16 @@ def _emit_unit(out_idx, out_coef, nf, k, emit):
 
 
 @njit(cache=True, nogil=True)
-def king_terms(pos, w, out_idx, out_coef, nf, emit):
+def zone_blocks_used(w):
+    """True when the KZ or KPOS block of w is not all zero (else king_terms may skip them)."""
+    for k in range(OFF_KZ, N_WEIGHTS):
+        if w[k] != 0.0:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def king_terms(pos, w, out_idx, out_coef, nf, emit, zone=True):
     """KS, EF, EM and PE terms of pos from the side to move: (value, nf after writing their features from
     out_idx[nf] on).
 
@@ -261,7 +270,8 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
       placement).
     - KZ: each of a king's on-board neighbours (not its own square) adds w[KZ, t, z, occupant, count]: occupant
       0 empty, 1 a piece of the king's side, 2 of the other side; count the king side's effects on it (kings
-      left out, capped at 2): MATERIAL_LEVEL 8's guarded and unguarded neighbours."""
+      left out, capped at 2): MATERIAL_LEVEL 8's guarded and unguarded neighbours.
+    zone False skips KZ and KPOS (callers pass it when both blocks are zero and no features are emitted)."""
     stm = pos[SIDE]
     k0 = pos[KING_SQ]
     k1 = pos[KING_SQ + 1]
@@ -376,9 +386,10 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
         ours_word, theirs_word = (zb0, zb1) if colour == 0 else (zw0, zw1)
         if stm == 1:
             ours_word, theirs_word = theirs_word, ours_word
-        k = OFF_KPOS + t * N_SQ + (ksq if stm == 0 else N_SQ - 1 - ksq)
-        value += w[k]
-        nf = _emit_unit(out_idx, out_coef, nf, k, emit)
+        if zone:
+            k = OFF_KPOS + t * N_SQ + (ksq if stm == 0 else N_SQ - 1 - ksq)
+            value += w[k]
+            nf = _emit_unit(out_idx, out_coef, nf, k, emit)
         own_word = ours_word if t == 0 else theirs_word  # effects of the king's side
         kf = ksq // 9
         kr = ksq % 9
@@ -397,7 +408,7 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit):
                 k = OFF_KS + ((t * KS_ZONE + z) * KS_CAP + ours) * KS_CAP + theirs
                 value += w[k]
                 nf = _emit_unit(out_idx, out_coef, nf, k, emit)
-                if df == 0 and dr == 0:
+                if not zone or (df == 0 and dr == 0):
                     continue
                 p = pos[BOARD + f * 9 + r]
                 occ = 0 if p == 0 else 1 if (1 if p & WHITE_BIT else 0) == colour else 2
@@ -449,7 +460,7 @@ def eval_core(pos, w, out_idx, out_coef, emit):
                 out_idx[nf] = k
                 out_coef[nf] = 1.0
                 nf += 1
-    kings, nf = king_terms(pos, w, out_idx, out_coef, nf, emit)
+    kings, nf = king_terms(pos, w, out_idx, out_coef, nf, emit, emit or zone_blocks_used(w))
     return value + kings, nf
 
 
@@ -507,7 +518,8 @@ EI_VALID = EI_KSQ + 2  # bit f set: frame f of this row is computed
 EI_NCH = EI_VALID + 1  # changed objects of the move into this row (0, 1 or 2); BASE_ROW: none
 BASE_ROW = -1
 EI_CH = EI_NCH + 1  # + 3 * j: (list slot, old index, new index) of changed object j
-EI_KS = EI_CH + 6  # 1 when a block from KS on (king_terms) is not all zero (else inc_value skips king_terms)
+EI_KS = EI_CH + 6  # 1 when a block from KS on (king_terms) is not all zero (else inc_value skips king_terms), 3 when
+# KZ or KPOS is too (else king_terms skips them)
 N_EIDX = EI_KS + 1
 
 
@@ -576,7 +588,7 @@ def inc_init(pos, w, eacc, eidx, row):
         if w[k] != 0.0:
             kings = 1
             break
-    eidx[row, EI_KS] = kings
+    eidx[row, EI_KS] = kings + (2 if kings and zone_blocks_used(w) else 0)
 
 
 @njit(cache=True, nogil=True)
@@ -733,5 +745,5 @@ def inc_value(pos, w, eacc, eidx, row):
     inc_frame(w, eacc, eidx, row, f)
     v = eacc[row, EA_PP + f] + eacc[row, EA_KP + 2 * f] + eacc[row, EA_KP + 2 * f + 1]
     if eidx[row, EI_KS]:
-        v += king_terms(pos, w, pos[:0], w[:0], 0, False)[0]
+        v += king_terms(pos, w, pos[:0], w[:0], 0, False, eidx[row, EI_KS] >= 2)[0]
     return v + eacc[row, EA_MAT] if f == 0 else v - eacc[row, EA_MAT]
