@@ -89,6 +89,21 @@ def test_incremental_without_kings_and_with_full_hands(random_w):
     assert worst < 1e-8 and stats[DROP] > 100
 
 
+@pytest.mark.parametrize("zone", [False, True])
+def test_incremental_equals_full_with_and_without_the_zone_blocks(random_w, zone):
+    """The eval-stack flag that lets king_terms skip KZ and KPOS when both blocks are zero: the incremental value
+    still equals the full one with the blocks zero (skipped on both paths) and with only them non-zero among the
+    king terms."""
+    w = random_w.copy()
+    if zone:
+        w[F.OFF_KS : F.OFF_KZ] = 0.0
+    else:
+        w[F.OFF_KZ :] = 0.0
+    assert F.zone_blocks_used(w) == zone
+    worst, _ = run_walks(random_game_sfens(4, seed=7, min_ply=20, max_ply=120), w, seed=300)
+    assert worst < 1e-8
+
+
 def test_material_only_weights_are_exact():
     """With the shipped material weights the incremental value is exactly the full one (integers)."""
     from eval.weightfile import load_weights
