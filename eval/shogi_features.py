@@ -156,8 +156,6 @@ def _zone_shift_table():
 
 
 ZONE_SHIFT = _zone_shift_table()
-
-
 # KDIST[t, k]: Chebyshev distance of squares t and k; column N_SQ (no king) is -1.
 KDIST = np.concatenate([DISTANCE, np.full((N_SQ, 1), -1, dtype=np.int64)], axis=1)
 
@@ -245,8 +243,8 @@ def zone_blocks_used(w):
 
 @njit(cache=True, nogil=True)
 def king_terms(pos, w, out_idx, out_coef, nf, emit, zone=True):
-    """KS, EF, EM and PE terms of pos from the side to move: (value, nf after writing their features from
-    out_idx[nf] on).
+    """KS, EF, EM, PE, KPOS and KZ terms of pos from the side to move: (value, nf after writing their features
+    from out_idx[nf] on).
 
     One pass over the board pieces other than kings walks every effect (step targets, slider lines up to and
     including the first piece, knight jumps; pins ignored): the "kiki" of YaneuraOu's hand-made evaluation.
