@@ -17,6 +17,10 @@ Delta w = eps * sum_t A_t e(t) (eq. 14 with the advantage of learn/selfplay.py) 
   Factors are folded into the weights after each step (the evaluation and weight file are unchanged); u and
   its AdaGrad state live in the optimiser state.
 
+A group may take larger steps than the rest (`group_scale`, e.g. {"ks": 6}: its lr and max_step times 6): the
+king blocks have a few hundred coordinates whose hand-made values are 50-100 cp, which steps sized for the
+KP table's sparse, noisy entries cannot reach in a few hundred games (docs/learning.md).
+
 The L2 pull of a direct coordinate is toward its start value plus its factors, so regularisation does not
 undo what the factors learned; each factor has its own pull toward 0.
 """
@@ -131,11 +135,17 @@ class Factor:
 class ShogiUpdate:
     """AdaGrad over the trainable groups plus the optional factors (module docstring)."""
 
-    def __init__(self, w, w0, lr, l2, max_step, groups=GROUPS, factor_lr=0.0, state=None, rel_factor_lr=0.0):
-        bad = set(groups) - set(GROUPS)
+    def __init__(
+        self, w, w0, lr, l2, max_step, groups=GROUPS, factor_lr=0.0, state=None, rel_factor_lr=0.0, group_scale=None
+    ):
+        group_scale = group_scale or {}
+        bad = (set(groups) | set(group_scale)) - set(GROUPS)
         if bad:
             raise ValueError(f"unknown feature group(s) {', '.join(sorted(bad))}: expected {', '.join(GROUPS)}")
+        if any(not v > 0 for v in group_scale.values()):
+            raise ValueError(f"group_scale values must be > 0, got {group_scale}")
         self.trainable = np.array([g in groups for g in GROUPS])
+        self.scale = np.array([float(group_scale.get(g, 1.0)) for g in GROUPS])
         state = state or {}
         self.direct = SparseAdaGrad(w, lr=lr, l2=l2, max_step=max_step, h=state.get("h"), w0=w0)
         self.factors = [
@@ -158,14 +168,15 @@ class ShogiUpdate:
         w_kp = self.w[OFF_KP:OFF_PP]
         for f in self.factors:
             out[f"factor_{f.name}_step_norm"] = f.step(idx[kp] - OFF_KP, g[kp], w_kp)
-        keep = self.trainable[group_of(idx)]
-        idx, g = idx[keep], g[keep]
+        group = group_of(idx)
+        keep = self.trainable[group]
+        idx, g, group = idx[keep], g[keep], group[keep]
         if idx.size:
             anchor = self.direct.w0[idx].copy()
             kp = (idx >= OFF_KP) & (idx < OFF_PP)
             for f in self.factors:
                 anchor[kp] += f.offsets(idx[kp] - OFF_KP)
-            out["step_norm"] = self.direct.step(idx, g, anchor)
+            out["step_norm"] = self.direct.step(idx, g, anchor, self.scale[group])
         return out
 
     def state(self) -> dict:

@@ -567,12 +567,14 @@ class SparseAdaGrad:
         self.h = np.zeros_like(w) if h is None else h
         self.lr, self.l2, self.max_step, self.delta = lr, l2, max_step, delta
 
-    def step(self, idx, g, anchor=None):
+    def step(self, idx, g, anchor=None, scale=None):
         """Ascend along the sparse direction g at indices idx (unique); returns the update's L2 norm.
-        The L2 pull is toward `anchor` (values at idx; default the start weights w0[idx])."""
+        The L2 pull is toward `anchor` (values at idx; default the start weights w0[idx]); `scale` (values at
+        idx; default 1) multiplies both lr and max_step per coordinate."""
         g = g - self.l2 * (self.w[idx] - (self.w0[idx] if anchor is None else anchor))
         self.h[idx] += g * g
-        d = np.clip(self.lr * g / (np.sqrt(self.h[idx]) + self.delta), -self.max_step, self.max_step)
+        lr, cap = (self.lr, self.max_step) if scale is None else (self.lr * scale, self.max_step * scale)
+        d = np.clip(lr * g / (np.sqrt(self.h[idx]) + self.delta), -cap, cap)
         self.w[idx] += d
         return float(np.sqrt(np.dot(d, d)))
 

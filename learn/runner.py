@@ -73,6 +73,7 @@ class RunConfig:
     groups: tuple = ("material", "kp", "pp", "ks", "ef", "em", "pe", "kz", "kpos")
     factor_lr: float = 0.0  # > 0: AdaGrad step of the shared piece-square factor of the KP table
     rel_factor_lr: float = 0.0  # > 0: AdaGrad step of the king-relative factor of the KP table
+    group_scale: dict = field(default_factory=dict)  # group -> multiplier of lr and max_step (learn/optim.py)
     selfplay: sp.SelfPlayConfig = field(default_factory=sp.SelfPlayConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
@@ -98,6 +99,10 @@ def load_config(path) -> RunConfig:
         raise ValueError(f"{path}: unknown [eval] setting(s) {', '.join(sorted(bad))}")
     cfg = RunConfig(selfplay=sp.SelfPlayConfig.from_dict(data.get("selfplay", {})), eval=EvalConfig(**ev), **flat)
     cfg.groups = tuple(cfg.groups)
+    if not isinstance(cfg.group_scale, dict) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in cfg.group_scale.values()
+    ):
+        raise ValueError(f"{path}: group_scale must be a table of group = positive number, got {cfg.group_scale!r}")
     if min(cfg.games, cfg.batch_games, cfg.workers) < 1:
         raise ValueError(f"{path}: games, batch_games and workers must be >= 1")
     return cfg
@@ -349,6 +354,7 @@ class Run:
             self.cfg.factor_lr,
             saved,
             self.cfg.rel_factor_lr,
+            self.cfg.group_scale,
         )
 
     def _checkpoint(self, state, opt) -> None:

@@ -47,6 +47,21 @@ def test_frozen_groups_stay_and_l2_anchor_includes_the_factor():
         ShogiUpdate(w0, w0, 1.0, 0.0, 1.0, groups=("kpp",))
 
 
+def test_group_scale_multiplies_the_step_and_its_cap_of_its_groups_only():
+    w0 = np.zeros(N_WEIGHTS)
+    opt = ShogiUpdate(w0.copy(), w0, lr=2.0, l2=0.0, max_step=1.5, groups=("material", "ks"), group_scale={"ks": 6})
+    idx = np.array([3, OFF_KS + 4])
+    opt.step(idx, np.array([1.0, -1.0]))  # first AdaGrad step: lr * g / |g| = +-2, clipped to the cap
+    assert opt.w[3] == pytest.approx(1.5)  # material: lr 2, cap 1.5
+    assert opt.w[OFF_KS + 4] == pytest.approx(-9.0)  # ks: lr 12, cap 9
+    opt.step(idx, np.array([1.0, -1.0]))  # second step: lr / sqrt(2), under both caps
+    assert opt.w[3] == pytest.approx(1.5 + 2.0 / np.sqrt(2), rel=1e-3)
+    assert opt.w[OFF_KS + 4] == pytest.approx(-9.0 - 12.0 / np.sqrt(2), rel=1e-3)
+    for bad in ({"kpp": 2.0}, {"ks": 0.0}):
+        with pytest.raises(ValueError, match="group"):
+            ShogiUpdate(w0, w0, 1.0, 0.0, 1.0, group_scale=bad)
+
+
 def test_state_round_trip_continues_identically():
     rng = np.random.default_rng(0)
     w0 = rng.normal(size=N_WEIGHTS)
