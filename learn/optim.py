@@ -19,7 +19,10 @@ Delta w = eps * sum_t A_t e(t) (eq. 14 with the advantage of learn/selfplay.py) 
 
 A group may take larger steps than the rest (`group_scale`, e.g. {"ks": 6}: its lr and max_step times 6): the
 king blocks have a few hundred coordinates whose hand-made values are 50-100 cp, which steps sized for the
-KP table's sparse, noisy entries cannot reach in a few hundred games (docs/learning.md).
+KP table's sparse, noisy entries cannot reach in a few hundred games (docs/learning.md). AdaGrad's first step of a
+coordinate is +-lr whatever the gradient's size, so a block that joins with one batch of mostly noise moves all its
+entries by +-lr at once; `group_h0` (e.g. {"pe": 1.0}) starts those coordinates' accumulators at h0 instead of 0,
+so a first step is lr * g / sqrt(h0 + g^2): proportional to g while |g| is below sqrt(h0).
 
 The L2 pull of a direct coordinate is toward its start value plus its factors, so regularisation does not
 undo what the factors learned; each factor has its own pull toward 0.
@@ -136,16 +139,30 @@ class ShogiUpdate:
     """AdaGrad over the trainable groups plus the optional factors (module docstring)."""
 
     def __init__(
-        self, w, w0, lr, l2, max_step, groups=GROUPS, factor_lr=0.0, state=None, rel_factor_lr=0.0, group_scale=None
+        self,
+        w,
+        w0,
+        lr,
+        l2,
+        max_step,
+        groups=GROUPS,
+        factor_lr=0.0,
+        state=None,
+        rel_factor_lr=0.0,
+        group_scale=None,
+        group_h0=None,
     ):
-        group_scale = group_scale or {}
-        bad = (set(groups) | set(group_scale)) - set(GROUPS)
+        group_scale, group_h0 = group_scale or {}, group_h0 or {}
+        bad = (set(groups) | set(group_scale) | set(group_h0)) - set(GROUPS)
         if bad:
             raise ValueError(f"unknown feature group(s) {', '.join(sorted(bad))}: expected {', '.join(GROUPS)}")
         if any(not v > 0 for v in group_scale.values()):
             raise ValueError(f"group_scale values must be > 0, got {group_scale}")
+        if any(not v >= 0 for v in group_h0.values()):
+            raise ValueError(f"group_h0 values must be >= 0, got {group_h0}")
         self.trainable = np.array([g in groups for g in GROUPS])
         self.scale = np.array([float(group_scale.get(g, 1.0)) for g in GROUPS])
+        self.h0 = np.array([float(group_h0.get(g, 0.0)) for g in GROUPS]) if group_h0 else None
         state = state or {}
         self.direct = SparseAdaGrad(w, lr=lr, l2=l2, max_step=max_step, h=state.get("h"), w0=w0)
         self.factors = [
@@ -176,7 +193,8 @@ class ShogiUpdate:
             kp = (idx >= OFF_KP) & (idx < OFF_PP)
             for f in self.factors:
                 anchor[kp] += f.offsets(idx[kp] - OFF_KP)
-            out["step_norm"] = self.direct.step(idx, g, anchor, self.scale[group])
+            h0 = None if self.h0 is None else self.h0[group]
+            out["step_norm"] = self.direct.step(idx, g, anchor, self.scale[group], h0)
         return out
 
     def state(self) -> dict:

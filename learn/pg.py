@@ -567,11 +567,15 @@ class SparseAdaGrad:
         self.h = np.zeros_like(w) if h is None else h
         self.lr, self.l2, self.max_step, self.delta = lr, l2, max_step, delta
 
-    def step(self, idx, g, anchor=None, scale=None):
+    def step(self, idx, g, anchor=None, scale=None, h0=None):
         """Ascend along the sparse direction g at indices idx (unique); returns the update's L2 norm.
         The L2 pull is toward `anchor` (values at idx; default the start weights w0[idx]); `scale` (values at
-        idx; default 1) multiplies both lr and max_step per coordinate."""
+        idx; default 1) multiplies both lr and max_step per coordinate; `h0` (values at idx; default 0) is the
+        accumulator a coordinate starts from at its first step (h still 0), so that first step is
+        lr * g / sqrt(h0 + g^2) rather than +-lr whatever the size of g."""
         g = g - self.l2 * (self.w[idx] - (self.w0[idx] if anchor is None else anchor))
+        if h0 is not None:
+            self.h[idx] = np.where(self.h[idx] == 0.0, h0, self.h[idx])
         self.h[idx] += g * g
         lr, cap = (self.lr, self.max_step) if scale is None else (self.lr * scale, self.max_step * scale)
         d = np.clip(lr * g / (np.sqrt(self.h[idx]) + self.delta), -cap, cap)

@@ -74,6 +74,7 @@ class RunConfig:
     factor_lr: float = 0.0  # > 0: AdaGrad step of the shared piece-square factor of the KP table
     rel_factor_lr: float = 0.0  # > 0: AdaGrad step of the king-relative factor of the KP table
     group_scale: dict = field(default_factory=dict)  # group -> multiplier of lr and max_step (learn/optim.py)
+    group_h0: dict = field(default_factory=dict)  # group -> AdaGrad accumulator at a coordinate's first step
     selfplay: sp.SelfPlayConfig = field(default_factory=sp.SelfPlayConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
@@ -99,10 +100,14 @@ def load_config(path) -> RunConfig:
         raise ValueError(f"{path}: unknown [eval] setting(s) {', '.join(sorted(bad))}")
     cfg = RunConfig(selfplay=sp.SelfPlayConfig.from_dict(data.get("selfplay", {})), eval=EvalConfig(**ev), **flat)
     cfg.groups = tuple(cfg.groups)
-    if not isinstance(cfg.group_scale, dict) or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in cfg.group_scale.values()
+    for name, table, ok, what in (
+        ("group_scale", cfg.group_scale, lambda v: v > 0, "positive number"),
+        ("group_h0", cfg.group_h0, lambda v: v >= 0, "number >= 0"),
     ):
-        raise ValueError(f"{path}: group_scale must be a table of group = positive number, got {cfg.group_scale!r}")
+        if not isinstance(table, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and ok(v) for v in table.values()
+        ):
+            raise ValueError(f"{path}: {name} must be a table of group = {what}, got {table!r}")
     if min(cfg.games, cfg.batch_games, cfg.workers) < 1:
         raise ValueError(f"{path}: games, batch_games and workers must be >= 1")
     return cfg
@@ -355,6 +360,7 @@ class Run:
             saved,
             self.cfg.rel_factor_lr,
             self.cfg.group_scale,
+            self.cfg.group_h0,
         )
 
     def _checkpoint(self, state, opt) -> None:

@@ -4,7 +4,7 @@ state file (compact format 2, the dense format 1 of older runs, pre-KS runs, cor
 import numpy as np
 import pytest
 
-from eval.shogi_features import FE_END, N_SQ, N_WEIGHTS, OFF_EF, OFF_EM, OFF_KP, OFF_KS, OFF_KZ, OFF_PP
+from eval.shogi_features import FE_END, N_SQ, N_WEIGHTS, OFF_EF, OFF_EM, OFF_KP, OFF_KS, OFF_KZ, OFF_PE, OFF_PP
 from learn.optim import OptimStateError, ShogiUpdate, king_relative_map, load_state, save_state
 
 KP0_END = OFF_KP + N_SQ * FE_END
@@ -60,6 +60,21 @@ def test_group_scale_multiplies_the_step_and_its_cap_of_its_groups_only():
     for bad in ({"kpp": 2.0}, {"ks": 0.0}):
         with pytest.raises(ValueError, match="group"):
             ShogiUpdate(w0, w0, 1.0, 0.0, 1.0, group_scale=bad)
+
+
+def test_group_h0_warms_the_first_step_of_never_stepped_coordinates_of_its_groups_only():
+    w0 = np.zeros(N_WEIGHTS)
+    opt = ShogiUpdate(w0.copy(), w0, lr=2.0, l2=0.0, max_step=10.0, groups=("material", "pe"), group_h0={"pe": 1.0})
+    idx = np.array([3, OFF_PE + 7])
+    opt.step(idx, np.array([0.1, 0.1]))
+    assert opt.w[3] == pytest.approx(2.0 * 0.1 / (0.1 + 1e-3))  # material: cold, +-lr whatever |g|
+    assert opt.w[OFF_PE + 7] == pytest.approx(0.2 / (np.sqrt(1.01) + 1e-3))  # pe: lr g / (sqrt(h0 + g^2) + delta)
+    opt.step(idx, np.array([0.1, 0.1]))  # h0 counts once: the second step sees h0 + 2 g^2
+    assert opt.w[OFF_PE + 7] == pytest.approx(0.2 / (np.sqrt(1.01) + 1e-3) + 0.2 / (np.sqrt(1.02) + 1e-3))
+    assert opt.state()["h"][OFF_PE + 7] == pytest.approx(1.02)
+    for bad in ({"kpp": 1.0}, {"pe": -1.0}):
+        with pytest.raises(ValueError, match="group"):
+            ShogiUpdate(w0, w0, 1.0, 0.0, 1.0, group_h0=bad)
 
 
 def test_state_round_trip_continues_identically():

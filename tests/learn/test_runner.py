@@ -135,6 +135,9 @@ def test_cli_errors(tmp_path):
     bad.write_text('[run]\ndir = "x"\n[learn]\ngroup_scale = { ks = -1 }\n')
     r = learn("run", str(bad))
     assert r.returncode == 2 and "group_scale" in r.stderr
+    bad.write_text('[run]\ndir = "x"\n[learn]\ngroup_h0 = { pe = "big" }\n')
+    r = learn("run", str(bad))
+    assert r.returncode == 2 and "group_h0" in r.stderr
     r = learn("run", str(SMOKE), "--dir", str(tmp_path / "none"), "--resume")
     assert r.returncode == 2 and "no run to resume" in r.stderr
     r = learn("plot", str(tmp_path))
