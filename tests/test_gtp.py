@@ -140,6 +140,22 @@ def test_genmove_plays_a_legal_move_and_reg_genmove_does_not(gtp):
         assert gtp.ask(f"play w {move}") == ["? illegal move"]
 
 
+def test_engine_plays_with_pattern_playouts_and_pattern_prior():
+    """`--playout-patterns on --prior-patterns on` (docs/go.md, "Playouts"): the engine starts and plays legal
+    moves on both sides."""
+    p = GtpProcess(
+        "--size", "9", "--komi", "7", "--playouts", "300", "--playout-patterns", "on", "--prior-patterns", "on"
+    )
+    try:
+        p.ok("boardsize 9", timeout=FIRST_TIMEOUT)
+        for colour in "bwbw":
+            move = p.ok(f"genmove {colour}")
+            assert move.upper() not in ("PASS", "RESIGN") and len(move) in (2, 3)
+        assert stones(p, "X") == 2 and stones(p, "O") == 2
+    finally:
+        p.close()
+
+
 def test_handicap_commands(gtp):
     gtp.ok("clear_board")
     assert gtp.ok("fixed_handicap 4").split() == ["C7", "G7", "C3", "G3"]

@@ -423,6 +423,8 @@ def player_settings(args) -> PlayerSettings:
         prior_mix=args.prior_mix,
         td_share=args.td_share,
         value_weights=args.value_weights,
+        playout_patterns=args.playout_patterns == "on",
+        prior_patterns=args.prior_patterns == "on",
     )
 
 
@@ -472,6 +474,18 @@ def build_parser():
         "--value-weights",
         default=None,
         help="Go value weight file (default: the shipped usi_engine/go/weights/go<size>.npz)",
+    )
+    p.add_argument(
+        "--playout-patterns",
+        choices=("on", "off"),
+        default="off",
+        help="playouts answer the last move with MoGo's 3x3 patterns (hane, cut, edge) before a random move",
+    )
+    p.add_argument(
+        "--prior-patterns",
+        choices=("on", "off"),
+        default="off",
+        help="RAVE prior: favour MoGo pattern moves next to the last move",
     )
     p.add_argument("--resign", type=float, default=0.05, help="resign below this winrate (0 = never)")
     p.add_argument("--size", type=int, default=19)

@@ -28,7 +28,7 @@ def test_playouts_terminate_legally_and_never_fill_own_eyes():
         for _ in range(games):
             start = GoBoard(size, komi=7.0, ko_rule="simple", history=cap + 8)
             trace = np.full(cap, -1, dtype=np.int32)
-            score, moves = run_playout(start.pos, ws, rng, cap, NONE, NONE, trace)
+            score, moves = run_playout(start.pos, ws, rng, cap, NONE, NONE, trace, False)
             assert 0 < moves <= cap
             pos = start.pos.copy()
             w = size + 1
@@ -54,7 +54,7 @@ def test_own_true_eye_is_never_filled_even_when_it_is_the_last_empty_point():
                 b.play("b", vert)
     b.to_move = "b"
     trace = np.full(10, -1, dtype=np.int32)
-    score, moves = run_playout(b.pos, new_workspace(), seed_rng(1), 50, NONE, NONE, trace)
+    score, moves = run_playout(b.pos, new_workspace(), seed_rng(1), 50, NONE, NONE, trace, False)
     assert moves == 2 and list(trace[:2]) == [L.PASS, L.PASS]  # white's moves would be suicide
     assert score == 25.0
 
@@ -65,13 +65,13 @@ def test_atari_escape_and_capture_heuristics():
     for colour, vert in (("b", "D6"), ("w", "E6"), ("b", "F6"), ("w", "A1"), ("b", "E7")):
         t.play(colour, vert)
     trace = np.full(1, -1, dtype=np.int32)
-    run_playout(t.pos, new_workspace(), seed_rng(5), 1, NONE, NONE, trace)
+    run_playout(t.pos, new_workspace(), seed_rng(5), 1, NONE, NONE, trace, False)
     assert trace[0] == t.parse_vertex("E5")
     # White E5 walks into atari (liberty E6): Black captures it.
     x = GoBoard(9)
     for colour, vert in (("b", "D5"), ("w", "A1"), ("b", "F5"), ("w", "A2"), ("b", "E4"), ("w", "E5")):
         x.play(colour, vert)
-    run_playout(x.pos, new_workspace(), seed_rng(9), 1, NONE, NONE, trace)
+    run_playout(x.pos, new_workspace(), seed_rng(9), 1, NONE, NONE, trace, False)
     assert trace[0] == x.parse_vertex("E6")
 
 
@@ -131,8 +131,8 @@ def test_pass_after_pass_is_a_terminal_child_with_exact_value():
 
 def test_run_playouts_is_reproducible_and_balanced_on_empty_board():
     pos = L.new_pos(9, komi=7.0)
-    a = run_playouts(pos, new_workspace(), seed_rng(42), 300, move_cap(9), NONE, NONE)
-    b = run_playouts(pos, new_workspace(), seed_rng(42), 300, move_cap(9), NONE, NONE)
+    a = run_playouts(pos, new_workspace(), seed_rng(42), 300, move_cap(9), NONE, NONE, False)
+    b = run_playouts(pos, new_workspace(), seed_rng(42), 300, move_cap(9), NONE, NONE, False)
     assert a == b
     assert 0.25 < a[0] / 300 < 0.75  # komi 7 on an empty 9x9: neither side sweeps
     assert 60 < a[1] / 300 < 200  # mean playout length on 9x9

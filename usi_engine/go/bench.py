@@ -1,11 +1,13 @@
-"""Playout benchmark: ``python -m usi_engine.go.bench [--size 9] [--seconds 3] [--search [--policy P]]``.
+"""Playout benchmark: ``python -m usi_engine.go.bench [--size 9] [--seconds 3] [--search [--policy P]]
+[--playout-patterns]``.
 
 Runs playouts from the empty board on one thread (after a warm-up call that compiles or loads the
 kernels), then game.expand with one playout per child (children/s = playouts/s inside the search's
 leaf evaluation, including move generation with superko checks), and prints ``playouts_per_sec=X
 moves_per_sec=Y`` as its last line. With ``--search`` it instead runs the full search (Searcher, one
 thread, fresh tree, policy rave by default) from the empty board and prints
-``search_playouts_per_sec=X`` last (playouts = children evaluated, one playout each).
+``search_playouts_per_sec=X`` last (playouts = children evaluated, one playout each). ``--playout-patterns``
+measures the playouts with MoGo's pattern rule on (playout.py rule 3).
 """
 
 import argparse
@@ -19,18 +21,18 @@ from usi_engine.go.playout import move_cap, new_workspace, run_playouts, seed_rn
 BATCH = 500
 
 
-def measure(size: int = 9, seconds: float = 3.0, seed: int = 1):
+def measure(size: int = 9, seconds: float = 3.0, seed: int = 1, patterns: bool = False):
     """(playouts/s, moves/s, playouts per CPU second, mean moves per playout, Black's winrate)."""
     pos = new_pos(size, komi=7.0)
     ws, rng = new_workspace(), seed_rng(seed)
     none = np.empty(0, dtype=np.float64)
     cap = move_cap(size)
-    run_playouts(pos, ws, rng, 10, cap, none, none)  # compile / load from cache
+    run_playouts(pos, ws, rng, 10, cap, none, none, patterns)  # compile / load from cache
     n = moves = 0
     wins = 0.0
     start, cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
-        w, m, _ = run_playouts(pos, ws, rng, BATCH, cap, none, none)
+        w, m, _ = run_playouts(pos, ws, rng, BATCH, cap, none, none, patterns)
         n += BATCH
         moves += m
         wins += w
@@ -38,7 +40,7 @@ def measure(size: int = 9, seconds: float = 3.0, seed: int = 1):
     return n / elapsed, moves / elapsed, n / cpu, moves / n, wins / n
 
 
-def measure_expand(size: int = 9, seconds: float = 1.0, seed: int = 2):
+def measure_expand(size: int = 9, seconds: float = 1.0, seed: int = 2, patterns: bool = False):
     """(children/s, playout moves/s) of game.expand with K = 1 from the empty board."""
     from usi_engine.go import game
 
@@ -46,7 +48,7 @@ def measure_expand(size: int = 9, seconds: float = 1.0, seed: int = 2):
     moves = np.empty(game.MAX_MOVES, dtype=np.int32)
     values = np.empty(game.MAX_MOVES, dtype=np.float64)
     flags = np.empty(game.MAX_MOVES, dtype=np.int8)
-    weights, params, rng = np.empty(0), game.default_params(playouts=1), seed_rng(seed)
+    weights, params, rng = np.empty(0), game.default_params(playouts=1, playout_patterns=patterns), seed_rng(seed)
     game.expand(pos, weights, params, rng, moves, values, flags)
     children = work = 0
     start = time.perf_counter()
@@ -58,14 +60,14 @@ def measure_expand(size: int = 9, seconds: float = 1.0, seed: int = 2):
     return children / elapsed, work / elapsed
 
 
-def measure_search(size: int = 9, seconds: float = 3.0, policy: str = "rave", seed: int = 1):
+def measure_search(size: int = 9, seconds: float = 3.0, policy: str = "rave", seed: int = 1, patterns: bool = False):
     """(playouts/s wall, playouts per CPU second, KEY=VALUE line) of the full one-thread search."""
-    from usi_engine.go.game import GoAdapter
+    from usi_engine.go.game import GoAdapter, default_params
     from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 
     pos = new_pos(size, komi=7.0)
     searcher = Searcher(
-        GoAdapter(size),
+        GoAdapter(size, default_params(playout_patterns=patterns)),
         SearchOptions(policy=policy, hash_mb=256, reuse=False, seed=seed, t_sel=300.0, t_back=300.0, c_uct=300.0),
     )
     searcher.search(pos, Limits(samples=2))  # compile / load from cache
@@ -87,12 +89,14 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--search", action="store_true", help="benchmark the full search instead")
     ap.add_argument("--policy", choices=("rave", "softmax", "uct"), default="rave")
+    ap.add_argument("--playout-patterns", action="store_true", help="playouts with MoGo's pattern rule")
     args = ap.parse_args(argv)
+    patterns = args.playout_patterns
     if args.search:
-        print(measure_search(args.size, args.seconds, args.policy)[2])
+        print(measure_search(args.size, args.seconds, args.policy, patterns=patterns)[2])
         return
-    pps, mps, per_cpu, length, black = measure(args.size, args.seconds)
-    children, work = measure_expand(args.size, min(args.seconds, 1.0))
+    pps, mps, per_cpu, length, black = measure(args.size, args.seconds, patterns=patterns)
+    children, work = measure_expand(args.size, min(args.seconds, 1.0), patterns=patterns)
     print(f"size={args.size} mean_moves={length:.1f} black_winrate={black:.3f} playouts_per_cpu_sec={per_cpu:.0f}")
     print(f"expand_k1_children_per_sec={children:.0f} expand_playout_moves_per_sec={work:.0f}")
     print(f"playouts_per_sec={pps:.0f} moves_per_sec={mps:.0f}")

@@ -28,6 +28,9 @@ Params layout (float64 array, ``default_params()``):
   the child's side to move.
 - ``params[P_PRIOR_MIX]``   expand_amaf's prior: ``(1 - b) H + b V_mover`` with H the heuristic prior and
   V_mover the learned probability that the mover wins after the move (default b = 0: heuristic only).
+- ``params[P_PLAYOUT_PATTERNS]`` 1: the playouts use MoGo's 3x3 pattern rule (playout.py, rule 3); 0 (default) off.
+- ``params[P_PRIOR_PATTERNS]`` 1: expand_amaf's heuristic prior gives pattern moves next to the last move
+  PRIOR_PATTERN (playout.move_priors); 0 (default) off.
 
 ``weights`` (the learned value, GoAdapter.set_value_weights): ``[n_w, theta (n_w), shape table
 (usi_engine/go/shapes.py) as float64]``; ``[0]`` = none (P_LEAF and P_PRIOR_MIX then have no effect).
@@ -77,7 +80,8 @@ from usi_engine.search.core import NO_MOVE
 from usi_engine.search.values import MATE
 
 P_PLAYOUTS, P_VALUE_SCALE, P_CAP_FACTOR, P_RAVE_PLAYOUTS, P_LEAF, P_PRIOR_MIX = 0, 1, 2, 3, 4, 5
-N_PARAMS = 6
+P_PLAYOUT_PATTERNS, P_PRIOR_PATTERNS = 6, 7
+N_PARAMS = 8
 LEAF_PLAYOUTS, LEAF_LEARNED = 0, 1
 DEFAULT_VALUE_SCALE = 1000.0
 DEFAULT_RAVE_PLAYOUTS = 4
@@ -106,11 +110,14 @@ def default_params(
     rave_playouts: int = DEFAULT_RAVE_PLAYOUTS,
     leaf: int = LEAF_PLAYOUTS,
     prior_mix: float = 0.0,
+    playout_patterns: bool = False,
+    prior_patterns: bool = False,
 ) -> np.ndarray:
     """The params array for expand/root_status."""
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_PLAYOUTS], params[P_VALUE_SCALE], params[P_CAP_FACTOR] = playouts, value_scale, cap_factor
     params[P_RAVE_PLAYOUTS], params[P_LEAF], params[P_PRIOR_MIX] = rave_playouts, leaf, prior_mix
+    params[P_PLAYOUT_PATTERNS], params[P_PRIOR_PATTERNS] = float(playout_patterns), float(prior_patterns)
     return params
 
 
@@ -193,13 +200,14 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
     learned = np.zeros(0, np.float64)
     mix = params[P_PRIOR_MIX] if amaf else 0.0
     learned_leaf = not amaf and params[P_LEAF] == LEAF_LEARNED
+    patterns = params[P_PLAYOUT_PATTERNS] != 0.0
     has_value = weights.shape[0] > 1 and (learned_leaf or mix > 0.0)
     if has_value:
         learned = _learned_child_values(pos, weights, out_moves, n)
         if learned_leaf:
             simulate[:n] = False
     if amaf:
-        move_priors(pos, ws, out_moves, n, out_prior)
+        move_priors(pos, ws, out_moves, n, out_prior, params[P_PRIOR_PATTERNS] != 0.0)
         if has_value:
             for i in range(n):
                 out_prior[i] = (1.0 - mix) * out_prior[i] + mix * learned[i]
@@ -225,14 +233,14 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
         else:
             if amaf:
                 room = min(cap, trace.shape[0] - top)
-                score, moves = run_playout(pos, ws, rng, cap, none, none, trace[top : top + room])
+                score, moves = run_playout(pos, ws, rng, cap, none, none, trace[top : top + room], patterns)
                 black_wins = 1.0 if score > 0 else (0.5 if score == 0 else 0.0)
                 for j in range(top, top + min(moves, room)):
                     if trace[j] == PASS:
                         trace[j] = NO_MOVE
                 top += min(moves, room)
             else:
-                black_wins, moves, _ = run_playouts(pos, ws, rng, k, cap, none, none)
+                black_wins, moves, _ = run_playouts(pos, ws, rng, k, cap, none, none, patterns)
             p = black_wins / k
             if pos[SIDE] != BLACK:
                 p = 1.0 - p

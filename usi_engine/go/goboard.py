@@ -200,7 +200,7 @@ class GoBoard:
         seki = np.zeros(L.BOARD_CAP, dtype=np.float64)
         start = self.pos.copy()
         start[L.PASSES] = 0  # play on from a finished game: the passes only ended it
-        run_playouts(start, new_workspace(), seed_rng(seed), playouts, move_cap(self.size), own, seki)
+        run_playouts(start, new_workspace(), seed_rng(seed), playouts, move_cap(self.size), own, seki, False)
         return own / playouts, seki / playouts
 
     def _blocks(self) -> list:

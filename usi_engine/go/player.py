@@ -56,6 +56,8 @@ class PlayerSettings:
     prior_mix: float = 0.0  # RAVE prior: weight of the learned value against the heuristic prior
     td_share: float = 0.0  # Dyna-2: share of each move's time spent on TD search before the tree search
     value_weights: str | None = None  # Go value weight file (None: the shipped one for the board size)
+    playout_patterns: bool = False  # playouts use MoGo's 3x3 patterns around the last move (playout.py rule 3)
+    prior_patterns: bool = False  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
 
     def uses_value(self) -> bool:
         return self.leaf == "learned" or self.prior_mix > 0 or self.td_share > 0
@@ -82,7 +84,12 @@ class GoPlayer:
             adapter = GoAdapter(
                 size,
                 default_params(
-                    playouts=s.leaf_playouts, rave_playouts=s.rave_playouts, leaf=leaf, prior_mix=s.prior_mix
+                    playouts=s.leaf_playouts,
+                    rave_playouts=s.rave_playouts,
+                    leaf=leaf,
+                    prior_mix=s.prior_mix,
+                    playout_patterns=s.playout_patterns,
+                    prior_patterns=s.prior_patterns,
                 ),
             )
             self.searcher = Searcher(

@@ -15,7 +15,10 @@ Move choice for the side to move, after the opponent's last move L:
 1. atari escape: an own block next to L is in atari -> capture an adjacent opponent block that is
    itself in atari, else extend at the block's liberty if that gives it >= 2 liberties;
 2. capture: the block of L is in atari -> take it;
-3. otherwise a uniformly random empty point (scanning cyclically from a random start) that is
+3. patterns (only with the ``patterns`` flag on; MoGo's rule, Gelly, Wang, Munos & Teytaud 2006): one
+   of the empty 8 neighbours of L whose 3x3 neighbourhood matches a MoGo pattern for the side to move
+   (usi_engine/go/patterns.py), uniformly at random among those the random rule below would accept;
+4. otherwise a uniformly random empty point (scanning cyclically from a random start) that is
    legal (no suicide, simple ko), not an own single-point eye, and not a self-atari of a block of
    two or more stones (keeps sekis alive in playouts; single-stone throw-ins stay allowed).
 No move ever fills an own eye: a point whose four neighbours are own stones or border and whose
@@ -48,6 +51,7 @@ from usi_engine.go.layout import (
     STRIDE,
     WHITE,
 )
+from usi_engine.go.patterns import matches
 from usi_engine.search.rng import splitmix64_outputs
 
 DEFAULT_CAP_FACTOR = 3  # playout move cap = factor * N * N (the usual cut at ~3 N^2 moves)
@@ -343,8 +347,26 @@ def _capture_next_to(ws, w, g, ko):
 
 
 @njit(cache=True, nogil=True)
-def _choose(ws, w, c, last, ko, rng):
-    """The playout policy's move for c (see the module docstring); PASS when nothing is left."""
+def _pattern_move(ws, w, c, last, ko, rng):
+    """A point drawn uniformly from the empty 8 neighbours of `last` that match a MoGo pattern for c and that
+    the random rule accepts (not an own eye, _random_ok); 0 when there is none."""
+    board = ws[R_BOARD]
+    found = 0
+    pick = 0
+    for d in (-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1):
+        q = last + d
+        if board[q] == EMPTY and matches(board, w, q, c):
+            if not _is_own_eye(board, w, q, c) and _random_ok(ws, w, q, c, ko):
+                found += 1
+                if rand_below(rng, found) == 0:  # reservoir sampling: each of the `found` kept with chance 1/found
+                    pick = q
+    return pick
+
+
+@njit(cache=True, nogil=True)
+def _choose(ws, w, c, last, ko, rng, patterns):
+    """The playout policy's move for c (see the module docstring; `patterns` turns rule 3 on); PASS when
+    nothing is left."""
     board, head = ws[R_BOARD], ws[R_HEAD]
     if last != PASS and last != 0 and board[last] == 3 - c:
         for d in (1, -1, w, -w):
@@ -363,6 +385,10 @@ def _choose(ws, w, c, last, ko, rng):
             lib = ws[R_LSUM, g] // ws[R_LIBS, g]
             if lib != ko:
                 return lib
+        if patterns:
+            mv = _pattern_move(ws, w, c, last, ko, rng)
+            if mv != 0:
+                return mv
     n = ws[R_META, 0]
     if n == 0:
         return PASS
@@ -379,8 +405,9 @@ def _choose(ws, w, c, last, ko, rng):
 
 
 @njit(cache=True, nogil=True)
-def run_playout(pos, ws, rng, max_moves, own, seki, trace):
+def run_playout(pos, ws, rng, max_moves, own, seki, trace, patterns):
     """One playout from pos (unchanged). Returns (black area - white area - komi, moves played).
+    patterns: use the pattern rule of the policy (module docstring, rule 3).
 
     own/seki (length BOARD_CAP, or empty to skip): own[p] += +1 for a Black point, -1 for a White
     point at the end; seki[p] += 1 for a stone whose final block touches a neutral point (after
@@ -395,7 +422,7 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace):
     last = pos[HIST + HIST_STRIDE * (ply - 1) + H_MOVE] if ply > 0 else PASS
     moves = 0
     while passes < 2 and moves < max_moves:
-        p = _choose(ws, w, c, last, ko, rng)
+        p = _choose(ws, w, c, last, ko, rng, patterns)
         if p == PASS:
             passes += 1
             ko = 0
@@ -433,14 +460,15 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace):
 
 
 @njit(cache=True, nogil=True)
-def run_playouts(pos, ws, rng, n, max_moves, own, seki):
-    """n playouts from pos. Returns (Black's wins counting a tie as 1/2, total moves, summed score)."""
+def run_playouts(pos, ws, rng, n, max_moves, own, seki, patterns):
+    """n playouts from pos (run_playout's arguments). Returns (Black's wins counting a tie as 1/2, total
+    moves, summed score)."""
     wins = 0.0
     total = 0
     score_sum = 0.0
     trace = np.empty(0, np.int32)
     for _ in range(n):
-        score, moves = run_playout(pos, ws, rng, max_moves, own, seki, trace)
+        score, moves = run_playout(pos, ws, rng, max_moves, own, seki, trace, patterns)
         total += moves
         score_sum += score
         if score > 0:
@@ -457,6 +485,10 @@ PRIOR_EYE = 0.05  # filling an own eye-like point
 PRIOR_CAPTURE = 0.9  # captures an opponent block in atari
 PRIOR_ESCAPE = 0.8  # extends an own block in atari to >= 2 liberties
 PRIOR_SELF_ATARI = 0.15  # leaves an own block of >= 2 stones in atari
+# (pattern prior only) one of the 8 neighbours of the last move that matches a MoGo pattern (patterns.py): the
+# moves MoGo's playouts favour; seed 000 §5.1's handcrafted prior gave them 1, here 0.7 keeps them below the
+# captures and escapes as in the playout policy's order.
+PRIOR_PATTERN = 0.7
 PRIOR_NEAR_LAST = 0.6  # within Manhattan distance 2 of the opponent's last move (local answer)
 PRIOR_EMPTY_EDGE = 0.35  # first line with no stone within distance 2 (too low in open areas)
 PRIOR_PASS = 0.1
@@ -476,8 +508,9 @@ def _stone_near(board, w, p, radius):
 
 
 @njit(cache=True, nogil=True)
-def _prior(ws, w, size, p, c, last):
-    """H(s,a) of a legal stone move p for c (rules above), after _setup of the position."""
+def _prior(ws, w, size, p, c, last, patterns):
+    """H(s,a) of a legal stone move p for c (rules above; PRIOR_PATTERN only with `patterns`), after _setup
+    of the position."""
     board, head = ws[R_BOARD], ws[R_HEAD]
     if _is_own_eye(board, w, p, c):
         return PRIOR_EYE
@@ -495,8 +528,12 @@ def _prior(ws, w, size, p, c, last):
         for d in (1, -1, w, -w):
             if board[p + d] == c:
                 return PRIOR_SELF_ATARI
-    if last != PASS and last > 0 and abs(p % w - last % w) + abs(p // w - last // w) <= NEAR:
-        return PRIOR_NEAR_LAST
+    if last != PASS and last > 0:
+        dx, dy = abs(p % w - last % w), abs(p // w - last // w)
+        if patterns and dx <= 1 and dy <= 1 and matches(board, w, p, c):
+            return PRIOR_PATTERN
+        if dx + dy <= NEAR:
+            return PRIOR_NEAR_LAST
     x, y = p % w, p // w
     if (x == 0 or x == size - 1 or y == 1 or y == size) and not _stone_near(board, w, p, NEAR):
         return PRIOR_EMPTY_EDGE
@@ -504,15 +541,16 @@ def _prior(ws, w, size, p, c, last):
 
 
 @njit(cache=True, nogil=True)
-def move_priors(pos, ws, moves, n, out):
-    """out[i] = heuristic prior H of the legal move moves[i] for the side to move of pos (uses ws)."""
+def move_priors(pos, ws, moves, n, out, patterns):
+    """out[i] = heuristic prior H of the legal move moves[i] for the side to move of pos (uses ws); patterns:
+    use the PRIOR_PATTERN rule."""
     _setup(pos, ws)
     w = pos[STRIDE]
     ply = pos[PLY]
     last = pos[HIST + HIST_STRIDE * (ply - 1) + H_MOVE] if ply > 0 else PASS
     for i in range(n):
         p = moves[i]
-        out[i] = PRIOR_PASS if p == PASS else _prior(ws, w, pos[SIZE], p, pos[SIDE], last)
+        out[i] = PRIOR_PASS if p == PASS else _prior(ws, w, pos[SIZE], p, pos[SIDE], last, patterns)
 
 
 def move_cap(size: int, factor: float = DEFAULT_CAP_FACTOR) -> int:

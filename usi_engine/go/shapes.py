@@ -57,8 +57,9 @@ T_HEADER = 16
 _INVERT = np.array([0, 2, 1], dtype=np.int64)
 
 
-def _square_maps(k):
-    """The 8 symmetries of a k x k square as cell permutations perm[g, c] = image of cell c."""
+def square_maps(k: int) -> np.ndarray:
+    """The 8 symmetries of a k x k square as cell permutations perm[g, c] = image of cell c (c = row * k + column,
+    row 0 at the bottom). Also used by usi_engine/go/patterns.py."""
     out = np.empty((8, k * k), dtype=np.int64)
     for g in range(8):
         for i in range(k):
@@ -85,7 +86,7 @@ def _shape_images(k):
     n_shapes = 3**n_cells
     powers = 3 ** np.arange(n_cells, dtype=np.int64)
     digits = (np.arange(n_shapes, dtype=np.int64)[:, None] // powers) % 3
-    perm = _square_maps(k)
+    perm = square_maps(k)
     img = np.empty((8, n_shapes), dtype=np.int64)
     for g in range(8):
         img[g] = digits @ powers[perm[g]]

@@ -149,7 +149,7 @@ def td_episode(pos, tab, value_w, learn_w, separate, alpha, eps, greedy_moves, m
     else:
         none = np.empty(0, np.float64)
         trace = np.empty(0, np.int32)
-        score, extra = run_playout(pos, ws, rng, max(1, max_moves - t), none, none, trace)
+        score, extra = run_playout(pos, ws, rng, max(1, max_moves - t), none, none, trace, False)
         r = 1.0 if score > 0 else (0.0 if score < 0 else 0.5)
     err = 0.0
     for back in range(1, 3):  # the last two positions learn from the outcome
