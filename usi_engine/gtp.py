@@ -478,8 +478,9 @@ def build_parser():
     p.add_argument(
         "--playout-patterns",
         choices=("on", "off"),
-        default="off",
-        help="playouts answer the last move with MoGo's 3x3 patterns (hane, cut, edge) before a random move",
+        default="on",
+        help="playouts answer the last move with MoGo's 3x3 patterns (hane, cut, edge) before a random move "
+        "(default on: 78 %% against GNU Go level 10 on 9x9 where off scored 66 %%, docs/go.md)",
     )
     p.add_argument(
         "--prior-patterns",

@@ -297,10 +297,11 @@ def test_expand_amaf_follows_both_params():
     assert not np.array_equal(results[0], results[1])
 
 
-@pytest.mark.parametrize("value, flag", [("on", 1.0), ("off", 0.0), (None, 0.0)])
-def test_gtp_options_reach_the_search_params(value, flag):
-    """`--playout-patterns on|off` and `--prior-patterns on|off` (default off) become the adapter's params."""
+@pytest.mark.parametrize("value, playout, prior", [("on", 1.0, 1.0), ("off", 0.0, 0.0), (None, 1.0, 0.0)])
+def test_gtp_options_reach_the_search_params(value, playout, prior):
+    """`--playout-patterns on|off` (default on) and `--prior-patterns on|off` (default off) become the adapter's
+    params."""
     argv = ["--hash", "1"] + ([] if value is None else ["--playout-patterns", value, "--prior-patterns", value])
     settings = player_settings(build_parser().parse_args(argv))
     params = GoPlayer(settings)._searcher(9).adapter.params
-    assert params[P_PLAYOUT_PATTERNS] == flag and params[P_PRIOR_PATTERNS] == flag
+    assert params[P_PLAYOUT_PATTERNS] == playout and params[P_PRIOR_PATTERNS] == prior
