@@ -485,8 +485,9 @@ def build_parser():
     p.add_argument(
         "--prior-patterns",
         choices=("on", "off"),
-        default="off",
-        help="RAVE prior: favour MoGo pattern moves next to the last move",
+        default="on",
+        help="RAVE prior: favour MoGo pattern moves next to the last move (default on: 87 %% against GNU Go "
+        "level 10 on 9x9 with the playout patterns, 78 %% without the prior, docs/go.md)",
     )
     p.add_argument("--resign", type=float, default=0.05, help="resign below this winrate (0 = never)")
     p.add_argument("--size", type=int, default=19)

@@ -297,9 +297,9 @@ def test_expand_amaf_follows_both_params():
     assert not np.array_equal(results[0], results[1])
 
 
-@pytest.mark.parametrize("value, playout, prior", [("on", 1.0, 1.0), ("off", 0.0, 0.0), (None, 1.0, 0.0)])
+@pytest.mark.parametrize("value, playout, prior", [("on", 1.0, 1.0), ("off", 0.0, 0.0), (None, 1.0, 1.0)])
 def test_gtp_options_reach_the_search_params(value, playout, prior):
-    """`--playout-patterns on|off` (default on) and `--prior-patterns on|off` (default off) become the adapter's
+    """`--playout-patterns on|off` (default on) and `--prior-patterns on|off` (default on) become the adapter's
     params."""
     argv = ["--hash", "1"] + ([] if value is None else ["--playout-patterns", value, "--prior-patterns", value])
     settings = player_settings(build_parser().parse_args(argv))

@@ -57,7 +57,7 @@ class PlayerSettings:
     td_share: float = 0.0  # Dyna-2: share of each move's time spent on TD search before the tree search
     value_weights: str | None = None  # Go value weight file (None: the shipped one for the board size)
     playout_patterns: bool = True  # playouts use MoGo's 3x3 patterns around the last move (playout.py rule 3)
-    prior_patterns: bool = False  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
+    prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
 
     def uses_value(self) -> bool:
         return self.leaf == "learned" or self.prior_mix > 0 or self.td_share > 0
