@@ -135,6 +135,7 @@ OPTIONS = (
     _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
     _check("QSearchSEE", True, "quiescence leaves out captures that lose material by static exchange"),
     _spin("QSearchDelta", 0, 0, 100000, "cp: delta pruning margin of the quiescence search (0 = off)"),
+    _spin("QSearchRecapture", 0, 0, 64, "quiescence ply from which only recaptures are searched (0 = off)"),
     _combo(
         "Expansion",
         "exact",
@@ -186,6 +187,7 @@ GAME_PARAM_FIELDS = {
     "qsearch_depth": ("QSearchDepth", int),
     "qsearch_see": ("QSearchSEE", bool),
     "qsearch_delta": ("QSearchDelta", float),
+    "qsearch_recapture": ("QSearchRecapture", int),
     "entering_rule": ("EnteringKingRule", _entering_rule_code),
     "max_moves": ("MaxMovesToDraw", int),
     "expansion": ("Expansion", str),

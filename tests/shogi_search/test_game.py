@@ -47,6 +47,28 @@ def test_expand_values_are_quiescence_of_each_child(adapter):
         assert flag == (FLAG_FORCING if in_check else 0) and value == pytest.approx(expected), move
 
 
+def test_expand_with_recaptures_only_values_each_child_by_that_quiescence(adapter):
+    """QSearchRecapture (params P_QRECAPTURE): expand's child values are the recapture-restricted quiescence
+    search of each child, with SEE pruning as the params say."""
+    from usi_engine.shogi.bench import bench_positions
+    from usi_engine.shogi_search.quiescence import INF, QBuffers, qsearch
+
+    params = make_params(qsearch_see=True, qsearch_recapture=3)
+    buf = QBuffers(8)
+    changed = 0
+    for pos in bench_positions()[:12]:
+        board = Board.from_pos(pos)
+        children, _ = run_expand(board, adapter, params)
+        full, _ = run_expand(board, adapter, make_params(qsearch_see=True))
+        for move, (value, _) in children.items():
+            board.push_usi(move)
+            expected = qsearch(board.pos, adapter.weights, -INF, INF, 8, *buf.args(), True, 0.0, 3)
+            board.pop()
+            assert value == pytest.approx(expected, abs=1e-6), move
+            changed += abs(value - full[move][0]) > 1e-6
+    assert changed > 0
+
+
 def test_expand_with_learned_style_weights_matches_quiescence_of_each_child():
     """Random KP/PP weights (the shipped ones are material only): expand's incremental evaluation from the
     expanded node must give each child exactly the value of a quiescence search started at the child."""

@@ -96,8 +96,8 @@ from .quiescence import (
 
 # Params layout.
 P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES, P_EXPANSION, P_MATE_PROBE = 0, 1, 2, 3, 4, 5, 6
-P_WINDOW, P_THREAT_PROBE, P_QSEE, P_QDELTA = 7, 8, 9, 10
-N_PARAMS = 11
+P_WINDOW, P_THREAT_PROBE, P_QSEE, P_QDELTA, P_QRECAPTURE = 7, 8, 9, 10, 11
+N_PARAMS = 12
 EXPANSIONS = {"exact": 0, "lazy": 1, "window": 2}  # P_EXPANSION codes (module docstring)
 EXPANSION_LAZY, EXPANSION_WINDOW = 1, 2
 DEFAULT_WINDOW = 400.0
@@ -116,11 +116,12 @@ def make_params(
     threat_probe=False,
     qsearch_see=False,
     qsearch_delta=0.0,
+    qsearch_recapture=0,
 ):
     """The params array `expand` reads: expansion mode exact / lazy / window (module docstring), window in cp,
     mate_probe: mated_in_two on every checking child, threat_probe: mate_in_one on every other child,
-    qsearch_see: SEE pruning in the quiescence search, qsearch_delta: its delta-pruning margin in cp, 0 = off
-    (quiescence.py)."""
+    qsearch_see: SEE pruning in the quiescence search, qsearch_delta: its delta-pruning margin in cp, 0 = off,
+    qsearch_recapture: the quiescence ply from which only recaptures are searched, 0 = off (quiescence.py)."""
     if expansion not in EXPANSIONS:
         raise ValueError(f"unknown expansion {expansion!r}; use one of {', '.join(EXPANSIONS)}")
     params = np.zeros(N_PARAMS, dtype=np.float64)
@@ -135,6 +136,7 @@ def make_params(
     params[P_THREAT_PROBE] = 1.0 if threat_probe else 0.0
     params[P_QSEE] = 1.0 if qsearch_see else 0.0
     params[P_QDELTA] = qsearch_delta
+    params[P_QRECAPTURE] = qsearch_recapture
     return params
 
 
@@ -209,6 +211,7 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
     threat = params[P_THREAT_PROBE] != 0.0
     see_prune = params[P_QSEE] != 0.0
     delta = params[P_QDELTA]
+    recapture = np.int64(params[P_QRECAPTURE])
     evasions, attacks, replies = probe_scratch()
     q, eacc, eidx = child_scratch(pos, weights, qdepth)
     qmoves, nodes = q[0], q[5]
@@ -243,7 +246,9 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
             out_flags[i] = FLAG_LAZY
             nodes[0] += 1
         else:
-            out_values[i] = qsearch_inc(pos, weights, -INF, INF, qdepth, *q, eacc, eidx, 1, see_prune, delta)
+            out_values[i] = qsearch_inc(
+                pos, weights, -INF, INF, qdepth, *q, eacc, eidx, 1, see_prune, delta, recapture
+            )
             out_flags[i] = FLAG_FORCING if checked else 0
         undo_move(pos)
         child_done(job, base, nodes[0] - before)
@@ -302,6 +307,7 @@ def window_pass(
     window = params[P_WINDOW]
     see_prune = params[P_QSEE] != 0.0
     delta = params[P_QDELTA]
+    recapture = np.int64(params[P_QRECAPTURE])
     qdepth = np.int64(params[P_QDEPTH])
     best = -INF
     for i in range(n):
@@ -316,7 +322,23 @@ def window_pass(
         inc_record(pos, out_moves[i], weights, eacc, eidx, 0)
         do_move(pos, out_moves[i])
         v = qsearch_inc(
-            pos, weights, -INF, beta, qdepth, moves, keys, pv, frames, counts, nodes, eacc, eidx, 1, see_prune, delta
+            pos,
+            weights,
+            -INF,
+            beta,
+            qdepth,
+            moves,
+            keys,
+            pv,
+            frames,
+            counts,
+            nodes,
+            eacc,
+            eidx,
+            1,
+            see_prune,
+            delta,
+            recapture,
         )
         undo_move(pos)
         out_values[i] = v
@@ -332,9 +354,8 @@ def leaf_value(pos, weights, params):
     qdepth = np.int64(params[P_QDEPTH])
     moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
     see_prune = params[P_QSEE] != 0.0
-    value = qsearch(
-        pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, see_prune, params[P_QDELTA]
-    )
+    delta, recapture = params[P_QDELTA], np.int64(params[P_QRECAPTURE])
+    value = qsearch(pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, see_prune, delta, recapture)
     return value, nodes[0]
 
 
