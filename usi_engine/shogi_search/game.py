@@ -246,9 +246,7 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
             out_flags[i] = FLAG_LAZY
             nodes[0] += 1
         else:
-            out_values[i] = qsearch_inc(
-                pos, weights, -INF, INF, qdepth, *q, eacc, eidx, 1, see_prune, delta, recapture
-            )
+            out_values[i] = qsearch_inc(pos, weights, -INF, INF, qdepth, *q, eacc, eidx, 1, see_prune, delta, recapture)
             out_flags[i] = FLAG_FORCING if checked else 0
         undo_move(pos)
         child_done(job, base, nodes[0] - before)
@@ -355,7 +353,9 @@ def leaf_value(pos, weights, params):
     moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
     see_prune = params[P_QSEE] != 0.0
     delta, recapture = params[P_QDELTA], np.int64(params[P_QRECAPTURE])
-    value = qsearch(pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, see_prune, delta, recapture)
+    value = qsearch(
+        pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, see_prune, delta, recapture
+    )
     return value, nodes[0]
 
 
