@@ -135,7 +135,7 @@ OPTIONS = (
     _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
     _check("QSearchSEE", True, "quiescence leaves out captures that lose material by static exchange"),
     _spin("QSearchDelta", 0, 0, 100000, "cp: delta pruning margin of the quiescence search (0 = off)"),
-    _spin("QSearchRecapture", 0, 0, 64, "quiescence ply from which only recaptures are searched (0 = off)"),
+    _spin("QSearchRecapture", 4, 0, 64, "quiescence ply from which only recaptures are searched (0 = off)"),
     _combo(
         "Expansion",
         "exact",
