@@ -319,25 +319,8 @@ def window_pass(
         beta = INF if best <= -INF else window - best
         inc_record(pos, out_moves[i], weights, eacc, eidx, 0)
         do_move(pos, out_moves[i])
-        v = qsearch_inc(
-            pos,
-            weights,
-            -INF,
-            beta,
-            qdepth,
-            moves,
-            keys,
-            pv,
-            frames,
-            counts,
-            nodes,
-            eacc,
-            eidx,
-            1,
-            see_prune,
-            delta,
-            recapture,
-        )
+        buffers = moves, keys, pv, frames, counts, nodes
+        v = qsearch_inc(pos, weights, -INF, beta, qdepth, *buffers, eacc, eidx, 1, see_prune, delta, recapture)
         undo_move(pos)
         out_values[i] = v
         if v < beta:

@@ -14,7 +14,7 @@ Alpha-beta (fail-soft negamax) from the side to move over the static evaluation 
   square is negative (`see`: both sides recapture with their least valuable attacker, x-rays included,
   each side may stop; values = what a capture swings in the weights' material terms) is not searched.
   Off = the exact captures-only quiescence value.
-- optional recaptures only (``recapture_ply`` R > 0): from ply R on, not in check, only the captures on the
+- optional recaptures only (``recap`` R > 0): from ply R on, not in check, only the captures on the
   square of the move that led to the node (the previous ply's move) are searched.
 - depth cap ``max_depth`` plies (default 8, the 芝浦将棋Softmax QSearch_depth): at the cap the static
   value is returned, even in check.
@@ -308,26 +308,11 @@ def next_move(pos, mv, ks, i, n):
 
 @njit(cache=True, nogil=True)
 def qsearch_inc(
-    pos,
-    w,
-    alpha,
-    beta,
-    max_depth,
-    moves,
-    keys,
-    pv,
-    frames,
-    counts,
-    nodes,
-    eacc,
-    eidx,
-    base,
-    see_prune,
-    delta=0.0,
-    recapture_ply=0,
+    pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, eacc, eidx, base, see_prune, delta, recap
 ):
     """Fail-soft alpha-beta quiescence value of pos from the side to move (see module doc); see_prune: leave
-    out captures with a negative `see` when not in check.
+    out captures with a negative `see` when not in check; delta: the delta-pruning margin (0 = off); recap:
+    the ply from which only recaptures are searched (0 = never).
 
     Iterative (an explicit stack per ply) because a self-recursive cached numba function fails to
     link when another cached kernel calls it. Per ply: frames[ply] = (alpha, beta, best, stand pat),
@@ -394,9 +379,9 @@ def qsearch_inc(
             # delta pruning: a capture that does not check and cannot lift stand pat + its material gain +
             # delta above alpha is not searched (the opponent could stand pat after it)
             futile = delta > 0.0 and quiet
-            # from ply recapture_ply on (0 = never), not in check: only captures on the last move's square
+            # from ply recap on (0 = never), not in check: only captures on the last move's square
             target = -1
-            if quiet and 0 < recapture_ply <= ply:
+            if quiet and 0 < recap <= ply:
                 target = moves[ply - 1, counts[ply - 1, 0] - 1] & MOVE_TO_MASK
             while counts[ply, 0] < counts[ply, 1]:
                 i = counts[ply, 0]
@@ -432,14 +417,14 @@ def qsearch_inc(
 
 @njit(cache=True, nogil=True)
 def qsearch(
-    pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, see_prune=False, delta=0.0, recapture_ply=0
+    pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, see_prune=False, delta=0.0, recap=0
 ):
     """qsearch_inc from a fresh evaluation state of pos (a small allocation: max_depth + 1 rows)."""
     eacc = np.empty((max_depth + 1, N_EACC), dtype=np.float64)
     eidx = np.empty((max_depth + 1, N_EIDX), dtype=np.int64)
     inc_init(pos, w, eacc, eidx, 0)
     buffers = moves, keys, pv, frames, counts, nodes
-    return qsearch_inc(pos, w, alpha, beta, max_depth, *buffers, eacc, eidx, 0, see_prune, delta, recapture_ply)
+    return qsearch_inc(pos, w, alpha, beta, max_depth, *buffers, eacc, eidx, 0, see_prune, delta, recap)
 
 
 @njit(cache=True, nogil=True)
