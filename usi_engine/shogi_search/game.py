@@ -307,6 +307,7 @@ def window_pass(
     delta = params[P_QDELTA]
     recapture = np.int64(params[P_QRECAPTURE])
     qdepth = np.int64(params[P_QDEPTH])
+    buffers = moves, keys, pv, frames, counts, nodes
     best = -INF
     for i in range(n):
         if out_flags[i] != FLAG_LAZY and -out_values[i] > best:
@@ -319,7 +320,6 @@ def window_pass(
         beta = INF if best <= -INF else window - best
         inc_record(pos, out_moves[i], weights, eacc, eidx, 0)
         do_move(pos, out_moves[i])
-        buffers = moves, keys, pv, frames, counts, nodes
         v = qsearch_inc(pos, weights, -INF, beta, qdepth, *buffers, eacc, eidx, 1, see_prune, delta, recapture)
         undo_move(pos)
         out_values[i] = v
