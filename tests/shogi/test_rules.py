@@ -194,3 +194,33 @@ def test_long_games_grow_the_history():
             board.push_usi(move)
     assert board.ply == 2800 and board.sfen().split()[:3] == STARTPOS.split()[:3]
     assert board.repetition() == "draw"
+
+
+def test_search_moves_are_the_legal_moves_without_dominated_plain_twins():
+    """gen_search_moves = gen_legal in its order, less each plain move whose promotion is also legal and never
+    worse: pawn, bishop, rook, and a lance to its second rank (piece types read by python-shogi, ranks from
+    the USI text). A knight's plain move and a lance's to its third rank stay."""
+    from usi_engine.shogi.bench import random_game_sfens
+    from usi_engine.shogi.movegen import gen_search_moves
+    from usi_engine.shogi.sfen import move_to_usi
+
+    out = np.zeros(600, dtype=np.int32)
+    dominated = {python_shogi.PAWN, python_shogi.BISHOP, python_shogi.ROOK}
+    removed, kept_plain = set(), set()
+    for s in random_game_sfens(400, seed=31, min_ply=30, max_ply=200):
+        board, oracle = Board(s), python_shogi.Board(s)
+        legal = [move_to_usi(int(c)) for c in board.legal_move_codes()]
+        present = set(legal)
+        expected = []
+        for usi in legal:
+            if not usi.endswith("+") and usi + "+" in present:
+                ptype = oracle.piece_at(python_shogi.Move.from_usi(usi).from_square).piece_type
+                second_rank = usi[3] == ("b" if board.turn == 0 else "h")
+                if ptype in dominated or (ptype == python_shogi.LANCE and second_rank):
+                    removed.add(ptype)
+                    continue
+                kept_plain.add(ptype)
+            expected.append(usi)
+        n = gen_search_moves(board.pos, out)
+        assert [move_to_usi(int(c)) for c in out[:n]] == expected, s
+    assert dominated | {python_shogi.LANCE} <= removed and python_shogi.KNIGHT in kept_plain

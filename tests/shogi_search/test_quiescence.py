@@ -16,6 +16,7 @@ from usi_engine.shogi.layout import (
     HIST_STRIDE,
     H_CHECK,
     H_KEY,
+    LANCE,
     MAX_MOVES,
     MOVE_FROM_SHIFT,
     MOVE_PROMO_BIT,
@@ -96,16 +97,20 @@ def test_captures_exclude_non_promoting_pawn_bishop_rook_captures():
 
 def captures_from_legal_moves(board):
     """Reference capture list: gen_legal's captures without a non-promoting capture by a pawn, bishop or
-    rook whose promoting twin exists, ordered by origin square (stable: per piece in generation order)."""
+    rook, or by a lance to its second rank, whose promoting twin exists, ordered by origin square (stable: per
+    piece in generation order)."""
     legal = [int(m) for m in board.legal_move_codes()]
     present = set(legal)
+    second_rank = "b" if board.turn == 0 else "h"
     out = []
     for m in legal:
         frm, to = (m >> MOVE_FROM_SHIFT) & 0x7F, m & MOVE_TO_MASK
         if frm > DROP_BASE or board.pos[to] == 0:
             continue
-        if not m & MOVE_PROMO_BIT and (m | MOVE_PROMO_BIT) in present and board.pos[frm] & 15 in (PAWN, BISHOP, ROOK):
-            continue
+        if not m & MOVE_PROMO_BIT and (m | MOVE_PROMO_BIT) in present:
+            ptype = board.pos[frm] & 15
+            if ptype in (PAWN, BISHOP, ROOK) or (ptype == LANCE and move_to_usi(m)[3] == second_rank):
+                continue
         out.append(m)
     return sorted(out, key=lambda m: (m >> MOVE_FROM_SHIFT) & 0x7F)
 
@@ -126,6 +131,28 @@ def test_gen_captures_equals_the_filtered_legal_captures():
             tested += 1
             captures += n
     assert tested > 2000 and captures > 5000
+
+
+def test_gen_recaptures_equals_gen_captures_on_that_square():
+    """For every square of every tested position: the captures on it, in gen_captures' order."""
+    moves = np.zeros(MAX_MOVES, dtype=np.int32)
+    only = np.zeros(MAX_MOVES, dtype=np.int32)
+    tested = found = 0
+    for s in random_game_sfens(150, seed=23, min_ply=10, max_ply=160):
+        board = Board(s)
+        for child in [None] + [int(m) for m in board.legal_move_codes()[:6]]:
+            b = board.copy()
+            if child is not None:
+                b.push_code(child)
+            if b.is_check():
+                continue
+            every = moves[: Q.gen_captures(b.pos, moves)].tolist()
+            for target in range(81):
+                n = Q.gen_recaptures(b.pos, target, only)
+                assert only[:n].tolist() == [m for m in every if m & MOVE_TO_MASK == target], (b.sfen(), target)
+                found += n
+            tested += 1
+    assert tested > 500 and found > 1000
 
 
 # --- agreement with a plain capture-minimax ---------------------------------------------------

@@ -6,7 +6,8 @@ untimed warm-up search that loads or compiles the kernels. `nodes` = positions e
 restarts = samples restarted from the root because a thread met a node another thread was expanding
 (`C_COLLISIONS`: work that searched nothing); joined = children a thread evaluated for another thread's
 expansion (`C_JOINED`: joint expansion, `--no-joint` turns it off; helper threads, `--helpers N`, -1 = all
-but one as in the engine, 0 = every thread samples).
+but one as in the engine, 0 = every thread samples); position_samples = the samples of each position in
+order (a sharp position gets tens of times fewer than a quiet one, so the total hides it).
 """
 
 import time
@@ -31,21 +32,27 @@ BENCH_SETS = {'synthetic': _synthetic_set}
 
 def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print, sets=None, joint=True, helpers=-1):
     """Benchmark the search on `game`'s position set (from `sets`, default BENCH_SETS: a game's own
-    benchmark passes its set in, so the core names no game); prints one summary line, returns the numbers."""
+    benchmark passes its set in, so the core names no game; a set may add search settings, e.g. the
+    engine's temperatures); prints one summary line, returns the numbers."""
     sets = BENCH_SETS if sets is None else sets
     if game not in sets:
         raise ValueError(f"no search benchmark for {game!r}; available: {', '.join(sets)}")
-    adapter, positions = sets[game]()
-    options = SearchOptions(threads=threads, hash_mb=hash_mb, reuse=False, seed=1, joint=joint, helpers=helpers)
+    made = sets[game]()  # (adapter, positions) or (adapter, positions, the game's SearchOptions keywords)
+    adapter, positions = made[0], made[1]
+    settings = dict(made[2]) if len(made) > 2 else {}
+    settings.update(threads=threads, hash_mb=hash_mb, reuse=False, seed=1, joint=joint, helpers=helpers)
+    options = SearchOptions(**settings)
     searcher = Searcher(adapter, options)
     searcher.search(positions[0], Limits(samples=200))  # warm-up / compile
     nodes = samples = restarts = joined = 0
     hashfull = 0
+    per_position = []  # samples of each position: sharp positions differ from quiet ones by 10-30x
     wall0, cpu0 = time.perf_counter(), time.process_time()
     for pos in positions:
         r = searcher.search(pos, Limits(time_ms=1000.0 * seconds / len(positions)))
         nodes += r.nodes
         samples += r.samples
+        per_position.append(r.samples)
         restarts += int(searcher.pool.ctl[core.C_COLLISIONS])
         joined += int(searcher.pool.ctl[core.C_JOINED])
         hashfull = max(hashfull, r.hashfull)
@@ -63,11 +70,13 @@ def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print
         restarts=restarts,
         joined=joined,
         hashfull=hashfull,
+        position_samples=per_position,
     )
     out(
         f"game={game} threads={threads} helpers={result['helpers']} nodes={nodes} nps={result['nps']:.0f} "
         f"samples={samples} samples_per_sec={result['samples_per_sec']:.0f} cpu_ratio={result['cpu_ratio']:.2f} "
-        f"restarts={restarts} joined={joined} hashfull={hashfull} seconds={wall:.2f}"
+        f"restarts={restarts} joined={joined} hashfull={hashfull} seconds={wall:.2f} "
+        f"position_samples={','.join(map(str, per_position))}"
     )
     return result
 

@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from .layout import (
+    BISHOP,
     BOARD,
     DROP_BASE,
     HAND,
@@ -21,8 +22,10 @@ from .layout import (
     MAX_MOVES,
     MOVE_FROM_SHIFT,
     MOVE_PROMO_BIT,
+    MOVE_TO_MASK,
     PAWN,
     PROMOTABLE,
+    ROOK,
     SIDE,
     WHITE_BIT,
 )
@@ -235,6 +238,35 @@ def gen_legal(pos, out):
             continue
         n = gen_piece_moves(pos, sq, p, us, ksq, checker, out, n)
     return gen_drops(pos, us, ksq, checker, pawn_files, out, n)
+
+
+@njit(cache=True, nogil=True)
+def dominated(ptype, us, to):
+    """Whether the plain twin of a promotable board move of `ptype` to `to` is never better than its promotion,
+    so that a search leaves it out: a pawn, bishop or rook (the promoted piece keeps every move and gains
+    some), or a lance to the second rank (from there it can only step to the last rank, promoting)."""
+    return ptype == PAWN or ptype == BISHOP or ptype == ROOK or (ptype == LANCE and RELATIVE_RANK[us, to] == 1)
+
+
+@njit(cache=True, nogil=True)
+def gen_search_moves(pos, out):
+    """gen_legal's moves without the dominated plain twins (`dominated`): the moves a search considers. The
+    twins stay legal (a game record may contain them); every removed move's promotion remains."""
+    n = gen_legal(pos, out)
+    us = pos[SIDE]
+    k = 0
+    for i in range(n):
+        m = out[i]
+        frm = (m >> MOVE_FROM_SHIFT) & 0x7F
+        if m & MOVE_PROMO_BIT == 0 and frm < DROP_BASE:
+            to = m & MOVE_TO_MASK
+            ptype = pos[BOARD + frm] & 15
+            zone = RELATIVE_RANK[us, frm] < 3 or RELATIVE_RANK[us, to] < 3
+            if zone and PROMOTABLE[ptype] == 1 and dominated(ptype, us, to):
+                continue
+        out[k] = m
+        k += 1
+    return k
 
 
 @njit(cache=True, nogil=True)

@@ -66,14 +66,42 @@ def bench_qsearch(weights_path=None, max_depth=DEFAULT_MAX_DEPTH, out=sys.stdout
     return result
 
 
-def shogi_search_set():
-    """(adapter, positions) of the shogi search benchmark."""
-    return ShogiAdapter(), [p.copy() for p in bench_positions()[:SEARCH_POSITIONS]]
+def shogi_search_set(overrides=()):
+    """(adapter, positions, search settings) of the shogi search benchmark: the engine as a GUI gets it (the
+    USI option defaults with configs/engine.toml, the shipped weights) with `overrides`, (name, value) pairs
+    of USI options, applied as setoption would."""
+    from usi_engine.options import OptionValues, game_params, search_options
+
+    values = OptionValues()
+    for name, text in overrides:
+        values.set(name, text)
+    if values["EvalFile"]:
+        raise ValueError("bench search runs the shipped weights; EvalFile is not taken")
+    adapter = ShogiAdapter(params=make_params(**game_params(values)))
+    settings = {k: v for k, v in search_options(values).items() if k not in ("threads", "hash_mb", "seed")}
+    return adapter, [p.copy() for p in bench_positions()[:SEARCH_POSITIONS]], settings
 
 
 def search_main(argv=None):
-    """`usi-engine bench search [--game shogi|synthetic] ...` (see usi_engine/search/bench.py)."""
-    return search_bench.main(argv, extra_sets={"shogi": shogi_search_set}, default="shogi")
+    """`usi-engine bench search [--game shogi|synthetic] [--option Name=Value ...] ...` (see
+    usi_engine/search/bench.py); `--option` sets a USI option of the shogi set (repeatable)."""
+    rest, overrides = [], []
+    args = list(argv or [])
+    while args:
+        arg = args.pop(0)
+        if arg == "--option" or arg.startswith("--option="):
+            text = arg.partition("=")[2] if arg.startswith("--option=") else (args.pop(0) if args else "")
+            name, eq, value = text.partition("=")
+            if not eq or not name:
+                raise SystemExit(f"usi-engine bench search: --option wants Name=Value, got {text!r}")
+            overrides.append((name, value))
+        else:
+            rest.append(arg)
+    try:
+        made = shogi_search_set(overrides)  # a bad option is refused before any search runs
+    except ValueError as e:
+        raise SystemExit(f"usi-engine bench search: {e}") from None
+    return search_bench.main(rest, extra_sets={"shogi": lambda: made}, default="shogi")
 
 
 def bench_signature(samples=SIGNATURE_SAMPLES, out=sys.stdout):

@@ -63,7 +63,7 @@ from usi_engine.shogi.layout import (
     PLY,
     SIDE,
 )
-from usi_engine.shogi.movegen import gen_legal
+from usi_engine.shogi.movegen import gen_legal, gen_search_moves
 from usi_engine.shogi.position import (
     DECL_DRAW,
     DECL_WIN,
@@ -142,7 +142,7 @@ def make_params(
 
 @njit(cache=True, nogil=True)
 def gen_moves(pos, out_moves):
-    return gen_legal(pos, out_moves)
+    return gen_search_moves(pos, out_moves)
 
 
 @njit(cache=True, nogil=True)
@@ -186,7 +186,7 @@ def terminal_value(pos, params, scratch):
 def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     """Children of pos with their values (child's side to move) and terminal flags; returns (n, work): one
     thread's expansion, the same children evaluation as a joint one (expand_children, expand_finish)."""
-    n = gen_legal(pos, out_moves)
+    n = gen_search_moves(pos, out_moves)
     job = np.zeros(J_STRIDE, dtype=np.int64)
     open_job(job, 0, 0, n)
     expand_children(pos, weights, params, out_moves, out_values, out_flags, job, 0, 0)

@@ -3,8 +3,9 @@
 Alpha-beta (fail-soft negamax) from the side to move over the static evaluation of eval/:
 
 - not in check: stand pat on the static value, then try captures (including capturing
-  promotions); a non-promoting capture by a pawn, bishop or rook that could promote is left out
-  (never better), every other legal capture is searched. Non-capturing moves and drops are not.
+  promotions); a non-promoting capture whose promotion is never worse (movegen `dominated`: pawn,
+  bishop, rook, lance to the second rank) is left out, every other legal capture is searched.
+  Non-capturing moves and drops are not.
 - in check: every legal evasion (king moves, captures of the checker, interpositions including
   drops); no evasion = mated, value ``-MATE + ply`` (exactly -MATE at the node that is mated, so
   shorter mates score higher; MATE from usi_engine/search/values.py).
@@ -15,7 +16,8 @@ Alpha-beta (fail-soft negamax) from the side to move over the static evaluation 
   each side may stop; values = what a capture swings in the weights' material terms) is not searched.
   Off = the exact captures-only quiescence value.
 - optional recaptures only (``recap`` R > 0): from ply R on, not in check, only the captures on the
-  square of the move that led to the node (the previous ply's move) are searched.
+  square of the move that led to the node (the previous ply's move) are searched; `gen_recaptures`
+  generates just those, from the square outwards.
 - depth cap ``max_depth`` plies (default 8, the 芝浦将棋Softmax QSearch_depth): at the cap the static
   value is returned, even in check.
 
@@ -38,7 +40,6 @@ from numba import njit
 from eval.shogi_features import MAT_HAND, N_EACC, N_EIDX, OFF_MATERIAL, eval_features, inc_init, inc_record, inc_value
 from usi_engine.search.values import MATE, is_proven
 from usi_engine.shogi.layout import (
-    BISHOP,
     BOARD,
     DEMOTE,
     HIST,
@@ -52,14 +53,12 @@ from usi_engine.shogi.layout import (
     MOVE_PROMO_BIT,
     MOVE_TO_MASK,
     N_PIECES,
-    PAWN,
     PLY,
     PROMOTE,
-    ROOK,
     SIDE,
     WHITE_BIT,
 )
-from usi_engine.shogi.movegen import add_board_move, gen_legal
+from usi_engine.shogi.movegen import add_board_move, dominated, gen_legal
 from usi_engine.shogi.position import attacks_along, do_move, first_piece, is_attacked, pin_direction, undo_move
 from usi_engine.shogi.tables import KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
 
@@ -144,8 +143,7 @@ def king_may_take(pos, ksq, t, us):
 def piece_captures(pos, sq, piece, us, ksq, out, n):
     """Legal captures of our piece on sq (not in check): the first piece along each of its rays or
     steps when it is an enemy; a pinned piece keeps only its pin line (add_board_move), the king only
-    safe squares; a pawn, bishop or rook that can promote by capturing does (the plain capture is
-    never better)."""
+    safe squares; a piece whose plain capture is `dominated` by its promotion only promotes."""
     is_king = (piece & 15) == KING
     pin = -2  # computed once a capture is found
     for j in range(RAY_COUNT[piece]):
@@ -169,8 +167,7 @@ def piece_captures(pos, sq, piece, us, ksq, out, n):
         if pin == -2:
             pin = pin_direction(pos, ksq, sq, us)
         end = add_board_move(sq, t, piece, us, pin, ksq, -1, out, n)
-        pt = piece & 15
-        if end - n == 2 and (pt == PAWN or pt == BISHOP or pt == ROOK):
+        if end - n == 2 and dominated(piece & 15, us, t):
             end -= 1  # keep only the promoting capture (never worse)
         n = end
     return n
@@ -180,7 +177,7 @@ def piece_captures(pos, sq, piece, us, ksq, out, n):
 def gen_captures(pos, out):
     """Legal captures (with promotion choices) of the side to move, not in check; returns count.
 
-    A non-promoting capture of a pawn, bishop or rook is dropped when the promoting one exists.
+    A non-promoting capture is dropped when its promotion dominates it (movegen `dominated`).
     Generated directly (only the first piece of each ray is looked at), by origin square.
     """
     us = pos[SIDE]
@@ -190,6 +187,53 @@ def gen_captures(pos, out):
         p = pos[BOARD + sq]
         if p != 0 and (p >> 4) == us:
             n = piece_captures(pos, sq, p, us, ksq, out, n)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def recapture_from(pos, sq, target, us, ksq, out, n):
+    """Append the legal capture(s) on target by our piece on sq, which attacks it (piece_captures' rules)."""
+    piece = pos[BOARD + sq]
+    pt = piece & 15
+    if pt == KING:
+        if king_may_take(pos, sq, target, us):
+            out[n] = target | (sq << MOVE_FROM_SHIFT)
+            n += 1
+        return n
+    end = add_board_move(sq, target, piece, us, pin_direction(pos, ksq, sq, us), ksq, -1, out, n)
+    if end - n == 2 and dominated(pt, us, target):
+        end -= 1  # keep only the promoting capture (never worse)
+    return end
+
+
+@njit(cache=True, nogil=True)
+def gen_recaptures(pos, target, out):
+    """The captures on `target` among gen_captures' (same legality and promotion rules, same order: by
+    origin square, a promotion before its plain twin), found from the target outwards: the first piece along
+    each of the eight lines and the two knight squares. Returns the count (0 unless target holds an enemy)."""
+    us = pos[SIDE]
+    q = pos[BOARD + target]
+    if q == 0 or (q >> 4) == us:
+        return 0
+    ksq = pos[KING_SQ + us]
+    n = 0
+    for d in range(8):
+        s = first_piece(pos, target, d)
+        if s >= 0 and (pos[BOARD + s] >> 4) == us and attacks_along(pos[BOARD + s], s, target, d):
+            n = recapture_from(pos, s, target, us, ksq, out, n)
+    knight = KNIGHT + WHITE_BIT * us
+    for j in range(2):
+        s = KNIGHT_TARGETS[1 - us, target, j]
+        if s >= 0 and pos[BOARD + s] == knight:
+            n = recapture_from(pos, s, target, us, ksq, out, n)
+    for i in range(1, n):  # insertion sort into gen_captures' order (at most a dozen moves)
+        m = out[i]
+        key = ((m >> MOVE_FROM_SHIFT) & 0x7F) * 2 + (0 if m & MOVE_PROMO_BIT else 1)
+        j = i - 1
+        while j >= 0 and ((out[j] >> MOVE_FROM_SHIFT) & 0x7F) * 2 + (0 if out[j] & MOVE_PROMO_BIT else 1) > key:
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = m
     return n
 
 
@@ -351,7 +395,10 @@ def qsearch_inc(
                 else:
                     if stand > frames[ply, 0]:
                         frames[ply, 0] = stand
-                    n = gen_captures(pos, moves[ply])
+                    if 0 < recap <= ply:  # only captures on the last move's square
+                        n = gen_recaptures(pos, moves[ply - 1, counts[ply - 1, 0] - 1] & MOVE_TO_MASK, moves[ply])
+                    else:
+                        n = gen_captures(pos, moves[ply])
             if not returning:
                 for i in range(n):
                     keys[ply, i] = order_key(pos, moves[ply, i])
@@ -379,16 +426,10 @@ def qsearch_inc(
             # delta pruning: a capture that does not check and cannot lift stand pat + its material gain +
             # delta above alpha is not searched (the opponent could stand pat after it)
             futile = delta > 0.0 and quiet
-            # from ply recap on (0 = never), not in check: only captures on the last move's square
-            target = -1
-            if quiet and 0 < recap <= ply:
-                target = moves[ply - 1, counts[ply - 1, 0] - 1] & MOVE_TO_MASK
             while counts[ply, 0] < counts[ply, 1]:
                 i = counts[ply, 0]
                 candidate = next_move(pos, moves[ply], keys[ply], i, counts[ply, 1])
                 counts[ply, 0] = i + 1
-                if target >= 0 and (candidate & MOVE_TO_MASK) != target:
-                    continue
                 if futile:
                     bound = frames[ply, 3] + capture_gain(pos, w, candidate) + delta
                     if bound <= frames[ply, 0] and not gives_check(pos, candidate):
