@@ -321,6 +321,7 @@ class Run:
             "best": 0,
             "seed": self.cfg.seed,
             "seconds": 0.0,
+            "cpu_seconds": 0.0,
             "positions": 0,
             "wins_b": 0,
             "wins_w": 0,
@@ -339,6 +340,7 @@ class Run:
             raise ValueError(f"{path}: no run to resume")
         state = json.loads(path.read_text())
         state.setdefault("run_id", str(self.dir.resolve()))  # runs started before run ids existed
+        state.setdefault("cpu_seconds", 0.0)  # runs started before the CPU counter count from this resume
         return state
 
     def _optimizer(self, state):
@@ -398,7 +400,7 @@ class Run:
         bar = tqdm(total=cfg.games, initial=state["games_done"], unit="game", file=self.out, dynamic_ncols=True)
         try:
             while state["games_done"] < cfg.games:
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 first = state["games_done"]
                 batch = range(first, min(first + cfg.batch_games, cfg.games))
                 metas = self._play_batch(state, opt, batch, backend, bar)
@@ -406,11 +408,14 @@ class Run:
                 state["games_done"] = batch.stop
                 state["version"] += 1
                 state["seconds"] += time.perf_counter() - started
+                # the budget that waiting does not inflate: the games' CPU (workers) plus the driver's own
+                state["cpu_seconds"] += stats["games_cpu_seconds"] + time.process_time() - cpu_started
                 stats.update(
                     kind="batch",
                     version=state["version"],
                     games_done=state["games_done"],
                     seconds=round(state["seconds"], 3),
+                    cpu_seconds=round(state["cpu_seconds"], 3),
                     time=time.time(),
                 )
                 self._metric(stats)  # before the checkpoint: a resume drops rows of versions it never saved
@@ -486,6 +491,7 @@ class Run:
         secs = sum(m["seconds"] for m in ms)
         return {
             "games": len(ms),
+            "games_cpu_seconds": sum(m.get("cpu_seconds", 0.0) for m in ms),  # games stored before it: 0
             "loss": float(np.mean([m["loss"] for m in ms])),
             "grad_norm": float(np.linalg.norm(g)),
             "half_agreement": agreement,

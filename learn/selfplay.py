@@ -131,6 +131,7 @@ class GameOutcome:
     nodes: int = 0  # positions evaluated by the searches
     samples: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # CPU time of the playing process during the game (all its threads)
     log_pi: list = field(default_factory=list)  # (side "b"/"w", log pi_a(a_t), baseline b_t) of each learned move
     leaf_mismatch: float = 0.0  # largest |recomputed - stored| leaf value (should be ~0)
     lam: float = 1.0  # the advantage lambda the game was learned with
@@ -231,7 +232,7 @@ class SelfPlayer:
         """One game; grads = {"b": AdvantageSum, "w": AdvantageSum} (cleared by the caller) receive each side's
         eligibilities."""
         cfg = self.cfg
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         rng = np.random.default_rng(seed)
         srng = np.array([rng.integers(1, 2**63)], np.uint64)
         self.searcher.options.seed = int(rng.integers(0, 2**31))
@@ -277,6 +278,7 @@ class SelfPlayer:
                 out.winner, out.reason = over.winner, over.reason
                 break
         out.seconds = time.perf_counter() - start
+        out.cpu_seconds = time.process_time() - cpu_start
         return out
 
     def _learn_move(self, board, res, rng, srng, grad: AdvantageSum, side, out) -> int:

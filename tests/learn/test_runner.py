@@ -57,6 +57,9 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     assert state["wins_b"] + state["wins_w"] + state["draws"] == 4
     rows = metrics(run)
     assert [r["kind"] for r in rows] == ["batch", "batch", "eval"]
+    # the CPU budget: the workers' game CPU (each game > 0) plus the driver's, cumulative like `seconds`
+    assert 0 < rows[0]["games_cpu_seconds"] <= rows[0]["cpu_seconds"] < rows[1]["cpu_seconds"]
+    assert rows[1]["cpu_seconds"] == pytest.approx(state["cpu_seconds"], abs=1e-3)
     assert all(-1 <= r["half_agreement"] <= 1 for r in rows[:2])
     signals = {f"signal_games_{name}" for name in ("material", "p", "rel", "ks", "ef")}
     assert all(signals <= set(r) for r in rows[:2])
