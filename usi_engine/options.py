@@ -138,7 +138,7 @@ OPTIONS = (
     _spin("QSearchRecapture", 4, 0, 64, "quiescence ply from which only recaptures are searched (0 = off)"),
     _combo(
         "Expansion",
-        "exact",
+        "window",
         EXPANSION_MODES,
         "children by quiescence (exact), statically then refined when reached (lazy), or within a window",
     ),
