@@ -140,6 +140,16 @@ def king_may_take(pos, ksq, t, us):
 
 
 @njit(cache=True, nogil=True)
+def add_capture(sq, t, piece, us, pin, ksq, out, n):
+    """Append the legal capture(s) on t by our non-king piece on sq (pin: its pin direction or -1): the
+    promotion if it may promote, and the plain capture unless `dominated` by it."""
+    end = add_board_move(sq, t, piece, us, pin, ksq, -1, out, n)
+    if end - n == 2 and dominated(piece & 15, us, t):
+        end -= 1  # keep only the promoting capture (never worse)
+    return end
+
+
+@njit(cache=True, nogil=True)
 def piece_captures(pos, sq, piece, us, ksq, out, n):
     """Legal captures of our piece on sq (not in check): the first piece along each of its rays or
     steps when it is an enemy; a pinned piece keeps only its pin line (add_board_move), the king only
@@ -166,10 +176,7 @@ def piece_captures(pos, sq, piece, us, ksq, out, n):
             continue
         if pin == -2:
             pin = pin_direction(pos, ksq, sq, us)
-        end = add_board_move(sq, t, piece, us, pin, ksq, -1, out, n)
-        if end - n == 2 and dominated(piece & 15, us, t):
-            end -= 1  # keep only the promoting capture (never worse)
-        n = end
+        n = add_capture(sq, t, piece, us, pin, ksq, out, n)
     return n
 
 
@@ -194,16 +201,18 @@ def gen_captures(pos, out):
 def recapture_from(pos, sq, target, us, ksq, out, n):
     """Append the legal capture(s) on target by our piece on sq, which attacks it (piece_captures' rules)."""
     piece = pos[BOARD + sq]
-    pt = piece & 15
-    if pt == KING:
+    if piece & 15 == KING:
         if king_may_take(pos, sq, target, us):
             out[n] = target | (sq << MOVE_FROM_SHIFT)
             n += 1
         return n
-    end = add_board_move(sq, target, piece, us, pin_direction(pos, ksq, sq, us), ksq, -1, out, n)
-    if end - n == 2 and dominated(pt, us, target):
-        end -= 1  # keep only the promoting capture (never worse)
-    return end
+    return add_capture(sq, target, piece, us, pin_direction(pos, ksq, sq, us), ksq, out, n)
+
+
+@njit(cache=True, nogil=True)
+def generation_rank(m):
+    """Position of a capture in gen_captures' order among captures on one square: by origin, promotion first."""
+    return ((m >> MOVE_FROM_SHIFT) & 0x7F) * 2 + (0 if m & MOVE_PROMO_BIT else 1)
 
 
 @njit(cache=True, nogil=True)
@@ -228,9 +237,9 @@ def gen_recaptures(pos, target, out):
             n = recapture_from(pos, s, target, us, ksq, out, n)
     for i in range(1, n):  # insertion sort into gen_captures' order (at most a dozen moves)
         m = out[i]
-        key = ((m >> MOVE_FROM_SHIFT) & 0x7F) * 2 + (0 if m & MOVE_PROMO_BIT else 1)
+        key = generation_rank(m)
         j = i - 1
-        while j >= 0 and ((out[j] >> MOVE_FROM_SHIFT) & 0x7F) * 2 + (0 if out[j] & MOVE_PROMO_BIT else 1) > key:
+        while j >= 0 and generation_rank(out[j]) > key:
             out[j + 1] = out[j]
             j -= 1
         out[j + 1] = m
