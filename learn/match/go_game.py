@@ -75,6 +75,7 @@ class GoGame:
         self.index, self.engines, self.referee, self.opening = index, engines, referee, opening
         self.tc, self.rules, self.first_is_black = tc, rules, first_is_black
         self.moves = list(opening.moves)  # (colour, point | None)
+        self.slowest = {"b": 0.0, "w": 0.0}  # each side's longest answer to genmove, s
 
     def play(self) -> tuple[GameResult, bytes]:
         started = time.monotonic()
@@ -89,6 +90,7 @@ class GoGame:
             len(self.moves),
             self.opening.label,
             time.monotonic() - started,
+            slowest=GameResult.slowest_by_engine(self.first_is_black, self.slowest),
         )
         re = (
             "0"
@@ -154,6 +156,7 @@ class GoGame:
             start = time.monotonic()
             ok, answer, _ = engine.command(f"genmove {colour}", allowance_s)
             elapsed = time.monotonic() - start
+            self.slowest[side] = max(self.slowest[side], elapsed)
         except EngineError as e:
             engine.kill()
             reason = "time" if e.kind == "timeout" else e.kind

@@ -130,6 +130,7 @@ def summarize(tally: Tally, names: tuple, sprt: SprtSpec | None, confidence: flo
         "faults": _faults(tally, names),
         "restarts": restarts,
         "reasons": _count(r.reason for r in tally.results.values()),
+        "slowest_move_s": _slowest(tally, names),
     }
     if sprt is not None:
         summary["sprt"] = elo.sprt_pentanomial(
@@ -142,6 +143,15 @@ def _count(items) -> dict:
     out: dict = {}
     for item in items:
         out[item] = out.get(item, 0) + 1
+    return out
+
+
+def _slowest(tally: Tally, names: tuple) -> dict:
+    """Per engine: its longest answer to one go/genmove over the match, in seconds (None before any)."""
+    out: dict[str, float | None] = {names[0]: None, names[1]: None}
+    for r in tally.results.values():
+        for name, seconds in zip(names, r.slowest):
+            out[name] = seconds if out[name] is None else max(out[name], seconds)
     return out
 
 
@@ -177,6 +187,8 @@ def format_summary(s: dict) -> str:
         f"{_fmt_elo(s['elo_pentanomial'])}",
         f"LOS: {100 * s['los']:.1f}%",
         f"Reasons: {s['reasons']}  Faults: {s['faults']}  Restarts: {s['restarts']}",
+        "Slowest move: "
+        + ", ".join(f"{name} {'n/a' if v is None else f'{v:.3f} s'}" for name, v in s["slowest_move_s"].items()),
     ]
     if "sprt" in s:
         p = s["sprt"]

@@ -19,6 +19,13 @@ class GameResult:
     opening: str = ""
     seconds: float = 0.0
     records: list = field(default_factory=list)
+    slowest: list = field(default_factory=list)  # [engine 1's, engine 2's] longest answer to one go/genmove, s
+
+    @staticmethod
+    def slowest_by_engine(first_is_black: bool, slowest_by_side: dict) -> list:
+        """[engine 1's, engine 2's] longest answer from the referee's {"b": s, "w": s}."""
+        first, second = ("b", "w") if first_is_black else ("w", "b")
+        return [slowest_by_side[first], slowest_by_side[second]]
 
     @property
     def first_score(self) -> float:

@@ -77,6 +77,7 @@ class ShogiGame:
         self.board = opening_board(opening)
         self.moves = list(opening.moves)
         self.seconds = [0.0] * len(self.moves)
+        self.slowest = {"b": 0.0, "w": 0.0}  # each side's longest answer, s
         self.game_rules = rules.game_rules()
 
     def play(self) -> tuple[GameResult, ShogiRecord]:
@@ -92,6 +93,7 @@ class ShogiGame:
             len(self.moves),
             self.opening.label,
             time.monotonic() - started,
+            slowest=GameResult.slowest_by_engine(self.first_is_black, self.slowest),
         )
         loser = None if winner is None else _other(winner)
         record = ShogiRecord(
@@ -132,14 +134,17 @@ class ShogiGame:
         """Ask `side` for a move and play it; a (winner, reason, detail) verdict when the game ends."""
         engine = self.engines[side]
         allowance_s = clock.allowance_ms(side) / 1000.0
+        asked = time.monotonic()
         try:
             tokens, elapsed = engine.go(position_command(self.opening, self.moves), clock.usi_go(), allowance_s)
         except EngineError as e:
+            self.slowest[side] = max(self.slowest[side], time.monotonic() - asked)  # until the referee gave up
             if e.kind == "timeout" and engine.stop_search(self.rules.stop_grace_s):
                 return _other(side), "time", f"no move within {allowance_s:.3f} s"
             engine.kill()
             reason = {"timeout": "hang", "crash": "crash"}.get(e.kind, "protocol")
             return _other(side), reason, str(e)
+        self.slowest[side] = max(self.slowest[side], elapsed)
         if not clock.on_time(side, elapsed * 1000.0):
             return _other(side), "time", f"{elapsed:.3f} s > {allowance_s:.3f} s"
         move = tokens[0]

@@ -61,6 +61,8 @@ def test_engine_against_itself_at_two_temperatures(tmp_path):
     assert sum(s["pentanomial"]) == 1 and 0.0 <= s["los"] <= 1.0
     assert s["faults"] == {"t92": {}, "t200": {}}  # neither engine crashed, hung or moved illegally
     assert set(s["reasons"]) <= REASONS
+    for k, name in enumerate(("t92", "t200")):  # the summary's slowest answer is the games' slowest
+        assert s["slowest_move_s"][name] == max(g["slowest"][k] for g in data["games"]) > 0.0
     assert data["engines"][1]["options"]["SoftmaxTemperature"] == "200"
 
     for game in data["games"]:
