@@ -8,9 +8,18 @@ import pytest
 from usi_engine.search import core
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi import Board
-from usi_engine.shogi.bench import bench_sfens
+from usi_engine.shogi.bench import bench_sfens, random_game_sfens
 from usi_engine.shogi.layout import MAX_MOVES
-from usi_engine.shogi_search.game import ShogiAdapter, expand, expand_children, gen_moves, make_params
+from usi_engine.shogi.sfen import move_to_usi
+from usi_engine.shogi_search.game import (
+    ShogiAdapter,
+    expand,
+    expand_children,
+    finish_children,
+    finish_open,
+    gen_moves,
+    make_params,
+)
 
 SHARP = "ln1g3nl/1r1sgk3/p1pppsbpp/1p3pp2/7P1/2P1P4/PPBP1PP1P/2G1S2R1/LN2KGSNL b - 17"
 
@@ -64,6 +73,61 @@ def test_two_threads_on_one_job_give_the_single_thread_values(adapter, expansion
         assert core.close_job(job, 0, n) == work and sum(results) == n
         assert np.array_equal(jmoves[0][:n], moves[:n])
         assert np.array_equal(jvalues[0][:n], values[:n]) and np.array_equal(jflags[0][:n], flags[:n])
+
+
+def test_two_threads_in_the_window_round_keep_its_guarantees(adapter):
+    """The window expansion's second round (finish_open, then finish_children claimed by two Python threads on
+    one job): every child whose exact quiescence value is within the window of the best has exactly that value,
+    every child left lazy truly is more than the window below the best and its stored value never makes it
+    look worse than it is; every item is claimed once and the work is all reported. Exact values from the
+    exact expansion; several positions and runs (the interleaving, hence which children get searched against
+    an older best, differs)."""
+    window = 400.0
+    exact_params = make_params(qsearch_see=True)
+    params = make_params(expansion="window", window=window, qsearch_see=True)
+    rng = np.ones(1, np.uint64)
+    lazy_seen = 0
+    for sfen in [SHARP, *random_game_sfens(4, seed=7, min_ply=30, max_ply=90)]:
+        board = Board(sfen)
+        moves, values, flags = np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES), np.zeros(MAX_MOVES, np.int8)
+        n, _ = expand(board.pos.copy(), adapter.weights, exact_params, rng, moves, values, flags)
+        truth = {int(m): v for m, v in zip(moves[:n], values[:n])}
+        best = max(-v for v in truth.values())
+        for _ in range(3):
+            job, jmoves, jvalues, jflags, _ = core.new_jobs(2, MAX_MOVES, board.pos)
+            row = jmoves[0], jvalues[0], jflags[0]
+            assert gen_moves(board.pos, jmoves[0]) == n
+            core.open_job(job, 0, 11, n)
+            expand_children(board.pos.copy(), adapter.weights, params, *row, job, 0, 11)
+            core.close_job(job, 0, n)
+            m = finish_open(board.pos, adapter.weights, params, *row, n, job, 0)
+            assert m in (0, n)
+            tag = 11 | core.J_FINISH
+            core.open_job(job, 0, tag, m)
+            assert core.claim_child(job, 0, 11) == -1  # a late joiner of the first round gets nothing
+            results: list = [0, 0]
+
+            def run(k, pos=board.pos, job=job, row=row, tag=tag, results=results):
+                results[k] = finish_children(pos.copy(), adapter.weights, params, *row, job, 0, tag)
+
+            threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert sum(results) == m and core.close_job(job, 0, m) >= 0
+            assert sorted(jmoves[0][:n].tolist()) == sorted(truth)  # the same children, reordered
+            for move, value, flag in zip(jmoves[0][:n], jvalues[0][:n], jflags[0][:n]):
+                exact = truth[int(move)]
+                where = (sfen, move_to_usi(int(move)))
+                if -exact >= best - window:
+                    assert not flag & core.FLAG_LAZY and value == pytest.approx(exact), where
+                if flag & core.FLAG_LAZY:
+                    lazy_seen += 1
+                    assert -exact < best - window and -value >= -exact - 1e-9, where
+                elif not flag:
+                    assert value == pytest.approx(exact), where
+    assert lazy_seen > 0
 
 
 def test_threads_join_each_others_expansions_and_keep_the_tree_sound(adapter):

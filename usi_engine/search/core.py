@@ -64,11 +64,14 @@ NO_MOVE = -1  # a trace entry that is no move (a pass in a Go playout): keeps th
 TABLE_EMPTY, TABLE_BUSY = -1, -2
 
 # --- joint expansion jobs (one per thread; see open_job) -------------------------------------------
-J_WORD, J_N, J_DONE, J_WORK = 0, 1, 2, 3  # word = node << J_SHIFT | next child; children; finished; their work
+J_WORD, J_N, J_DONE, J_WORK = 0, 1, 2, 3  # word = tag << J_SHIFT | next item; items; finished; their work
+J_AUX = 4  # a float the game's finishing round shares between its threads (set_job_aux, job_aux_max)
 J_STRIDE = 8  # one cache line per job
 J_SHIFT = 20  # children per node < 2^20
 J_INDEX = (1 << J_SHIFT) - 1
 J_CLOSED = -1  # the word of a job no thread may join (its node part is -1)
+J_FINISH = 1 << 42  # tag = node | J_FINISH: the job's second, finishing round (finish_open); node < 2^42
+_LOW63 = (1 << 63) - 1
 LAZY_RANK_OFFSET = 1.0e6  # edge_rank: lazy estimates rank below every refined value
 NO_LIMIT = np.iinfo(np.int64).max
 _INF = np.inf
@@ -158,6 +161,40 @@ def close_job(job, base, n):
         cpu_yield()
     atomic_store(job, base + J_WORD, J_CLOSED)
     return atomic_load(job, base + J_WORK)
+
+
+@njit(cache=True, nogil=True)
+def _ordered_bits(x):
+    """An int64 whose order is the order of the float64 x (its bits, the non-sign ones flipped if negative)."""
+    a = np.empty(1, np.float64)
+    a[0] = x
+    b = a.view(np.int64)[0]
+    return b ^ _LOW63 if b < 0 else b
+
+
+@njit(cache=True, nogil=True)
+def _from_ordered_bits(b):
+    a = np.empty(1, np.int64)
+    a[0] = b ^ _LOW63 if b < 0 else b
+    return a.view(np.float64)[0]
+
+
+@njit(cache=True, nogil=True)
+def set_job_aux(job, base, x):
+    """Set the job's shared float (before the round that uses it is opened: open_job publishes it)."""
+    atomic_store(job, base + J_AUX, _ordered_bits(x))
+
+
+@njit(cache=True, nogil=True)
+def job_aux(job, base):
+    """The job's shared float now."""
+    return _from_ordered_bits(atomic_load(job, base + J_AUX))
+
+
+@njit(cache=True, nogil=True)
+def job_aux_max(job, base, x):
+    """Raise the job's shared float to x if x is larger (atomic)."""
+    atomic_max(job, base + J_AUX, _ordered_bits(x))
 
 
 @njit(cache=True, nogil=True)
@@ -573,7 +610,13 @@ def expand_children(pos, weights, params, moves, values, flags, job, base, node)
 
 
 @njit(cache=True, nogil=True)
-def expand_finish(pos, weights, params, moves, values, flags, n):
+def finish_open(pos, weights, params, moves, values, flags, n, job, base):
+    """Stand-in for games without joint expansion (never called): no finishing round."""
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def finish_children(pos, weights, params, moves, values, flags, job, base, tag):
     """Stand-in for games without joint expansion (never called)."""
     return 0
 
@@ -834,6 +877,12 @@ def build_kernels(game, stamp):
                             joined += joiner.expand_children(
                                 pos, weights, gparams, jmoves[r], jvalues[r], jflags[r], job, base, node
                             )
+                        base = find_job(job, node | J_FINISH)  # its finishing round (finish_open)
+                        if base >= 0:
+                            r = base // J_STRIDE
+                            joined += joiner.finish_children(
+                                pos, weights, gparams, jmoves[r], jvalues[r], jflags[r], job, base, node | J_FINISH
+                            )
                         while (atomic_load(state, node) & PHASE_MASK) == EXPANDING:
                             if atomic_load(ctl, C_STOP) != 0:
                                 break
@@ -868,7 +917,11 @@ def build_kernels(game, stamp):
                         open_job(job, my_job, node, n)
                         joiner.expand_children(pos, weights, gparams, em, ev, ef, job, my_job, node)
                         work = close_job(job, my_job, n)
-                        work += joiner.expand_finish(pos, weights, gparams, em, ev, ef, n)
+                        m = joiner.finish_open(pos, weights, gparams, em, ev, ef, n, job, my_job)
+                        if m > 0:  # the finishing round, joined like the first (finish_open)
+                            open_job(job, my_job, node | J_FINISH, m)
+                            joiner.finish_children(pos, weights, gparams, em, ev, ef, job, my_job, node | J_FINISH)
+                            work += close_job(job, my_job, m)
                     if n < 0:
                         n, work = game.expand(pos, weights, gparams, rng, moves, values, cflags)
                         prior[:n] = 0.5
@@ -952,7 +1005,10 @@ def build_kernels(game, stamp):
                 if (atomic_add(job, base + J_WORD, 0) >> J_SHIFT) != node:
                     continue  # closed (maybe reopened) while copying: the copy may be torn
                 row = jmoves[r], jvalues[r], jflags[r]
-                joined += joiner.expand_children(pos, weights, gparams, row[0], row[1], row[2], job, base, node)
+                if node & J_FINISH:  # `node` is the round's tag: a finishing round (finish_open)
+                    joined += joiner.finish_children(pos, weights, gparams, row[0], row[1], row[2], job, base, node)
+                else:
+                    joined += joiner.expand_children(pos, weights, gparams, row[0], row[1], row[2], job, base, node)
                 idle = False
             if idle:
                 idle_scans += 1

@@ -194,8 +194,14 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
 
 
 @njit(cache=True, nogil=True)
-def expand_finish(pos, weights, params, moves, out_values, out_flags, n):
-    """Nothing to finish once the children are valued: work 0."""
+def finish_open(pos, weights, params, moves, out_values, out_flags, n, job, base):
+    """Nothing to finish once the children are valued: no second round."""
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def finish_children(pos, weights, params, moves, out_values, out_flags, job, base, tag):
+    """Never called (finish_open opens no round)."""
     return 0
 
 

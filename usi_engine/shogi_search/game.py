@@ -11,7 +11,8 @@ pat, fail-soft), so for the parent the static value alone is never worse than th
 optimistic prior); the capture estimate takes the commonest error (a hanging moved piece) out of it. The
 *window* expansion uses the static value alone (an upper bound) and then gives the lazy children whose
 upper bound is within `P_WINDOW` cp of the best exact sibling the quiescence search bounded by that window
-(window_pass): values are exact where the softmax weight is above e^(-window/T). With `P_MATE_PROBE` a
+(finish_children, a second round any thread of the job may join): values are exact where the softmax
+weight is above e^(-window/T). With `P_MATE_PROBE` a
 child in check is first asked `mated_in_two` (mate_probe.py): a check that mates in three is then a
 terminal valued -MATE + 2. With `P_THREAT_PROBE` a child not in check is asked `mate_in_one` for its side
 to move: a move that allows a mate in one is then a terminal valued MATE - 1. A non-terminal child in check
@@ -43,11 +44,15 @@ from usi_engine.search.core import (
     FLAG_FORCING,
     FLAG_LAZY,
     FLAG_TERMINAL,
+    J_FINISH,
     J_STRIDE,
     child_done,
     claim_child,
     close_job,
+    job_aux,
+    job_aux_max,
     open_job,
+    set_job_aux,
 )
 from usi_engine.search.values import MATE
 from usi_engine.shogi.layout import (
@@ -185,13 +190,18 @@ def terminal_value(pos, params, scratch):
 @njit(cache=True, nogil=True)
 def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     """Children of pos with their values (child's side to move) and terminal flags; returns (n, work): one
-    thread's expansion, the same children evaluation as a joint one (expand_children, expand_finish)."""
+    thread's expansion, the same children evaluation as a joint one (expand_children, finish_open, finish_children)."""
     n = gen_search_moves(pos, out_moves)
     job = np.zeros(J_STRIDE, dtype=np.int64)
     open_job(job, 0, 0, n)
     expand_children(pos, weights, params, out_moves, out_values, out_flags, job, 0, 0)
     work = close_job(job, 0, n)
-    return n, work + expand_finish(pos, weights, params, out_moves, out_values, out_flags, n)
+    m = finish_open(pos, weights, params, out_moves, out_values, out_flags, n, job, 0)
+    if m > 0:
+        open_job(job, 0, J_FINISH, m)
+        finish_children(pos, weights, params, out_moves, out_values, out_flags, job, 0, J_FINISH)
+        work += close_job(job, 0, m)
+    return n, work
 
 
 @njit(cache=True, nogil=True)
@@ -255,14 +265,26 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
 
 
 @njit(cache=True, nogil=True)
-def expand_finish(pos, weights, params, moves, out_values, out_flags, n):
-    """The owner's last step of an expansion once every child is evaluated: the window expansion's second
-    pass (window_pass); returns its work."""
+def finish_open(pos, weights, params, out_moves, out_values, out_flags, n, job, base):
+    """The owner's step once every child has its first value: opens the window expansion's second round
+    (finish_children) and returns its number of items, n, or 0 when there is none (other modes, or no lazy
+    child). The children are sorted best first for the parent (by their value, an upper bound for a lazy
+    child), and the job's shared float is set to the best exact value so far (parent's view)."""
     if np.int64(params[P_EXPANSION]) != EXPANSION_WINDOW:
         return 0
-    q, eacc, eidx = child_scratch(pos, weights, np.int64(params[P_QDEPTH]))
-    window_pass(pos, weights, params, moves, out_values, out_flags, n, *q, eacc, eidx)
-    return q[5][0]
+    order = np.argsort(out_values[:n])
+    out_moves[:n] = out_moves[:n][order]
+    out_values[:n] = out_values[:n][order]
+    out_flags[:n] = out_flags[:n][order]
+    best = -INF
+    lazy = 0
+    for i in range(n):
+        if out_flags[i] == FLAG_LAZY:
+            lazy += 1
+        elif -out_values[i] > best:
+            best = -out_values[i]
+    set_job_aux(job, base, best)
+    return n if lazy > 0 else 0
 
 
 @njit(cache=True, nogil=True)
@@ -293,40 +315,42 @@ def capture_estimate(pos, weights, move):
 
 
 @njit(cache=True, nogil=True)
-def window_pass(
-    pos, weights, params, out_moves, out_values, out_flags, n, moves, keys, pv, frames, counts, nodes, eacc, eidx
-):
-    """The window expansion's second pass over the children the first pass left lazy (static values):
-    best = the best exact value so far (parent's view); in order of their upper bound -static (best first)
-    each child within `window` of best gets the quiescence search bounded by beta = window - best (child's
-    view): exact below beta, flag cleared; a fail-high keeps FLAG_LAZY with its bound (the child is at least
-    `window` worse than best for the parent). A child whose upper bound is already below best - window keeps
-    its static value and FLAG_LAZY. Lazy children are refined (leaf_value) if a sample ever reaches them."""
+def finish_children(pos, weights, params, moves, out_values, out_flags, job, base, tag):
+    """The window expansion's second round over the children the first left lazy (static values), claimed in
+    the order finish_open sorted them (best upper bound first) by any thread of the job: best = the job's best
+    exact value so far (parent's view); a child within `window` of best gets the quiescence search bounded by
+    beta = window - best (child's view): exact below beta, flag cleared, best raised; a fail-high keeps
+    FLAG_LAZY with its bound (the child is at least `window` worse than best for the parent). A child whose
+    upper bound is already below best - window keeps its static value and FLAG_LAZY. Lazy children are
+    refined (leaf_value) if a sample ever reaches them. One thread does what a sequential pass would; with
+    several, a child may be searched against an older, lower best: a wider window, the same guarantees."""
     window = params[P_WINDOW]
     see_prune = params[P_QSEE] != 0.0
     delta = params[P_QDELTA]
     recapture = np.int64(params[P_QRECAPTURE])
     qdepth = np.int64(params[P_QDEPTH])
-    buffers = moves, keys, pv, frames, counts, nodes
-    best = -INF
-    for i in range(n):
-        if out_flags[i] != FLAG_LAZY and -out_values[i] > best:
-            best = -out_values[i]
-    order = np.argsort(out_values[:n])
-    for k in range(n):
-        i = order[k]
-        if out_flags[i] != FLAG_LAZY or -out_values[i] < best - window:
-            continue
-        beta = INF if best <= -INF else window - best
-        inc_record(pos, out_moves[i], weights, eacc, eidx, 0)
-        do_move(pos, out_moves[i])
-        v = qsearch_inc(pos, weights, -INF, beta, qdepth, *buffers, eacc, eidx, 1, see_prune, delta, recapture)
-        undo_move(pos)
-        out_values[i] = v
-        if v < beta:
-            out_flags[i] = 0
-            if -v > best:
-                best = -v
+    q, eacc, eidx = child_scratch(pos, weights, qdepth)
+    nodes = q[5]
+    done = 0
+    while True:
+        i = claim_child(job, base, tag)
+        if i < 0:
+            break
+        before = nodes[0]
+        best = job_aux(job, base)
+        if out_flags[i] == FLAG_LAZY and -out_values[i] >= best - window:
+            beta = INF if best <= -INF else window - best
+            inc_record(pos, moves[i], weights, eacc, eidx, 0)
+            do_move(pos, moves[i])
+            v = qsearch_inc(pos, weights, -INF, beta, qdepth, *q, eacc, eidx, 1, see_prune, delta, recapture)
+            undo_move(pos)
+            out_values[i] = v
+            if v < beta:
+                out_flags[i] = 0
+                job_aux_max(job, base, -v)
+        child_done(job, base, nodes[0] - before)
+        done += 1
+    return done
 
 
 @njit(cache=True, nogil=True)
