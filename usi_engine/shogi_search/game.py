@@ -146,6 +146,12 @@ def make_params(
 
 
 @njit(cache=True, nogil=True)
+def quiescence_settings(params):
+    """(max depth, SEE pruning, delta margin, recapture ply) of the quiescence searches that value children."""
+    return np.int64(params[P_QDEPTH]), params[P_QSEE] != 0.0, params[P_QDELTA], np.int64(params[P_QRECAPTURE])
+
+
+@njit(cache=True, nogil=True)
 def gen_moves(pos, out_moves):
     return gen_search_moves(pos, out_moves)
 
@@ -215,13 +221,10 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
     when first needed), each child is recorded as row 1 and its quiescence search continues from there
     (eval/shogi_features.py). The scratch arrays are allocated once per call (≈ 0.2 us), not per child.
     """
-    qdepth = np.int64(params[P_QDEPTH])
+    qdepth, see_prune, delta, recapture = quiescence_settings(params)
     mode = np.int64(params[P_EXPANSION])
     probe = params[P_MATE_PROBE] != 0.0
     threat = params[P_THREAT_PROBE] != 0.0
-    see_prune = params[P_QSEE] != 0.0
-    delta = params[P_QDELTA]
-    recapture = np.int64(params[P_QRECAPTURE])
     evasions, attacks, replies = probe_scratch()
     q, eacc, eidx = child_scratch(pos, weights, qdepth)
     qmoves, nodes = q[0], q[5]
@@ -325,10 +328,7 @@ def finish_children(pos, weights, params, moves, out_values, out_flags, job, bas
     refined (leaf_value) if a sample ever reaches them. One thread does what a sequential pass would; with
     several, a child may be searched against an older, lower best: a wider window, the same guarantees."""
     window = params[P_WINDOW]
-    see_prune = params[P_QSEE] != 0.0
-    delta = params[P_QDELTA]
-    recapture = np.int64(params[P_QRECAPTURE])
-    qdepth = np.int64(params[P_QDEPTH])
+    qdepth, see_prune, delta, recapture = quiescence_settings(params)
     q, eacc, eidx = child_scratch(pos, weights, qdepth)
     nodes = q[5]
     done = 0
@@ -356,10 +356,8 @@ def finish_children(pos, weights, params, moves, out_values, out_flags, job, bas
 @njit(cache=True, nogil=True)
 def leaf_value(pos, weights, params):
     """(value, work): the exact leaf value of a child `expand` left lazy, the quiescence search of pos."""
-    qdepth = np.int64(params[P_QDEPTH])
+    qdepth, see_prune, delta, recapture = quiescence_settings(params)
     moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
-    see_prune = params[P_QSEE] != 0.0
-    delta, recapture = params[P_QDELTA], np.int64(params[P_QRECAPTURE])
     value = qsearch(
         pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, see_prune, delta, recapture
     )
