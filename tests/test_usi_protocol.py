@@ -408,8 +408,8 @@ def test_repeated_positions_in_history_are_replayed(eng):
 
 
 def test_default_margins_answer_within_byoyomi(eng):
-    """With the shipped NetworkDelay defaults the plan stops at 0.6 s of a 1 s byoyomi: typical answers
-    come well inside the second and none past the match runner's 200 ms grace (a loaded box delays a few)."""
+    """With the shipped NetworkDelay defaults the plan stops at 0.8 s of a 1 s byoyomi: typical answers
+    come inside the second and none past the match runner's 200 ms grace (a loaded box delays a few)."""
     for name, _ in FAST_OPTIONS:
         eng.send(f"setoption name {name} value {find(name).default}")
     try:
@@ -427,7 +427,7 @@ def test_default_margins_answer_within_byoyomi(eng):
             f"answers at byoyomi 1000 with default margins: median {1000 * times[3]:.0f} ms, "
             f"slowest {1000 * times[-1]:.0f} ms"
         )
-        assert times[3] < 0.8 and times[-1] < 1.2
+        assert times[3] < 0.95 and times[-1] < 1.2
     finally:
         for name, value in FAST_OPTIONS:
             eng.send(f"setoption name {name} value {value}")
