@@ -142,7 +142,7 @@ OPTIONS = (
         EXPANSION_MODES,
         "children by quiescence (exact), statically then refined when reached (lazy), or within a window",
     ),
-    _spin("ExpansionWindow", 400, 0, 100000, "cp: window expansion, siblings this far below the best stay lazy"),
+    _spin("ExpansionWindow", 250, 0, 100000, "cp: window expansion, siblings this far below the best stay lazy"),
     _check("MateProbe", False, "at each expansion, test every checking move for a mate in three"),
     _check("ThreatProbe", False, "at each expansion, test every other move for allowing a mate in one"),
     _spin("MateGuardPly", 0, 0, 31, "best root move: can the opponent then mate by checks in N plies? (0 = off)"),

@@ -105,7 +105,7 @@ P_WINDOW, P_THREAT_PROBE, P_QSEE, P_QDELTA, P_QRECAPTURE = 7, 8, 9, 10, 11
 N_PARAMS = 12
 EXPANSIONS = {"exact": 0, "lazy": 1, "window": 2}  # P_EXPANSION codes (module docstring)
 EXPANSION_LAZY, EXPANSION_WINDOW = 1, 2
-DEFAULT_WINDOW = 400.0
+DEFAULT_WINDOW = 250.0
 CACHE_DEPENDENCIES = ("eval", "usi_engine.shogi")
 
 
