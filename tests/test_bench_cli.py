@@ -44,7 +44,8 @@ def test_bench_perft_counts_the_known_leaves():
 
 # The behaviour fingerprint of the shogi search (Stockfish's `bench`): a commit that changes this number changes
 # what the engine searches (search, evaluation, move generation or the shipped weights) and must say so.
-# 542,824 before ExpansionWindow 250, 528,213 before the window expansion's second round sorted the children best first (a round any thread may join),
+# 542,824 before ExpansionWindow 250, 528,213 before the window expansion's second round sorted the children best
+# first (a round any thread may join),
 # 1,992,066 before Expansion window became the default, 2,009,320 before the dominated plain twins left the
 # search's moves and recaptures were generated directly,
 # 4,360,604 before QSearchRecapture 4, 4,441,530 before the EM and PE blocks, 4,722,673 before EF; 5,089,813 with
