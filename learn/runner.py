@@ -392,6 +392,7 @@ class Run:
             state = self.load_state() if resume else self._init_state()
             if resume:
                 self._drop_unsaved_metrics(state["version"])
+                self._drop_leftovers(state)
             opt = self._optimizer(state)
         except BaseException:
             backend.close()
@@ -505,6 +506,16 @@ class Run:
             "leaf_mismatch": max(m["leaf_mismatch"] for m in ms),
             "material": opt.w[:24].round(1).tolist(),
         }
+
+    def _drop_leftovers(self, state: dict) -> None:
+        """Remove what a run killed right after a checkpoint left behind: pending files of games the checkpoint
+        already applied (index < games_done) and optimiser states other than the current one."""
+        for p in (self.dir / "pending").glob("g*.npz"):
+            if p.stem[1:].isdigit() and int(p.stem[1:]) < state["games_done"]:
+                p.unlink()
+        for p in (self.dir / "opt").glob("o*.npz"):
+            if p.name != state["opt"]:
+                p.unlink()
 
     def _drop_unsaved_metrics(self, version: int) -> None:
         """Remove batch rows of versions after `version` (written by a run killed before their checkpoint)."""

@@ -250,6 +250,26 @@ def test_resume_drops_batch_rows_of_versions_never_checkpointed(tmp_path):
     assert kept == rows[:2]
 
 
+def test_resume_removes_what_a_kill_right_after_a_checkpoint_left(tmp_path):
+    """A kill between a checkpoint's state file and the removal of its batch's pending files (or of the old
+    optimiser state) leaves files of applied games behind; --resume removes them and keeps the current batch's."""
+    import dataclasses
+
+    from learn.runner import Run, load_config, pending_path
+
+    cfg = dataclasses.replace(load_config(SMOKE), dir=str(tmp_path))
+    run = Run(cfg, SMOKE)
+    for sub in ("pending", "opt"):
+        (tmp_path / sub).mkdir()
+    for i in (1, 2, 3):
+        pending_path(tmp_path, i).write_bytes(b"x")
+    for name in ("o000000.npz", "o000001.npz", "o000002.npz"):
+        (tmp_path / "opt" / name).write_bytes(b"x")
+    run._drop_leftovers({"games_done": 2, "opt": "o000001.npz"})
+    assert sorted(p.name for p in (tmp_path / "pending").iterdir()) == ["g00000002.npz", "g00000003.npz"]
+    assert [p.name for p in (tmp_path / "opt").iterdir()] == ["o000001.npz"]
+
+
 def test_checkpoint_keeps_the_optimiser_state_compact_and_exact(tmp_path):
     """_checkpoint writes the compact optimiser state; _optimizer (resume) restores it bit for bit, also from
     the dense file of older runs; a corrupt file stops --resume with a message naming it."""
