@@ -158,7 +158,7 @@ def test_gen_recaptures_equals_gen_captures_on_that_square():
 # --- agreement with a plain capture-minimax ---------------------------------------------------
 
 
-@njit(cache=True)
+@njit  # not cached: numba's cache of this self-recursive function with several overloads crashed on reload
 def minimax(pos, w, ply, max_depth, moves, counter, recapture_ply=0, last_to=-1):
     """Negamax over the same move set as qsearch, without alpha-beta (reference); from ply recapture_ply on
     (0 = never), not in check, only the captures on last_to (the square of the move that led here)."""
