@@ -43,6 +43,7 @@ import numpy as np
 from . import selfplay as sp
 
 STATE = "state.json"
+RUN_SUBDIRS = ("weights", "opt", "pending", "records", "eval")  # a run folder's sub-folders
 GRADIENT_DTYPE = np.float32
 
 
@@ -309,8 +310,7 @@ class Run:
 
         if self.dir.exists() and any(self.dir.iterdir()):
             raise ValueError(f"run folder {self.dir} is not empty; use --resume to continue it")
-        for sub in ("weights", "opt", "pending", "records", "eval"):
-            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        self._make_subdirs()
         shutil.copyfile(self.config_path, self.dir / "config.toml")
         w = load_weights(self.cfg.start_weights)
         save_weights(weights_path(self.dir, 0), w, source="learn run start")
@@ -330,6 +330,12 @@ class Run:
         }
         self._write_state(state)
         return state
+
+    def _make_subdirs(self) -> None:
+        """The run's sub-folders; a resume makes those a copy of the run left out (only what a commit keeps:
+        config, state, metrics, weights and optimiser state)."""
+        for sub in RUN_SUBDIRS:
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
 
     def _write_state(self, state: dict) -> None:
         atomic_write(self.dir / STATE, json.dumps(state, indent=1).encode())
@@ -393,6 +399,7 @@ class Run:
             if resume:
                 self._drop_unsaved_metrics(state["version"])
                 self._drop_leftovers(state)
+                self._make_subdirs()
             opt = self._optimizer(state)
         except BaseException:
             backend.close()

@@ -3,6 +3,7 @@ plot), a kill -9 of a real run and --resume, and CLI errors."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -128,6 +129,20 @@ def test_kill_dash_nine_and_resume(tmp_path):
         assert record.stat().st_mtime < resumed_at
     assert done_before >= 2
     assert len(list((run / "records").glob("*.csa"))) == 6
+    # on a new machine a run has only what a commit keeps of it (its pending, records and eval folders are
+    # generated data): --resume continues from that alone
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("config.toml", "state.json", "metrics.jsonl"):
+        shutil.copyfile(run / name, copy / name)
+    for sub in ("weights", "opt"):
+        shutil.copytree(run / sub, copy / sub)
+    conf.write_text(cfg.replace("games = 6", "games = 8"))
+    r = learn("run", str(conf), "--dir", str(copy), "--resume")
+    assert r.returncode == 0, r.stderr
+    final = json.loads((copy / "state.json").read_text())
+    assert final["games_done"] == 8 and final["version"] == 4
+    assert len(list((copy / "records").glob("*.csa"))) == 2
 
 
 def test_cli_errors(tmp_path):
