@@ -35,7 +35,7 @@ import time
 import tomllib
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from multiprocessing import get_context
+from multiprocessing import active_children, get_context
 from pathlib import Path
 
 import numpy as np
@@ -259,7 +259,12 @@ class LocalBackend:
         return [(f, f.result()) for f in done]
 
     def close(self):
+        """Stop now: queued games are cancelled and running ones killed, so that a run stopped by ^C or by an
+        error mid-batch exits at once instead of waiting for its workers' games (the driver has no other
+        multiprocessing children)."""
         self.pool.shutdown(wait=False, cancel_futures=True)
+        for worker in active_children():
+            worker.terminate()
 
 
 class RayBackend:

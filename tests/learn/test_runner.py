@@ -197,6 +197,32 @@ def test_workers_exit_when_the_run_process_is_killed_alone():
     assert not alive, f"worker(s) {alive} outlived the run process"
 
 
+BUSY_PROBE = """
+import os, time
+from learn.runner import LocalBackend
+backend = LocalBackend(2)
+pids = sorted({backend.pool.submit(os.getpid).result() for _ in range(4)})
+games = [backend.pool.submit(time.sleep, 600) for _ in range(4)]  # both workers busy, two tasks queued
+time.sleep(1)
+print(" ".join(map(str, pids)), flush=True)
+backend.close()
+"""
+
+
+def test_a_stopped_run_does_not_wait_for_its_workers_games():
+    """A run stopped mid-batch (^C, or an error such as a full disk) closes its backend: queued games are
+    cancelled and running ones killed, so the process exits at once and leaves no worker behind."""
+    proc = subprocess.Popen([sys.executable, "-c", BUSY_PROBE], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert pids and proc.pid not in pids
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not [p for p in pids if pid_alive(p)]
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
