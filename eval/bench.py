@@ -11,7 +11,7 @@ import time
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import eval_stack, evaluate, inc_init, inc_record, inc_value
+from eval.shogi_features import eval_stack, evaluate, inc_init, inc_record, inc_value, pp_block_zero
 from eval.weightfile import load_weights
 from usi_engine.shogi.bench import bench_positions
 from usi_engine.shogi.layout import MAX_MOVES
@@ -31,15 +31,16 @@ def _eval_loop(positions, w, reps):
 
 
 @njit(cache=True, nogil=True)
-def _child_eval_loop(positions, w, reps, moves, eacc, eidx, incremental):
+def _child_eval_loop(positions, w, reps, moves, eacc, eidx, incremental, pp_zero):
     """Evaluate every legal child of every position (make, evaluate, unmake), `reps` times; with
-    `incremental` from the parent's eval-stack row, else in full. Returns (children, sum of values)."""
+    `incremental` from the parent's eval-stack row (pp_zero as inc_init's), else in full. Returns (children,
+    sum of values)."""
     children = 0
     total = 0.0
     for i in range(positions.shape[0]):
         pos = positions[i]
         n = gen_legal(pos, moves)
-        inc_init(pos, w, eacc, eidx, 0)
+        inc_init(pos, w, eacc, eidx, 0, pp_zero)
         for _ in range(reps):
             for j in range(n):
                 if incremental:
@@ -70,7 +71,9 @@ def timed(run):
 
 def bench_eval(weights_path=None, out=sys.stdout):
     """Full static evaluations per second, and the cost of a child's evaluation made in full and made
-    incrementally from its parent (make/unmake included in both); returns the KEY=VALUE dict it printed."""
+    incrementally from its parent (make/unmake included in both), the latter as the search makes it (PP sums
+    skipped when the PP block is all zero) and, for reference, with the PP sums; returns the KEY=VALUE dict
+    it printed."""
     w = load_weights(weights_path)
     positions = bench_positions()
     reps = 100
@@ -78,9 +81,12 @@ def bench_eval(weights_path=None, out=sys.stdout):
     moves = np.zeros(MAX_MOVES, dtype=np.int32)
     eacc, eidx = eval_stack(2)
     child_cpu = {}
-    for incremental in (False, True):
-        kids, _, kcpu = timed(lambda inc=incremental: _child_eval_loop(positions, w, 10, moves, eacc, eidx, inc)[0])
-        child_cpu[incremental] = kcpu / kids * 1e6
+    pp_zero = pp_block_zero(w)
+    for kind, incremental, skip in (("full", False, False), ("inc", True, pp_zero), ("inc_pp", True, False)):
+        kids, _, kcpu = timed(
+            lambda inc=incremental, z=skip: _child_eval_loop(positions, w, 10, moves, eacc, eidx, inc, z)[0]
+        )
+        child_cpu[kind] = kcpu / kids * 1e6
     result = {
         "positions": positions.shape[0],
         "evals": n,
@@ -89,14 +95,17 @@ def bench_eval(weights_path=None, out=sys.stdout):
         "evals_per_s": round(n / dt),
         "evals_per_cpu_s": round(n / cpu),
         "us_per_eval": round(cpu / n * 1e6, 3),
-        "us_per_child_full": round(child_cpu[False], 3),
-        "us_per_child_inc": round(child_cpu[True], 3),
-        "inc_speedup": round(child_cpu[False] / child_cpu[True], 2),
+        "us_per_child_full": round(child_cpu["full"], 3),
+        "us_per_child_inc": round(child_cpu["inc"], 3),
+        "us_per_child_inc_pp": round(child_cpu["inc_pp"], 3),
+        "pp_zero": int(pp_zero),
+        "inc_speedup": round(child_cpu["full"] / child_cpu["inc"], 2),
     }
     print(
         f"eval: {n} evaluations in {dt:.2f} s ({cpu:.2f} s CPU) = {n / dt:,.0f}/s, "
         f"{cpu / n * 1e6:.3f} us CPU each; a child (make + evaluate + unmake, all legal moves): "
-        f"{child_cpu[False]:.3f} us in full, {child_cpu[True]:.3f} us incrementally",
+        f"{child_cpu['full']:.3f} us in full, {child_cpu['inc']:.3f} us incrementally "
+        f"({child_cpu['inc_pp']:.3f} us with the PP sums{'' if pp_zero else '; PP in use'})",
         file=out,
     )
     print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)

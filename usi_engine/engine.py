@@ -541,7 +541,7 @@ class Engine:
             else:
                 self.adapter.weights = weights
             self._ready = False
-        self.adapter.params[:] = make_params(**game_params(self.options))
+        self.adapter.params = make_params(**game_params(self.options))
         ply = self.options["MateGuardPly"]
         self.adapter.root_verifier = None
         if ply:

@@ -24,10 +24,10 @@ LAZY_EVERY = 3  # the path's own value is read only every LAZY_EVERY plies
 
 
 @njit(cache=True)
-def walk(pos, w, eacc, eidx, seed, plies, moves, stats):
+def walk(pos, w, eacc, eidx, seed, plies, moves, stats, pp_zero=False):
     """Random game from pos comparing every child; returns the largest |incremental - full|."""
     np.random.seed(seed)
-    F.inc_init(pos, w, eacc, eidx, 0)
+    F.inc_init(pos, w, eacc, eidx, 0, pp_zero)
     worst = 0.0
     for ply in range(plies):
         n = gen_legal(pos, moves)
@@ -62,14 +62,14 @@ def random_w():
     return np.random.default_rng(21).normal(0.0, 30.0, F.N_WEIGHTS)
 
 
-def run_walks(sfens, w, seed):
+def run_walks(sfens, w, seed, pp_zero=False):
     eacc, eidx = F.eval_stack(PLIES + 1)
     moves = np.zeros(MAX_MOVES, dtype=np.int32)
     stats = np.zeros(5, dtype=np.int64)
     worst = 0.0
     for i, s in enumerate(sfens):
         board = Board(s)
-        worst = max(worst, walk(board.pos, w, eacc, eidx, seed + i, PLIES, moves, stats))
+        worst = max(worst, walk(board.pos, w, eacc, eidx, seed + i, PLIES, moves, stats, pp_zero))
     return worst, stats
 
 
@@ -102,6 +102,21 @@ def test_incremental_equals_full_with_and_without_the_zone_blocks(random_w, zone
     assert F.zone_blocks_used(w) == zone
     worst, _ = run_walks(random_game_sfens(4, seed=7, min_ply=20, max_ply=120), w, seed=300)
     assert worst < 1e-8
+
+
+def test_pp_sums_skipped_only_where_the_pp_block_is_zero(random_w):
+    """inc_init's pp_zero (what the search passes for weights whose PP block is all zero, as every shipped file's):
+    with the block zero the incremental value still equals the full one; with it non-zero the flag would change
+    the values, so the skip is real and the callers' check (pp_block_zero) is what keeps it exact."""
+    sfens = random_game_sfens(4, seed=9, min_ply=20, max_ply=120)
+    w = random_w.copy()
+    assert not F.pp_block_zero(w)
+    worst, _ = run_walks(sfens, w, seed=400, pp_zero=True)
+    assert worst > 1.0
+    w[F.OFF_PP : F.OFF_PP + F.N_PP] = 0.0
+    assert F.pp_block_zero(w)
+    worst, stats = run_walks(sfens, w, seed=400, pp_zero=True)
+    assert worst < 1e-8 and stats[CAPTURE] > 100 and stats[KING_MOVE] > 100
 
 
 def test_material_only_weights_are_exact():

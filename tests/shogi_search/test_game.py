@@ -94,6 +94,34 @@ def test_expand_with_learned_style_weights_matches_quiescence_of_each_child():
     assert checked > 150
 
 
+def test_adapter_skips_the_pp_sums_exactly_when_its_weights_have_none():
+    """params[P_PP_ZERO] follows the adapter's weights (set on construction, on new weights and on new params,
+    which are copied in): on with the shipped weights, whose PP block is zero, off as soon as one PP entry is not;
+    and with it on, expand gives every child bit for bit the value of the path that sums PP."""
+    from eval import shogi_features as F
+    from usi_engine.shogi.bench import bench_positions
+    from usi_engine.shogi_search.game import P_PP_ZERO
+
+    adapter = ShogiAdapter()
+    assert adapter.params[P_PP_ZERO] == 1.0
+    for pos in bench_positions()[:8]:
+        board = Board.from_pos(pos)
+        fast, _ = run_expand(board, adapter)
+        summed, _ = run_expand(board, adapter, make_params())
+        assert fast == summed
+    shared = make_params(qsearch_see=True)
+    w = adapter.weights.copy()
+    w[F.OFF_PP + 12345] = 1.0
+    other = ShogiAdapter(w, shared)
+    assert other.params[P_PP_ZERO] == 0.0 and shared[P_PP_ZERO] == 0.0
+    assert ShogiAdapter(adapter.weights, shared).params[P_PP_ZERO] == 1.0 and other.params[P_PP_ZERO] == 0.0
+    adapter.weights = w
+    assert adapter.params[P_PP_ZERO] == 0.0
+    adapter.weights = other.weights * 0.0
+    adapter.params = make_params()
+    assert adapter.params[P_PP_ZERO] == 1.0
+
+
 def test_mating_child_is_a_proven_terminal(adapter):
     children, _ = run_expand(Board(MATE_IN_ONE), adapter)
     assert children["G*1b"] == (-MATE, 1)

@@ -14,13 +14,14 @@ import time
 from numba import njit
 
 from eval.bench import timed
+from eval.shogi_features import pp_block_zero
 from eval.weightfile import load_weights
 from usi_engine.search import bench as search_bench
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi.bench import bench_positions
 
 from .game import ShogiAdapter, make_params
-from .quiescence import DEFAULT_MAX_DEPTH, QBuffers, qsearch_root
+from .quiescence import DEFAULT_MAX_DEPTH, INF, QBuffers, qsearch
 
 SEARCH_POSITIONS = 8  # the first positions of the set (middle games) for `bench search --game shogi`
 SIGNATURE_SAMPLES = 20  # samples per position of `bench signature`
@@ -29,25 +30,33 @@ SIGNATURE_HASH_MB = 64.0  # large enough never to fill: a full pool would stop t
 
 
 @njit(cache=True, nogil=True)
-def _qsearch_loop(positions, w, max_depth, moves, keys, pv, frames, counts, nodes):
+def _qsearch_loop(positions, w, max_depth, moves, keys, pv, frames, counts, nodes, pp_zero):
     total = 0.0
     for i in range(positions.shape[0]):
-        total += qsearch_root(positions[i], w, max_depth, moves, keys, pv, frames, counts, nodes)
+        pos = positions[i]
+        total += qsearch(pos, w, -INF, INF, max_depth, moves, keys, pv, frames, counts, nodes, False, 0.0, 0, pp_zero)
     return total
 
 
 def bench_qsearch(weights_path=None, max_depth=DEFAULT_MAX_DEPTH, out=sys.stdout):
-    """Quiescence nodes per second (one thread); returns the KEY=VALUE dict it printed."""
+    """Quiescence nodes per second (one thread, full window), as the search runs them (PP sums skipped when
+    the PP block is all zero) and, for reference in the same run, with the PP sums; returns the KEY=VALUE
+    dict it printed."""
     w = load_weights(weights_path)
     positions = bench_positions()
     buf = QBuffers(max_depth)
+    pp_zero = pp_block_zero(w)
+    rate = {}
+    for kind, skip in (("engine", pp_zero), ("pp", False)):
 
-    def run():
-        before = buf.nodes[0]
-        _qsearch_loop(positions, w, max_depth, *buf.args())
-        return int(buf.nodes[0] - before)
+        def run(z=skip):
+            before = buf.nodes[0]
+            _qsearch_loop(positions, w, max_depth, *buf.args(), z)
+            return int(buf.nodes[0] - before)
 
-    n, dt, cpu = timed(run)
+        rate[kind] = timed(run)
+    n, dt, cpu = rate["engine"]
+    n_pp, _, cpu_pp = rate["pp"]
     result = {
         "positions": positions.shape[0],
         "max_depth": max_depth,
@@ -57,9 +66,12 @@ def bench_qsearch(weights_path=None, max_depth=DEFAULT_MAX_DEPTH, out=sys.stdout
         "nodes_per_s": round(n / dt),
         "nodes_per_cpu_s": round(n / cpu),
         "us_per_node": round(cpu / n * 1e6, 3),
+        "pp_zero": int(pp_zero),
+        "nodes_per_cpu_s_pp": round(n_pp / cpu_pp),
     }
     print(
-        f"qsearch: {n} nodes in {dt:.2f} s ({cpu:.2f} s CPU) = {n / dt:,.0f} nodes/s, {n / cpu:,.0f} nodes/CPU-s",
+        f"qsearch: {n} nodes in {dt:.2f} s ({cpu:.2f} s CPU) = {n / dt:,.0f} nodes/s, {n / cpu:,.0f} nodes/CPU-s "
+        f"({n_pp / cpu_pp:,.0f} with the PP sums{'' if pp_zero else '; PP in use'})",
         file=out,
     )
     print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)

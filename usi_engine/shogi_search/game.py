@@ -38,7 +38,7 @@ Params layout (float64): see the P_* constants below.
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record, inc_value
+from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record, inc_value, pp_block_zero
 from eval.weightfile import load_weights
 from usi_engine.search.core import (
     FLAG_FORCING,
@@ -101,8 +101,8 @@ from .quiescence import (
 
 # Params layout.
 P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES, P_EXPANSION, P_MATE_PROBE = 0, 1, 2, 3, 4, 5, 6
-P_WINDOW, P_THREAT_PROBE, P_QSEE, P_QDELTA, P_QRECAPTURE = 7, 8, 9, 10, 11
-N_PARAMS = 12
+P_WINDOW, P_THREAT_PROBE, P_QSEE, P_QDELTA, P_QRECAPTURE, P_PP_ZERO = 7, 8, 9, 10, 11, 12
+N_PARAMS = 13
 EXPANSIONS = {"exact": 0, "lazy": 1, "window": 2}  # P_EXPANSION codes (module docstring)
 EXPANSION_LAZY, EXPANSION_WINDOW = 1, 2
 DEFAULT_WINDOW = 250.0
@@ -226,7 +226,7 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
     probe = params[P_MATE_PROBE] != 0.0
     threat = params[P_THREAT_PROBE] != 0.0
     evasions, attacks, replies = probe_scratch()
-    q, eacc, eidx = child_scratch(pos, weights, qdepth)
+    q, eacc, eidx = child_scratch(pos, weights, params)
     qmoves, nodes = q[0], q[5]
     done = 0
     while True:
@@ -291,12 +291,13 @@ def finish_open(pos, weights, params, out_moves, out_values, out_flags, n, job, 
 
 
 @njit(cache=True, nogil=True)
-def child_scratch(pos, weights, qdepth):
+def child_scratch(pos, weights, params):
     """(quiescence scratch tuple as qsearch_scratch, eacc, eidx) for valuing children of pos: the eval stack
     has row 0 = pos (inc_init), a child goes to row 1 and its quiescence search above it."""
+    qdepth = np.int64(params[P_QDEPTH])
     eacc = np.empty((qdepth + 2, N_EACC), dtype=np.float64)
     eidx = np.empty((qdepth + 2, N_EIDX), dtype=np.int64)
-    inc_init(pos, weights, eacc, eidx, 0)
+    inc_init(pos, weights, eacc, eidx, 0, params[P_PP_ZERO] != 0.0)
     return qsearch_scratch(qdepth), eacc, eidx
 
 
@@ -329,7 +330,7 @@ def finish_children(pos, weights, params, moves, out_values, out_flags, job, bas
     several, a child may be searched against an older, lower best: a wider window, the same guarantees."""
     window = params[P_WINDOW]
     qdepth, see_prune, delta, recapture = quiescence_settings(params)
-    q, eacc, eidx = child_scratch(pos, weights, qdepth)
+    q, eacc, eidx = child_scratch(pos, weights, params)
     nodes = q[5]
     done = 0
     while True:
@@ -359,7 +360,21 @@ def leaf_value(pos, weights, params):
     qdepth, see_prune, delta, recapture = quiescence_settings(params)
     moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
     value = qsearch(
-        pos, weights, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, see_prune, delta, recapture
+        pos,
+        weights,
+        -INF,
+        INF,
+        qdepth,
+        moves,
+        keys,
+        pv,
+        frames,
+        counts,
+        nodes,
+        see_prune,
+        delta,
+        recapture,
+        params[P_PP_ZERO] != 0.0,
     )
     return value, nodes[0]
 
@@ -382,9 +397,30 @@ class ShogiAdapter:
     max_moves = MAX_MOVES
 
     def __init__(self, weights=None, params=None):
-        self.weights = load_weights() if weights is None else weights
+        self._weights = load_weights() if weights is None else weights
         self.params = make_params() if params is None else params
         self.root_verifier = None  # the Searcher's optional prover of root moves (guard.RootMateGuard)
+
+    # The adapter keeps params[P_PP_ZERO] true to its weights: set only when their PP block is all zero, so
+    # that the search skips the PP sums exactly when they are zero. Params are copied in, so one array handed
+    # to two adapters with different weights cannot carry the wrong flag to either.
+    @property
+    def weights(self):
+        return self._weights
+
+    @weights.setter
+    def weights(self, weights) -> None:
+        self._weights = weights
+        self._params[P_PP_ZERO] = 1.0 if pp_block_zero(weights) else 0.0
+
+    @property
+    def params(self):
+        return self._params
+
+    @params.setter
+    def params(self, params) -> None:
+        self._params = np.array(params, dtype=np.float64)
+        self._params[P_PP_ZERO] = 1.0 if pp_block_zero(self._weights) else 0.0
 
     @staticmethod
     def copy(pos):

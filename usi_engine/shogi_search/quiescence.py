@@ -467,12 +467,27 @@ def qsearch_inc(
 
 @njit(cache=True, nogil=True)
 def qsearch(
-    pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, see_prune=False, delta=0.0, recap=0
+    pos,
+    w,
+    alpha,
+    beta,
+    max_depth,
+    moves,
+    keys,
+    pv,
+    frames,
+    counts,
+    nodes,
+    see_prune=False,
+    delta=0.0,
+    recap=0,
+    pp_zero=False,
 ):
-    """qsearch_inc from a fresh evaluation state of pos (a small allocation: max_depth + 1 rows)."""
+    """qsearch_inc from a fresh evaluation state of pos (a small allocation: max_depth + 1 rows); pp_zero as
+    inc_init's."""
     eacc = np.empty((max_depth + 1, N_EACC), dtype=np.float64)
     eidx = np.empty((max_depth + 1, N_EIDX), dtype=np.int64)
-    inc_init(pos, w, eacc, eidx, 0)
+    inc_init(pos, w, eacc, eidx, 0, pp_zero)
     buffers = moves, keys, pv, frames, counts, nodes
     return qsearch_inc(pos, w, alpha, beta, max_depth, *buffers, eacc, eidx, 0, see_prune, delta, recap)
 
