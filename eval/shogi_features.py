@@ -575,7 +575,7 @@ def pp_block_zero(w) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def inc_init(pos, w, eacc, eidx, row, pp_zero=False):
+def inc_init(pos, w, eacc, eidx, row, pp_zero):
     """Set up `row` as a base row for pos (piece list, kings, material); its frames are summed in
     full when first needed (inc_frame). pp_zero: the caller knows that w's PP block is all zero
     (pp_block_zero); the rows from this one then skip the PP sums, ~40 % of a quiescence node's time."""

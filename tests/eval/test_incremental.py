@@ -24,7 +24,7 @@ LAZY_EVERY = 3  # the path's own value is read only every LAZY_EVERY plies
 
 
 @njit(cache=True)
-def walk(pos, w, eacc, eidx, seed, plies, moves, stats, pp_zero=False):
+def walk(pos, w, eacc, eidx, seed, plies, moves, stats, pp_zero):
     """Random game from pos comparing every child; returns the largest |incremental - full|."""
     np.random.seed(seed)
     F.inc_init(pos, w, eacc, eidx, 0, pp_zero)
@@ -128,7 +128,7 @@ def test_material_only_weights_are_exact():
     moves = np.zeros(MAX_MOVES, dtype=np.int32)
     stats = np.zeros(5, dtype=np.int64)
     for i, s in enumerate(sfens):
-        assert walk(Board(s).pos, load_weights(), eacc, eidx, i, PLIES, moves, stats) == 0.0
+        assert walk(Board(s).pos, load_weights(), eacc, eidx, i, PLIES, moves, stats, False) == 0.0
 
 
 def test_mirror_maps_each_piece_to_its_rotated_colour_swapped_self():
