@@ -358,25 +358,10 @@ def finish_children(pos, weights, params, moves, out_values, out_flags, job, bas
 def leaf_value(pos, weights, params):
     """(value, work): the exact leaf value of a child `expand` left lazy, the quiescence search of pos."""
     qdepth, see_prune, delta, recapture = quiescence_settings(params)
-    moves, keys, pv, frames, counts, nodes = qsearch_scratch(qdepth)
-    value = qsearch(
-        pos,
-        weights,
-        -INF,
-        INF,
-        qdepth,
-        moves,
-        keys,
-        pv,
-        frames,
-        counts,
-        nodes,
-        see_prune,
-        delta,
-        recapture,
-        params[P_PP_ZERO] != 0.0,
-    )
-    return value, nodes[0]
+    scratch = qsearch_scratch(qdepth)
+    pp_zero = params[P_PP_ZERO] != 0.0
+    value = qsearch(pos, weights, -INF, INF, qdepth, *scratch, see_prune, delta, recapture, pp_zero)
+    return value, scratch[5][0]
 
 
 @njit(cache=True, nogil=True)
