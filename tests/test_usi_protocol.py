@@ -52,7 +52,7 @@ def test_usiok_fast_registration_only_run():
     try:
         lines, seconds = e.usi()
         print(f"usiok after {1000 * seconds:.0f} ms (including interpreter start-up)")
-        assert seconds < 0.5
+        assert seconds < 1.0  # the target of docs/usi.md (Shogidokoro rejects a slow usiok; ShogiHome waits 10 s)
         assert lines[0].startswith("id name") and lines[1].startswith("id author")
         names = [s.split()[2] for s in lines if s.startswith("option name")]
         for required in (
