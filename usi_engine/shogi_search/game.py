@@ -383,6 +383,7 @@ class ShogiAdapter:
 
     def __init__(self, weights=None, params=None):
         self._weights = load_weights() if weights is None else weights
+        self._pp_zero = pp_block_zero(self._weights)  # a 9.4 MB scan: once per weights, not per params
         self.params = make_params() if params is None else params
         self.root_verifier = None  # the Searcher's optional prover of root moves (guard.RootMateGuard)
 
@@ -396,7 +397,8 @@ class ShogiAdapter:
     @weights.setter
     def weights(self, weights) -> None:
         self._weights = weights
-        self._params[P_PP_ZERO] = 1.0 if pp_block_zero(weights) else 0.0
+        self._pp_zero = pp_block_zero(weights)
+        self._params[P_PP_ZERO] = 1.0 if self._pp_zero else 0.0
 
     @property
     def params(self):
@@ -405,7 +407,7 @@ class ShogiAdapter:
     @params.setter
     def params(self, params) -> None:
         self._params = np.array(params, dtype=np.float64)
-        self._params[P_PP_ZERO] = 1.0 if pp_block_zero(self._weights) else 0.0
+        self._params[P_PP_ZERO] = 1.0 if self._pp_zero else 0.0
 
     @staticmethod
     def copy(pos):
