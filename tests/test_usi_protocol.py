@@ -4,6 +4,8 @@ One engine process serves the module (the first isready compiles numba; later on
 must start or end a process (registration-only run, quit mid-search) start their own.
 """
 
+import subprocess
+import sys
 import time
 
 import pytest
@@ -45,6 +47,13 @@ def released_answer(eng, position, command):
     assert legal_in(position, move)
     assert_quiet(eng)
     return t1 - t0, move
+
+
+def test_the_usi_front_end_answers_usiok_without_importing_numba():
+    """numba's import alone takes 0.6-0.8 s on a slow box: the protocol and options must not need it before usiok."""
+    probe = "import sys, usi_engine.usi; print(sorted(m for m in ('numba', 'numpy') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_usiok_fast_registration_only_run():

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Callable
 
 from . import timeman
 from .options import OptionValues, game_params, search_options
-from .search.values import MATE, is_proven
 
 if TYPE_CHECKING:
     from .search.searcher import SearchResult, Searcher
@@ -89,6 +88,8 @@ class Score:
 
     @classmethod
     def from_value(cls, value: float) -> Score:
+        from .search.values import MATE, is_proven  # numba: not imported before usiok (docs/usi.md)
+
         if is_proven(value):
             plies = max(0, int(round(MATE - abs(value))))
             return cls(mate=plies if value > 0 else -plies)
