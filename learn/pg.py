@@ -309,16 +309,19 @@ def path_to(tree, parent_node, parent_edge, v, out_moves):
 
 
 @njit(cache=True, nogil=True)
-def node_quiescence_gradient(pos, w, qdepth, see_prune, scratch, tree, parent_node, parent_edge, v, path, idx, coef):
+def node_quiescence_gradient(
+    pos, w, qdepth, see_prune, pp_zero, scratch, tree, parent_node, parent_edge, v, path, idx, coef
+):
     """(quiescence value q of node v's position, nf) with dq/dw = sum_i coef[i] e_idx[i] for i < nf (gradient at
     the quiescence PV leaf): v is reached by replaying its moves on pos, which is unchanged on return.
     scratch = qsearch_scratch(qdepth); see_prune as in the search that built the tree (game params P_QSEE:
-    captures with a negative static exchange left out), so q is the value the tree stored."""
+    captures with a negative static exchange left out), so q is the value the tree stored; pp_zero: the weights'
+    PP block is all zero (P_PP_ZERO; the pair sums are skipped, the value is the same)."""
     moves, keys, pv, frames, counts, nodes = scratch
     d = path_to(tree, parent_node, parent_edge, v, path)
     for i in range(d):
         do_move(pos, path[i])
-    value = qsearch(pos, w, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, see_prune)
+    value = qsearch(pos, w, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, see_prune, 0.0, 0, pp_zero)
     nf = pv_leaf_gradient(pos, w, value, pv, counts, idx, coef)
     for _ in range(d):
         undo_move(pos)
@@ -327,7 +330,7 @@ def node_quiescence_gradient(pos, w, qdepth, see_prune, scratch, tree, parent_no
 
 @njit(cache=True, nogil=True)
 def shogi_leaf_gradients(
-    pos, w, qdepth, see_prune, tree, parent_node, parent_edge, touched, n_touched, acc, scales, grads
+    pos, w, qdepth, see_prune, pp_zero, tree, parent_node, parent_edge, touched, n_touched, acc, scales, grads
 ):
     """grads[j] += scales[j] * sum_l acc[l] * dE_s(l)/dw for every row j, over the touched leaves l (one
     pass over the leaves fills several weighted sums, e.g. e(t) and b_t * e(t)): each leaf position is reached
@@ -344,7 +347,7 @@ def shogi_leaf_gradients(
         k = acc[leaf]
         acc[leaf] = 0.0
         value, nf = node_quiescence_gradient(
-            pos, w, qdepth, see_prune, scratch, tree, parent_node, parent_edge, leaf, path, idx, coef
+            pos, w, qdepth, see_prune, pp_zero, scratch, tree, parent_node, parent_edge, leaf, path, idx, coef
         )
         worst = max(worst, abs(value - tree[core.T_VALUE][leaf]))
         for j in range(grads.shape[0]):
@@ -357,7 +360,7 @@ def shogi_leaf_gradients(
 
 @njit(cache=True, nogil=True)
 def shogi_strap_gradients(
-    pos, w, qdepth, see_prune, tree, root, n_nodes, parent_node, parent_edge, vscale, weight, grad
+    pos, w, qdepth, see_prune, pp_zero, tree, root, n_nodes, parent_node, parent_edge, vscale, weight, grad
 ):
     """Search bootstrapping over the tree (the regression toward the searched value of MCSS_55Shogi's learner):
     grad += weight * sum_v (p(E(v)) - p(q(v))) p'(q(v)) dq(v)/dw over the expanded, unproven nodes v below root,
@@ -373,7 +376,7 @@ def shogi_strap_gradients(
         if (v != root and parent_edge[v] < 0) or not is_inner(tree, v):
             continue
         q, nf = node_quiescence_gradient(
-            pos, w, qdepth, see_prune, scratch, tree, parent_node, parent_edge, v, path, idx, coef
+            pos, w, qdepth, see_prune, pp_zero, scratch, tree, parent_node, parent_edge, v, path, idx, coef
         )
         pq = np.tanh(q / (2.0 * vscale))
         k = weight * (np.tanh(tree[core.T_VALUE][v] / (2.0 * vscale)) - pq) * (1.0 - pq * pq) / (2.0 * vscale)
@@ -503,12 +506,14 @@ class TreeGradient:
         scale=1.0,
         value_coef=0.0,
         see_prune=False,
+        pp_zero=False,
     ):
         """grad += scale * (e(t) + value_coef * dE(root)/dw) for the shogi search tree below pos (eq. 15;
         value_coef = 0: the eligibility alone); returns (touched leaves, largest leaf-value mismatch).
         grad may also be 2-D (rows, N_WEIGHTS) with one scale per row: row j += scale[j] * (...), all rows
         from one pass over the leaves. see_prune: the quiescence search of the tree's search (SEE pruning,
-        make_params(qsearch_see=...)); a different setting shows up as a leaf-value mismatch."""
+        make_params(qsearch_see=...)); a different setting shows up as a leaf-value mismatch. pp_zero: the weights'
+        PP block is all zero (ShogiAdapter.pp_zero): the quiescence searches skip the pair sums."""
         grads = grad if grad.ndim == 2 else grad.reshape(1, -1)
         scales = np.asarray(scale, np.float64).reshape(-1) / t_learn
         if scales.shape[0] != grads.shape[0]:
@@ -523,6 +528,7 @@ class TreeGradient:
             weights,
             np.int64(qdepth),
             bool(see_prune),
+            bool(pp_zero),
             tree,
             self.parent_node,
             self.parent_edge,
@@ -534,9 +540,11 @@ class TreeGradient:
         )
         return n, float(worst)
 
-    def shogi_strap(self, tree, root, n_nodes, pos, weights, qdepth, vscale, weight, grad, see_prune=False):
+    def shogi_strap(
+        self, tree, root, n_nodes, pos, weights, qdepth, vscale, weight, grad, see_prune=False, pp_zero=False
+    ):
         """grad += the search-bootstrapping direction over the tree below pos (shogi_strap_gradients; see_prune
-        as in shogi_eligibility); returns the number of nodes used."""
+        and pp_zero as in shogi_eligibility); returns the number of nodes used."""
         parent_links(tree, np.int64(root), self.parent_node, self.parent_edge, self.queue)
         return int(
             shogi_strap_gradients(
@@ -544,6 +552,7 @@ class TreeGradient:
                 weights,
                 np.int64(qdepth),
                 bool(see_prune),
+                bool(pp_zero),
                 tree,
                 np.int64(root),
                 np.int64(n_nodes),

@@ -206,12 +206,12 @@ class SelfPlayer:
     def __init__(self, weights, cfg: SelfPlayConfig, seed: int = 0):
         self.cfg = cfg
         self.weights = weights
-        self.params = make_params(
+        params = make_params(
             qsearch_depth=cfg.qdepth,
             entering_rule=declaration_rule_code(cfg.declaration_rule),
             qsearch_see=cfg.qsearch_see,
         )
-        self.adapter = ShogiAdapter(weights, self.params)
+        self.adapter = ShogiAdapter(weights, params)  # its params carry P_PP_ZERO for the weights
         # the length cap is handled in play() (a draw or adjudicated by the searched value)
         self.rules = adjudicate.GameRules(cfg.declaration_rule, max_moves=0, auto_declare=True)
         self.searcher = Searcher(
@@ -240,7 +240,7 @@ class SelfPlayer:
         board = Board()
         out = GameOutcome([], None, "", log_pi=[], lam=cfg.lam)
         for _ in range(int(rng.integers(cfg.opening_min, cfg.opening_max + 1))):
-            m = opening_move(board.pos, self.weights, self.params, rng, cfg.opening_temp, *self._buf)
+            m = opening_move(board.pos, self.weights, self.adapter.params, rng, cfg.opening_temp, *self._buf)
             if m is None:
                 break
             board.push_code(m)
@@ -318,6 +318,7 @@ class SelfPlayer:
                 scales,
                 value_coef=cfg.value_weight * db_de,
                 see_prune=cfg.qsearch_see,
+                pp_zero=self.adapter.pp_zero,
             )
             out.leaf_mismatch = max(out.leaf_mismatch, worst)
         if cfg.strap_weight > 0:  # result-free: the P row (AdvantageSum.total = r * Z + P)
@@ -332,6 +333,7 @@ class SelfPlayer:
                 cfg.strap_weight,
                 grad.rows[1],
                 see_prune=cfg.qsearch_see,
+                pp_zero=self.adapter.pp_zero,
             )
         out.learned_moves += 1
         out.log_pi.append((side, float(np.log(max(p[a], 1e-300))), b))

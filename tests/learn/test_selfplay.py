@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from eval.shogi_features import N_MATERIAL, N_PE, N_WEIGHTS, OFF_KZ, OFF_MATERIAL, OFF_PE
+from eval.shogi_features import N_MATERIAL, N_PE, N_PP, N_WEIGHTS, OFF_KZ, OFF_MATERIAL, OFF_PE, OFF_PP
 from eval.weightfile import load_weights
 from learn import pg
 from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer, record_bytes
@@ -243,7 +243,7 @@ def test_selfplay_game_is_deterministic_and_learns(tmp_path, see):
         )
     )
     player = SelfPlayer(load_weights(), cfg, seed=1)
-    assert player.params[P_QSEE] == (1.0 if see else 0.0)
+    assert player.adapter.params[P_QSEE] == (1.0 if see else 0.0)
     grads = {s: AdvantageSum(N_WEIGHTS, 1.0) for s in "bw"}
     a = player.play(7, grads)
     nz = {s: np.count_nonzero(g.rows[0]) for s, g in grads.items()}
@@ -283,7 +283,7 @@ def test_bad_config_is_rejected():
 def test_games_and_searches_follow_the_configured_declaration_rule():
     player = SelfPlayer(load_weights(), SelfPlayConfig.from_dict({"declaration_rule": "TryRule"}))
     assert player.rules.declaration_rule == "TryRule" and player.rules.auto_declare
-    assert player.params[P_ENTERING_RULE] == RULE_TRY
+    assert player.adapter.params[P_ENTERING_RULE] == RULE_TRY
 
 
 @pytest.mark.parametrize("lam", [1.0, 0.7, 0.0])
@@ -431,3 +431,39 @@ def test_gradient_quiescence_must_match_the_search(searched):
         )
     assert worst[see] < 1e-6
     assert worst[not see] > 1.0
+
+
+def test_gradients_skip_the_zero_pair_sums_without_changing_them():
+    """With an all-zero PP block the gradient kernels may skip the pair sums (pp_zero, as the search does): the
+    eligibility, its leaf check and the bootstrapping direction are the same both ways; with PP non-zero the
+    forced flag changes the bootstrapping direction (the skip is real)."""
+    w = load_weights()
+    rng = np.random.default_rng(4)
+    w[24:OFF_KZ] = rng.normal(scale=5.0, size=OFF_KZ - 24)
+    w[OFF_PP : OFF_PP + N_PP] = 0.0
+    board = Board(MIDGAME)
+    adapter = ShogiAdapter(w, make_params(qsearch_depth=QDEPTH, qsearch_see=True))
+    assert adapter.pp_zero
+    searcher = Searcher(adapter, SearchOptions(threads=1, hash_mb=8, t_sel=T, t_back=T, graph=False, seed=5))
+    searcher.search(board.pos, Limits(samples=40))
+    tree, n = searcher.pool.tree, int(searcher.pool.ctl[core.C_NODES])
+    played = int(tree[core.T_FIRST][0])
+
+    def gradients(weights, flag):
+        tg = pg.TreeGradient(n)
+        elig, strap = np.zeros(N_WEIGHTS), np.zeros(N_WEIGHTS)
+        args = ("exact", T, T, "full", 1, 1e9, np.array([1], np.uint64), elig)
+        _, worst = tg.shogi_eligibility(
+            tree, 0, board.pos, weights, QDEPTH, played, *args, see_prune=True, pp_zero=flag
+        )
+        tg.shogi_strap(tree, 0, n, board.pos, weights, QDEPTH, 300.0, 1.0, strap, see_prune=True, pp_zero=flag)
+        return elig, strap, worst
+
+    full, skipped = gradients(w, False), gradients(w, True)
+    assert np.abs(full[0]).sum() > 0 and np.abs(full[1]).sum() > 0
+    np.testing.assert_array_equal(skipped[0], full[0])
+    np.testing.assert_array_equal(skipped[1], full[1])
+    assert full[2] < 1e-6 and skipped[2] < 1e-6
+    w_pp = w.copy()
+    w_pp[OFF_PP : OFF_PP + N_PP] = rng.normal(scale=5.0, size=N_PP)
+    assert not np.array_equal(gradients(w_pp, True)[1], gradients(w_pp, False)[1])

@@ -401,6 +401,11 @@ class ShogiAdapter:
         self._params[P_PP_ZERO] = 1.0 if self._pp_zero else 0.0
 
     @property
+    def pp_zero(self) -> bool:
+        """True when the weights' PP block is all zero (the evaluation skips the pair sums)."""
+        return self._pp_zero
+
+    @property
     def params(self):
         return self._params
 
