@@ -566,14 +566,16 @@ class Run:
         games: int | None = None,
         openings: list | None = None,
         openings_name: str = "run",
+        resume: bool = False,
     ) -> dict:
         """Match checkpoint `version` against checkpoint `other` at the configured fixed nodes (`games`
         default eval.games; `openings` default the run's eval openings, named `openings_name` in the row;
         records in eval/vVERSION-vs-LABEL-GAMESg[-NAME]), Elo +- 95 % appended to the metrics as an "eval"
-        row; returns the match summary."""
+        row; returns the match summary. resume: keep the games that folder's summary.json already holds (the
+        same engines and settings) and play only the missing ones."""
         games = games or self.cfg.eval.games
         tag = f"-{games}g" + ("" if openings_name == "run" else f"-{openings_name}")
-        summary = self._match(version, other, label, games, openings, tag)
+        summary = self._match(version, other, label, games, openings, tag, resume)
         elo = summary["elo_pentanomial"] or summary["elo_trinomial"]
         self._metric(
             {
@@ -596,7 +598,9 @@ class Run:
         )
         return summary
 
-    def _match(self, version: int, other: int, label: str, games: int, openings: list | None, tag: str) -> dict:
+    def _match(
+        self, version: int, other: int, label: str, games: int, openings: list | None, tag: str, resume: bool = False
+    ) -> dict:
         from .match.clock import TimeControl
         from .match.match import EngineSpec, Match, MatchConfig
         from .match.shogi_game import ShogiRules
@@ -622,6 +626,7 @@ class Run:
             shogi_rules=ShogiRules(max_moves=ev.max_moves),
             records_dir=str(folder),
             json_path=str(folder / "summary.json"),
+            resume=resume,
         )
         with open(os.devnull, "w") as quiet:
             return Match(config, out=quiet).run()
@@ -766,6 +771,12 @@ def add_evaluate_parser(sub) -> None:
         help="draw the eval openings with this seed instead of the run's (an independent set)",
     )
     p.add_argument("--concurrency", type=int, default=None, help="games at once (default: eval.concurrency)")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the games an interrupted evaluation of the same checkpoints, games and openings finished "
+        "(its summary.json) and play the rest",
+    )
     p.set_defaults(handler=evaluate_command)
 
 
@@ -796,7 +807,9 @@ def evaluate_command(a) -> int:
             openings = None
         label = "start" if a.vs == 0 else f"v{a.vs}"
         name = Path(a.openings).stem if a.openings else f"seed{a.openings_seed}" if openings else "run"
-        summary = run.evaluate(version, a.vs, label, checkpoint_games(run_dir, version), a.games, openings, name)
+        summary = run.evaluate(
+            version, a.vs, label, checkpoint_games(run_dir, version), a.games, openings, name, a.resume
+        )
     except (ValueError, OSError, RuntimeError, MatchError) as e:
         print(f"evaluate: error: {e}", file=sys.stderr)
         return 2

@@ -91,7 +91,19 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     row = metrics(run)[-1]
     assert (row["version"], row["opponent"], row["vs"], row["games_done"]) == (2, 0, "start", 4)
     assert row["openings"] == "seed5"
-    assert len(list((run / "eval" / "v000002-vs-start-2g-seed5").glob("*.csa"))) == 2
+    folder = run / "eval" / "v000002-vs-start-2g-seed5"
+    assert len(list(folder.glob("*.csa"))) == 2
+    # an evaluation cut after its first game: --resume keeps that game and plays only the other
+    summary = json.loads((folder / "summary.json").read_text())
+    summary["games"] = summary["games"][:1]
+    (folder / "summary.json").write_text(json.dumps(summary))
+    for record in list(folder.glob("*.csa")) + list(folder.glob("*.kif")):
+        record.unlink()
+    e = learn("evaluate", str(run), "--games", "2", "--openings-seed", "5", "--resume")
+    assert e.returncode == 0, e.stderr
+    resumed = metrics(run)[-1]
+    assert resumed["games"] == 2 and resumed["wins"] + resumed["losses"] + resumed["draws"] == 2
+    assert len(list(folder.glob("*.csa"))) == 1  # one game played, one taken over
     p = learn("plot", str(run))
     assert p.returncode == 0, p.stderr
     png = run / "learning-curve.png"
