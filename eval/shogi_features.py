@@ -57,12 +57,9 @@ leaves. Indices in one list are unique.
 The search evaluates differentially (inc_init / inc_record / inc_value, section "incremental" below):
 a child's value is its parent's plus the change of the one or two piece objects the move touched,
 about 4x cheaper than the full evaluation, which stays the reference (evaluate, eval_features). The king and
-effect terms (KS, EF, EM, PE, KZ, KPOS) come from per-square effect counts that each row keeps and each move
-updates (_move_effects): the square terms (EF, EM, PE) are kept per row as sums that a move changes only on
-the squares it touched (_move_square_terms), the zone terms are read from the counts; the rule of each term is
-the full evaluation's (square_terms, zone_terms). All of it is skipped when those blocks are all zero (flag set
-by inc_init, so a stack assumes fixed weights). The PP pair sums are skipped when the caller vouches that the
-PP block is all
+effect terms (KS, EF, EM, PE, KZ, KPOS) are summed from per-square effect counts that each row keeps and each
+move updates (_move_effects), with the same function as the full evaluation (terms_from_counts), and skipped
+when those blocks are all zero (flag set by inc_init, so a stack assumes fixed weights). The PP pair sums are skipped when the caller vouches that the PP block is all
 zero (inc_init's pp_zero, from pp_block_zero: a scan too long for every call), as in every shipped file.
 """
 
@@ -325,64 +322,72 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit, zone=True):
 
 
 @njit(cache=True, nogil=True)
-def square_terms(w, both, p, t, stm, kc0, kc1, acc, emit):
-    """The EF and EM terms of both sides' effects on square t (count word `both`) and the PE term of the piece p
-    on it (0: empty), from side stm; kc0/kc1 the kings' squares (N_SQ: no king). With emit, the coefficients
-    are added to acc (the EF, EM and PE blocks, from OFF_EF on)."""
-    value = 0.0
-    for c in range(2):
-        n = (both >> (8 * c)) & 255
-        if n == 0:
-            continue
-        sign = 1.0 if c == stm else -1.0
-        do = KDIST[t, kc0 if c == 0 else kc1]
-        dx = KDIST[t, kc1 if c == 0 else kc0]
-        if do >= 0:  # EF: every effect counts for (own king, distance) ...
-            value += sign * n * w[OFF_EF + do]
-            if emit:
-                acc[do] += sign * n
-        if dx >= 0:  # ... and (other king, distance)
-            value += sign * n * w[OFF_EF + EF_DIST + dx]
-            if emit:
-                acc[EF_DIST + dx] += sign * n
-        if n < 2:
-            continue
-        if do >= 0:  # EM: the second and later effects of one side on one square
-            value += sign * (w[OFF_EM + do * EM_RANK] + (n - 2) * w[OFF_EM + do * EM_RANK + 1])
-            if emit:
-                acc[N_EF + do * EM_RANK] += sign
-                acc[N_EF + do * EM_RANK + 1] += sign * (n - 2)
-        if dx >= 0:
-            k = (EF_DIST + dx) * EM_RANK
-            value += sign * (w[OFF_EM + k] + (n - 2) * w[OFF_EM + k + 1])
-            if emit:
-                acc[N_EF + k] += sign
-                acc[N_EF + k + 1] += sign * (n - 2)
-    if p == 0:
-        return value
-    pt = p & (WHITE_BIT - 1)
-    if pt == KING:
-        return value
-    c = 1 if p & WHITE_BIT else 0  # PE: the piece's defenders and attackers, the kings' steps included
-    ours = ((both >> (8 * c)) & 255) + (1 if KDIST[t, kc0 if c == 0 else kc1] == 1 else 0)
-    theirs = ((both >> (8 - 8 * c)) & 255) + (1 if KDIST[t, kc1 if c == 0 else kc0] == 1 else 0)
-    k = (((0 if c == stm else 1) * PE_TYPES + PE_TYPE[pt]) * PE_CAP + min(ours, PE_CAP - 1)) * PE_CAP + min(
-        theirs, PE_CAP - 1
-    )
-    if emit:
-        acc[N_EF + N_EM + k] += 1.0
-    return value + w[OFF_PE + k]
-
-
-@njit(cache=True, nogil=True)
-def zone_terms(pos, w, count, out_idx, out_coef, nf, emit, zone):
-    """The KS terms (and with zone the KZ and KPOS terms) of both kings from pos's effect counts, from the side
-    to move: (value, nf after writing their features from out_idx[nf] on)."""
+def terms_from_counts(pos, w, count, out_idx, out_coef, nf, emit, zone):
+    """king_terms from pos's effect counts (effect_counts' packing, kings' effects not counted): per square the
+    EF and EM terms of both sides' effects and the PE term of the piece on it, then the zone terms per king."""
     stm = pos[SIDE]
+    k0 = pos[KING_SQ]
+    k1 = pos[KING_SQ + 1]
+    kc0 = k0 if k0 >= 0 else N_SQ  # a missing king (mate problems): KDIST column N_SQ, -1
+    kc1 = k1 if k1 >= 0 else N_SQ
+    acc = np.zeros(N_EFFECT_TERMS) if emit else w[:0]  # EF, EM, PE coefficients, from OFF_EF on
     value = 0.0
+    for t in range(N_SQ):
+        both = count[t]
+        p = pos[BOARD + t]
+        if both == 0 and p == 0:
+            continue
+        for c in range(2):
+            n = (both >> (8 * c)) & 255
+            if n == 0:
+                continue
+            sign = 1.0 if c == stm else -1.0
+            do = KDIST[t, kc0 if c == 0 else kc1]
+            dx = KDIST[t, kc1 if c == 0 else kc0]
+            if do >= 0:  # EF: every effect counts for (own king, distance) ...
+                value += sign * n * w[OFF_EF + do]
+                if emit:
+                    acc[do] += sign * n
+            if dx >= 0:  # ... and (other king, distance)
+                value += sign * n * w[OFF_EF + EF_DIST + dx]
+                if emit:
+                    acc[EF_DIST + dx] += sign * n
+            if n < 2:
+                continue
+            if do >= 0:  # EM: the second and later effects of one side on one square
+                value += sign * (w[OFF_EM + do * EM_RANK] + (n - 2) * w[OFF_EM + do * EM_RANK + 1])
+                if emit:
+                    acc[N_EF + do * EM_RANK] += sign
+                    acc[N_EF + do * EM_RANK + 1] += sign * (n - 2)
+            if dx >= 0:
+                k = (EF_DIST + dx) * EM_RANK
+                value += sign * (w[OFF_EM + k] + (n - 2) * w[OFF_EM + k + 1])
+                if emit:
+                    acc[N_EF + k] += sign
+                    acc[N_EF + k + 1] += sign * (n - 2)
+        if p == 0:
+            continue
+        pt = p & (WHITE_BIT - 1)
+        if pt == KING:
+            continue
+        c = 1 if p & WHITE_BIT else 0  # PE: the piece's defenders and attackers, the kings' steps included
+        ours = ((both >> (8 * c)) & 255) + (1 if KDIST[t, kc0 if c == 0 else kc1] == 1 else 0)
+        theirs = ((both >> (8 - 8 * c)) & 255) + (1 if KDIST[t, kc1 if c == 0 else kc0] == 1 else 0)
+        k = (((0 if c == stm else 1) * PE_TYPES + PE_TYPE[pt]) * PE_CAP + min(ours, PE_CAP - 1)) * PE_CAP + min(
+            theirs, PE_CAP - 1
+        )
+        value += w[OFF_PE + k]
+        if emit:
+            acc[N_EF + N_EM + k] += 1.0
+    if emit:
+        for k in range(N_EFFECT_TERMS):
+            if acc[k] != 0.0:
+                out_idx[nf] = OFF_EF + k
+                out_coef[nf] = acc[k]
+                nf += 1
     for t in range(2):  # t 0: the side to move's king, 1: the other king
         colour = stm ^ t
-        ksq = pos[KING_SQ + colour]
+        ksq = k0 if colour == 0 else k1
         if ksq < 0:
             continue
         if zone:
@@ -415,48 +420,6 @@ def zone_terms(pos, w, count, out_idx, out_coef, nf, emit, zone):
                 value += w[k]
                 nf = _emit_unit(out_idx, out_coef, nf, k, emit)
     return value, nf
-
-
-@njit(cache=True, nogil=True)
-def king_squares(pos):
-    """(Black's king square, White's), N_SQ for a missing king (KDIST's column of -1)."""
-    k0 = pos[KING_SQ]
-    k1 = pos[KING_SQ + 1]
-    return (k0 if k0 >= 0 else N_SQ), (k1 if k1 >= 0 else N_SQ)
-
-
-@njit(cache=True, nogil=True)
-def squares_sum(pos, w, count, stm):
-    """Sum of square_terms over the board from side stm (no features)."""
-    kc0, kc1 = king_squares(pos)
-    value = 0.0
-    for t in range(N_SQ):
-        both = count[t]
-        p = pos[BOARD + t]
-        if both != 0 or p != 0:
-            value += square_terms(w, both, p, t, stm, kc0, kc1, w[:0], False)
-    return value
-
-
-@njit(cache=True, nogil=True)
-def terms_from_counts(pos, w, count, out_idx, out_coef, nf, emit, zone):
-    """king_terms from pos's effect counts (effect_counts' packing, kings' effects not counted): the square
-    terms (EF, EM, PE) of every square, then the zone terms of both kings."""
-    if emit:
-        kc0, kc1 = king_squares(pos)
-        acc = np.zeros(N_EFFECT_TERMS)
-        value = 0.0
-        for t in range(N_SQ):
-            value += square_terms(w, count[t], pos[BOARD + t], t, pos[SIDE], kc0, kc1, acc, True)
-        for k in range(N_EFFECT_TERMS):
-            if acc[k] != 0.0:
-                out_idx[nf] = OFF_EF + k
-                out_coef[nf] = acc[k]
-                nf += 1
-    else:
-        value = squares_sum(pos, w, count, pos[SIDE])
-    zone_value, nf = zone_terms(pos, w, count, out_idx, out_coef, nf, emit, zone)
-    return value + zone_value, nf
 
 
 @njit(cache=True, nogil=True)
@@ -551,8 +514,7 @@ def gradient(pos, w):
 EA_MAT = 0  # material from Black's side (frame 0 sign)
 EA_PP = 1  # + f: PP sum in frame f
 EA_KP = 3  # + 2 * f + c: KP sum of colour c's king in frame f
-EA_SQ = 7  # + f: the square terms (EF, EM, PE) in frame f, kept when EI_KS is set
-N_EACC = 9
+N_EACC = 7
 EI_N = MAX_PIECES  # eidx[row, :n] = piece indices in frame 0; eidx[row, EI_N] = n
 EI_KSQ = EI_N + 1  # + c: colour c's king square (-1 none)
 EI_VALID = EI_KSQ + 2  # bit f set: frame f of this row is computed
@@ -642,10 +604,7 @@ def inc_init(pos, w, eacc, eidx, row, pp_zero):
     eidx[row, EI_KS] = kings + (2 if kings and zone_blocks_used(w) else 0)
     eidx[row, EI_PP] = 0 if pp_zero else 1
     if kings:
-        count = eidx[row, EI_CNT : EI_CNT + N_SQ]
-        effect_counts(pos, count)
-        for f in range(2):
-            eacc[row, EA_SQ + f] = squares_sum(pos, w, count, f)
+        effect_counts(pos, eidx[row, EI_CNT : EI_CNT + N_SQ])
 
 
 @njit(cache=True, nogil=True)
@@ -731,53 +690,6 @@ def inc_record(pos, move, w, eacc, eidx, row):
         for t in range(EI_CNT, EI_CNT + N_SQ):
             eidx[nxt, t] = eidx[row, t]
         _move_effects(pos, move, eidx[nxt, EI_CNT : EI_CNT + N_SQ])
-        _move_square_terms(pos, move, w, eacc, eidx, row)
-
-
-@njit(cache=True, nogil=True)
-def _move_square_terms(pos, move, w, eacc, eidx, row):
-    """The square terms of row + 1 (both frames) from row's and the squares the move changed: a square whose
-    effect count changed or whose occupant did (the move's from and to squares) adds its new terms and takes
-    its old ones away; a king move sums every square afresh (its distances changed). pos is the position
-    before the move (its board is changed and restored for a king move)."""
-    nxt = row + 1
-    old_count = eidx[row, EI_CNT : EI_CNT + N_SQ]
-    new_count = eidx[nxt, EI_CNT : EI_CNT + N_SQ]
-    to = move & MOVE_TO_MASK
-    frm = (move >> MOVE_FROM_SHIFT) & 0x7F
-    if frm > DROP_BASE:
-        moved = (frm - DROP_BASE) | (WHITE_BIT if pos[SIDE] else 0)
-        frm = -1
-    else:
-        p = pos[BOARD + frm]
-        moved = p | PROMOTE if move & MOVE_PROMO_BIT else p
-        if (p & (WHITE_BIT - 1)) == KING:
-            victim = pos[BOARD + to]
-            pos[BOARD + frm] = 0
-            pos[BOARD + to] = p
-            pos[KING_SQ + (1 if p & WHITE_BIT else 0)] = to
-            for f in range(2):
-                eacc[nxt, EA_SQ + f] = squares_sum(pos, w, new_count, f)
-            pos[KING_SQ + (1 if p & WHITE_BIT else 0)] = frm
-            pos[BOARD + to] = victim
-            pos[BOARD + frm] = p
-            return
-    kc0, kc1 = king_squares(pos)
-    s0 = eacc[row, EA_SQ]
-    s1 = eacc[row, EA_SQ + 1]
-    for t in range(N_SQ):
-        before = old_count[t]
-        after = new_count[t]
-        if before == after and t != to and t != frm:
-            continue
-        p_before = pos[BOARD + t]
-        p_after = moved if t == to else 0 if t == frm else p_before
-        s0 += square_terms(w, after, p_after, t, 0, kc0, kc1, w[:0], False)
-        s0 -= square_terms(w, before, p_before, t, 0, kc0, kc1, w[:0], False)
-        s1 += square_terms(w, after, p_after, t, 1, kc0, kc1, w[:0], False)
-        s1 -= square_terms(w, before, p_before, t, 1, kc0, kc1, w[:0], False)
-    eacc[nxt, EA_SQ] = s0
-    eacc[nxt, EA_SQ + 1] = s1
 
 
 @njit(cache=True, nogil=True)
@@ -891,5 +803,5 @@ def inc_value(pos, w, eacc, eidx, row):
     v = eacc[row, EA_PP + f] + eacc[row, EA_KP + 2 * f] + eacc[row, EA_KP + 2 * f + 1]
     if eidx[row, EI_KS]:
         count = eidx[row, EI_CNT : EI_CNT + N_SQ]
-        v += eacc[row, EA_SQ + f] + zone_terms(pos, w, count, pos[:0], w[:0], 0, False, eidx[row, EI_KS] >= 2)[0]
+        v += terms_from_counts(pos, w, count, pos[:0], w[:0], 0, False, eidx[row, EI_KS] >= 2)[0]
     return v + eacc[row, EA_MAT] if f == 0 else v - eacc[row, EA_MAT]
