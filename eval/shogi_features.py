@@ -56,10 +56,10 @@ leaves. Indices in one list are unique.
 
 The search evaluates differentially (inc_init / inc_record / inc_value, section "incremental" below):
 a child's value is its parent's plus the change of the one or two piece objects the move touched,
-about 4x cheaper than the full evaluation, which stays the reference (evaluate, eval_features). The king and
-effect terms (KS, EF, EM, PE, KZ, KPOS) are summed from per-square effect counts that each row keeps and each
-move updates (_move_effects), with the same function as the full evaluation (terms_from_counts), and skipped
-when those blocks are all zero (flag set by inc_init, so a stack assumes fixed weights). The PP pair sums are skipped when the caller vouches that the PP block is all
+about 4x cheaper than the full evaluation, which stays the reference (evaluate, eval_features). The KS and
+EF terms are read from the position itself (king_terms: one pass over the pieces' effects), not differenced,
+and skipped when the weights' KS, EF, EM, PE, KZ and KPOS blocks are all zero (flag set by inc_init, so a
+stack assumes fixed weights). The PP pair sums are skipped when the caller vouches that the PP block is all
 zero (inc_init's pp_zero, from pp_block_zero: a scan too long for every call), as in every shipped file.
 """
 
