@@ -82,7 +82,7 @@ from usi_engine.shogi.layout import (
     SIDE,
     WHITE_BIT,
 )
-from usi_engine.shogi.tables import DISTANCE, KNIGHT_TARGETS, NEIGHBOUR, OPPOSITE, SLIDE, STEP
+from usi_engine.shogi.tables import DISTANCE, KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
 
 FEATURE_SET = "shogi-material-kp-pp"
 FEATURE_VERSION = 5  # 2: + KS, 3: + EF, 4: + EM and PE, 5: + KZ and KPOS (older files load with the newer blocks 0)
@@ -144,6 +144,19 @@ MAX_FEATURES = (
 )
 
 
+def _zone_shift_table():
+    """ZONE_SHIFT[t, k]: 4 * (zone square index of t around a king on k, Black's frame: (df + 1) * 3 + dr + 1),
+    or -1 when t is not in k's 3x3 zone; the bit offset of t's attacker count in a packed zone word."""
+    table = np.full((N_SQ, N_SQ), -1, dtype=np.int64)
+    for t in range(N_SQ):
+        for k in range(N_SQ):
+            df, dr = t // 9 - k // 9, t % 9 - k % 9
+            if abs(df) <= 1 and abs(dr) <= 1:
+                table[t, k] = 4 * ((df + 1) * 3 + dr + 1)
+    return table
+
+
+ZONE_SHIFT = _zone_shift_table()
 # KDIST[t, k]: Chebyshev distance of squares t and k; column N_SQ (no king) is -1.
 KDIST = np.concatenate([DISTANCE, np.full((N_SQ, 1), -1, dtype=np.int64)], axis=1)
 
@@ -230,70 +243,12 @@ def zone_blocks_used(w):
 
 
 @njit(cache=True, nogil=True)
-def piece_effects(pos, sq, p, count, delta):
-    """count[t] += delta << (8 * colour of p) for every square t that piece p (not a king) on sq affects on pos's
-    board: step targets, slider lines up to and including the first piece, knight jumps; pins ignored (the
-    "kiki" of YaneuraOu's hand-made evaluation). Black's counts are bits 0..7 of count[t], White's 8..15."""
-    c = 1 if p & WHITE_BIT else 0
-    inc = delta << (8 * c)
-    knight = (p & (WHITE_BIT - 1)) == KNIGHT
-    for d in range(2 if knight else 8):  # a knight's two jumps, else the 8 directions
-        slide = 0 if knight else SLIDE[p, d]
-        if knight:
-            t = KNIGHT_TARGETS[c, sq, d]
-        elif slide or STEP[p, d]:
-            t = NEIGHBOUR[sq, d]
-        else:
-            continue
-        while t >= 0:
-            count[t] += inc
-            if not slide or pos[BOARD + t] != 0:
-                break
-            t = NEIGHBOUR[t, d]
-
-
-@njit(cache=True, nogil=True)
-def rays_through(pos, sq, count, delta):
-    """count += delta times the effects that sliders aimed at the empty square sq have beyond it (delta +1 when
-    sq has just been emptied, -1 before a piece is put on it): for each direction, the first piece behind sq,
-    if it slides that way, affects the squares past sq up to and including the next piece."""
-    for d in range(8):  # the direction the slider moves in
-        back = OPPOSITE[d]
-        x = NEIGHBOUR[sq, back]
-        while x >= 0 and pos[BOARD + x] == 0:
-            x = NEIGHBOUR[x, back]
-        if x < 0:
-            continue
-        p = pos[BOARD + x]
-        if not SLIDE[p, d]:
-            continue
-        inc = delta << (8 if p & WHITE_BIT else 0)
-        t = NEIGHBOUR[sq, d]
-        while t >= 0:
-            count[t] += inc
-            if pos[BOARD + t] != 0:
-                break
-            t = NEIGHBOUR[t, d]
-
-
-@njit(cache=True, nogil=True)
-def effect_counts(pos, count):
-    """count[t] = the effects of every board piece other than a king on square t (piece_effects' packing)."""
-    for t in range(N_SQ):
-        count[t] = 0
-    for sq in range(N_SQ):
-        p = pos[BOARD + sq]
-        if p != 0 and (p & (WHITE_BIT - 1)) != KING:
-            piece_effects(pos, sq, p, count, 1)
-
-
-@njit(cache=True, nogil=True)
 def king_terms(pos, w, out_idx, out_coef, nf, emit, zone=True):
     """KS, EF, EM, PE, KPOS and KZ terms of pos from the side to move: (value, nf after writing their features
     from out_idx[nf] on).
 
-    The effects of the pieces other than kings are counted first (effect_counts), then summed by
-    terms_from_counts, which the incremental evaluation calls with counts it keeps up to date per move.
+    One pass over the board pieces other than kings walks every effect (step targets, slider lines up to and
+    including the first piece, knight jumps; pins ignored): the "kiki" of YaneuraOu's hand-made evaluation.
     - EF: an effect on square t of a piece whose own king is on k and the other king on k' adds
       w[EF, 0, dist(t, k)] + w[EF, 1, dist(t, k')] (Chebyshev distances; a missing king adds nothing), with
       sign + for the side to move's pieces and - for the other side's (antisymmetric, like material). The
@@ -316,45 +271,75 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit, zone=True):
       0 empty, 1 a piece of the king's side, 2 of the other side; count the king side's effects on it (kings
       left out, capped at 2): MATERIAL_LEVEL 8's guarded and unguarded neighbours.
     zone False skips KZ and KPOS (callers pass it when both blocks are zero and no features are emitted)."""
-    count = np.empty(N_SQ, dtype=np.int64)
-    effect_counts(pos, count)
-    return terms_from_counts(pos, w, count, out_idx, out_coef, nf, emit, zone)
-
-
-@njit(cache=True, nogil=True)
-def terms_from_counts(pos, w, count, out_idx, out_coef, nf, emit, zone):
-    """king_terms from pos's effect counts (effect_counts' packing, kings' effects not counted): per square the
-    EF and EM terms of both sides' effects and the PE term of the piece on it, then the zone terms per king."""
     stm = pos[SIDE]
     k0 = pos[KING_SQ]
     k1 = pos[KING_SQ + 1]
-    kc0 = k0 if k0 >= 0 else N_SQ  # a missing king (mate problems): KDIST column N_SQ, -1
-    kc1 = k1 if k1 >= 0 else N_SQ
     acc = np.zeros(N_EFFECT_TERMS) if emit else w[:0]  # EF, EM, PE coefficients, from OFF_EF on
+    count = np.zeros(N_SQ, dtype=np.int64)  # effects on each square: Black's in bits 0..7, White's in 8..15
     value = 0.0
-    for t in range(N_SQ):
-        both = count[t]
-        p = pos[BOARD + t]
-        if both == 0 and p == 0:
+    zb0 = 0  # Black's king zone, Black's effects
+    zb1 = 0  # Black's king zone, White's effects
+    zw0 = 0
+    zw1 = 0
+    for sq in range(N_SQ):
+        p = pos[BOARD + sq]
+        if p == 0 or (p & (WHITE_BIT - 1)) == KING:
+            continue
+        c = 1 if p & WHITE_BIT else 0
+        own = k0 if c == 0 else k1
+        other = k1 if c == 0 else k0
+        own = own if own >= 0 else N_SQ  # a missing king (mate problems): KDIST column N_SQ, -1
+        other = other if other >= 0 else N_SQ
+        sign = 1.0 if c == stm else -1.0
+        shift = 8 * c
+        zo = 0  # effects on the own king's zone, packed
+        zx = 0  # on the other king's zone
+        knight = (p & (WHITE_BIT - 1)) == KNIGHT
+        for d in range(2 if knight else 8):  # a knight's two jumps, else the 8 directions
+            slide = 0 if knight else SLIDE[p, d]
+            if knight:
+                t = KNIGHT_TARGETS[c, sq, d]
+            elif slide or STEP[p, d]:
+                t = NEIGHBOUR[sq, d]
+            else:
+                continue
+            while t >= 0:
+                count[t] += 1 << shift
+                do = KDIST[t, own]
+                dx = KDIST[t, other]
+                if do >= 0:
+                    value += sign * w[OFF_EF + do]
+                    if do <= 1:
+                        zo += 1 << ZONE_SHIFT[t, own]
+                    if emit:
+                        acc[do] += sign
+                if dx >= 0:
+                    value += sign * w[OFF_EF + EF_DIST + dx]
+                    if dx <= 1:
+                        zx += 1 << ZONE_SHIFT[t, other]
+                    if emit:
+                        acc[EF_DIST + dx] += sign
+                if not slide or pos[BOARD + t] != 0:
+                    break
+                t = NEIGHBOUR[t, d]
+        if c == 0:
+            zb0 += zo
+            zw0 += zx
+        else:
+            zw1 += zo
+            zb1 += zx
+    for sq in range(N_SQ):  # EM: the second and later effects of each side on each square
+        both = count[sq]
+        if (both & 0xFEFE) == 0:
             continue
         for c in range(2):
             n = (both >> (8 * c)) & 255
-            if n == 0:
-                continue
-            sign = 1.0 if c == stm else -1.0
-            do = KDIST[t, kc0 if c == 0 else kc1]
-            dx = KDIST[t, kc1 if c == 0 else kc0]
-            if do >= 0:  # EF: every effect counts for (own king, distance) ...
-                value += sign * n * w[OFF_EF + do]
-                if emit:
-                    acc[do] += sign * n
-            if dx >= 0:  # ... and (other king, distance)
-                value += sign * n * w[OFF_EF + EF_DIST + dx]
-                if emit:
-                    acc[EF_DIST + dx] += sign * n
             if n < 2:
                 continue
-            if do >= 0:  # EM: the second and later effects of one side on one square
+            sign = 1.0 if c == stm else -1.0
+            do = KDIST[sq, k0 if c == 0 else k1]
+            dx = KDIST[sq, k1 if c == 0 else k0]
+            if do >= 0:
                 value += sign * (w[OFF_EM + do * EM_RANK] + (n - 2) * w[OFF_EM + do * EM_RANK + 1])
                 if emit:
                     acc[N_EF + do * EM_RANK] += sign
@@ -365,17 +350,24 @@ def terms_from_counts(pos, w, count, out_idx, out_coef, nf, emit, zone):
                 if emit:
                     acc[N_EF + k] += sign
                     acc[N_EF + k + 1] += sign * (n - 2)
+    for c in range(2):  # the kings' steps count for PE only
+        ksq = k0 if c == 0 else k1
+        if ksq >= 0:
+            for d in range(8):
+                t = NEIGHBOUR[ksq, d]
+                if t >= 0:
+                    count[t] += 1 << (8 * c)
+    for sq in range(N_SQ):
+        p = pos[BOARD + sq]
         if p == 0:
             continue
         pt = p & (WHITE_BIT - 1)
         if pt == KING:
             continue
-        c = 1 if p & WHITE_BIT else 0  # PE: the piece's defenders and attackers, the kings' steps included
-        ours = ((both >> (8 * c)) & 255) + (1 if KDIST[t, kc0 if c == 0 else kc1] == 1 else 0)
-        theirs = ((both >> (8 - 8 * c)) & 255) + (1 if KDIST[t, kc1 if c == 0 else kc0] == 1 else 0)
-        k = (((0 if c == stm else 1) * PE_TYPES + PE_TYPE[pt]) * PE_CAP + min(ours, PE_CAP - 1)) * PE_CAP + min(
-            theirs, PE_CAP - 1
-        )
+        c = 1 if p & WHITE_BIT else 0
+        ours = min((count[sq] >> (8 * c)) & 255, PE_CAP - 1)
+        theirs = min((count[sq] >> (8 - 8 * c)) & 255, PE_CAP - 1)
+        k = (((0 if c == stm else 1) * PE_TYPES + PE_TYPE[pt]) * PE_CAP + ours) * PE_CAP + theirs
         value += w[OFF_PE + k]
         if emit:
             acc[N_EF + N_EM + k] += 1.0
@@ -390,10 +382,14 @@ def terms_from_counts(pos, w, count, out_idx, out_coef, nf, emit, zone):
         ksq = k0 if colour == 0 else k1
         if ksq < 0:
             continue
+        ours_word, theirs_word = (zb0, zb1) if colour == 0 else (zw0, zw1)
+        if stm == 1:
+            ours_word, theirs_word = theirs_word, ours_word
         if zone:
             k = OFF_KPOS + t * N_SQ + (ksq if stm == 0 else N_SQ - 1 - ksq)
             value += w[k]
             nf = _emit_unit(out_idx, out_coef, nf, k, emit)
+        own_word = ours_word if t == 0 else theirs_word  # effects of the king's side
         kf = ksq // 9
         kr = ksq % 9
         for df in range(-1, 2):
@@ -404,9 +400,9 @@ def terms_from_counts(pos, w, count, out_idx, out_coef, nf, emit, zone):
                 r = kr + dr
                 if r < 0 or r > 8:
                     continue
-                both = count[f * 9 + r]
-                ours = min((both >> (8 * stm)) & 255, KS_CAP - 1)  # the side to move's effects
-                theirs = min((both >> (8 - 8 * stm)) & 255, KS_CAP - 1)
+                shift = 4 * ((df + 1) * 3 + dr + 1)
+                ours = min((ours_word >> shift) & 15, KS_CAP - 1)
+                theirs = min((theirs_word >> shift) & 15, KS_CAP - 1)
                 z = (df + 1) * 3 + dr + 1 if stm == 0 else (1 - df) * 3 + 1 - dr
                 k = OFF_KS + ((t * KS_ZONE + z) * KS_CAP + ours) * KS_CAP + theirs
                 value += w[k]
@@ -415,7 +411,7 @@ def terms_from_counts(pos, w, count, out_idx, out_coef, nf, emit, zone):
                     continue
                 p = pos[BOARD + f * 9 + r]
                 occ = 0 if p == 0 else 1 if (1 if p & WHITE_BIT else 0) == colour else 2
-                guards = min((both >> (8 * colour)) & 255, KS_CAP - 1)  # the king side's effects
+                guards = min((own_word >> shift) & 15, KS_CAP - 1)
                 k = OFF_KZ + ((t * KS_ZONE + z) * KZ_OCC + occ) * KS_CAP + guards
                 value += w[k]
                 nf = _emit_unit(out_idx, out_coef, nf, k, emit)
@@ -524,8 +520,7 @@ EI_CH = EI_NCH + 1  # + 3 * j: (list slot, old index, new index) of changed obje
 EI_KS = EI_CH + 6  # 1 when a block from KS on (king_terms) is not all zero (else inc_value skips king_terms), 3 when
 # KZ or KPOS is too (else king_terms skips them)
 EI_PP = EI_KS + 1  # 1 unless the caller of inc_init vouched that the PP block is all zero (then the PP sums are 0)
-EI_CNT = EI_PP + 1  # + t: the effect count word of square t (effect_counts' packing), kept when EI_KS is set
-N_EIDX = EI_CNT + N_SQ
+N_EIDX = EI_PP + 1
 
 
 def _mirror_table():
@@ -603,8 +598,6 @@ def inc_init(pos, w, eacc, eidx, row, pp_zero):
             break
     eidx[row, EI_KS] = kings + (2 if kings and zone_blocks_used(w) else 0)
     eidx[row, EI_PP] = 0 if pp_zero else 1
-    if kings:
-        effect_counts(pos, eidx[row, EI_CNT : EI_CNT + N_SQ])
 
 
 @njit(cache=True, nogil=True)
@@ -686,45 +679,6 @@ def inc_record(pos, move, w, eacc, eidx, row):
     eidx[nxt, EI_NCH] = nch
     eidx[nxt, EI_VALID] = 0
     eacc[nxt, EA_MAT] = mat
-    if eidx[row, EI_KS]:
-        for t in range(EI_CNT, EI_CNT + N_SQ):
-            eidx[nxt, t] = eidx[row, t]
-        _move_effects(pos, move, eidx[nxt, EI_CNT : EI_CNT + N_SQ])
-
-
-@njit(cache=True, nogil=True)
-def _move_effects(pos, move, count):
-    """Update pos's effect counts to those after move (pos is the position before it; its board is changed
-    while the counts follow the pieces one at a time and restored on return): a piece leaves a square (its
-    effects go, the sliders aimed at the square reach past it), a captured piece's effects go, a piece is put
-    on a square (the sliders through it stop there, its effects come). Kings block lines but their own
-    effects are not counted."""
-    to = move & MOVE_TO_MASK
-    frm = (move >> MOVE_FROM_SHIFT) & 0x7F
-    if frm > DROP_BASE:  # drop
-        p = (frm - DROP_BASE) | (WHITE_BIT if pos[SIDE] else 0)
-        rays_through(pos, to, count, -1)
-        pos[BOARD + to] = p
-        piece_effects(pos, to, p, count, 1)
-        pos[BOARD + to] = 0
-        return
-    p = pos[BOARD + frm]
-    victim = pos[BOARD + to]
-    moved = p | PROMOTE if move & MOVE_PROMO_BIT else p
-    king = (p & (WHITE_BIT - 1)) == KING
-    if not king:
-        piece_effects(pos, frm, p, count, -1)
-    pos[BOARD + frm] = 0
-    rays_through(pos, frm, count, 1)
-    if victim != 0:  # the lines through `to` end there before and after
-        piece_effects(pos, to, victim, count, -1)
-    else:
-        rays_through(pos, to, count, -1)
-    pos[BOARD + to] = moved
-    if not king:
-        piece_effects(pos, to, moved, count, 1)
-    pos[BOARD + to] = victim
-    pos[BOARD + frm] = p
 
 
 @njit(cache=True, nogil=True)
@@ -802,6 +756,5 @@ def inc_value(pos, w, eacc, eidx, row):
     inc_frame(w, eacc, eidx, row, f)
     v = eacc[row, EA_PP + f] + eacc[row, EA_KP + 2 * f] + eacc[row, EA_KP + 2 * f + 1]
     if eidx[row, EI_KS]:
-        count = eidx[row, EI_CNT : EI_CNT + N_SQ]
-        v += terms_from_counts(pos, w, count, pos[:0], w[:0], 0, False, eidx[row, EI_KS] >= 2)[0]
+        v += king_terms(pos, w, pos[:0], w[:0], 0, False, eidx[row, EI_KS] >= 2)[0]
     return v + eacc[row, EA_MAT] if f == 0 else v - eacc[row, EA_MAT]
