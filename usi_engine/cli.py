@@ -16,7 +16,10 @@ def bench_main(argv):
     qs = sub.add_parser("qsearch", help="quiescence nodes per second (usi_engine/shogi_search/bench.py)")
     qs.add_argument("--weights", default=None, help="weight file (default: shipped weights)")
     sub.add_parser("search", help="MCSS search benchmark (usi_engine/search/bench.py, shogi set by default)")
-    sub.add_parser("signature", help="total nodes of a fixed search of the bench positions (pins behaviour)")
+    sig = sub.add_parser("signature", help="total nodes of a fixed search of the bench positions (pins behaviour)")
+    sig.add_argument(
+        "--samples", type=int, default=None, help="samples per position (default: the pinned 20); its CPU time"
+    )
     an = sub.add_parser("analysis", help="a long go infinite: samples per minute and resident memory")
     an.add_argument("--minutes", type=float, default=10.0)
     an.add_argument("--threads", type=int, default=None, help="search threads (default: the Threads option's)")
@@ -44,7 +47,7 @@ def bench_main(argv):
     elif args.what == "signature":
         from .shogi_search.bench import bench_signature
 
-        bench_signature()
+        bench_signature() if args.samples is None else bench_signature(args.samples)
     elif args.what == "analysis":
         from .shogi_search.bench import ANALYSIS_SFEN, bench_analysis
 

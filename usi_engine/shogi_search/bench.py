@@ -119,23 +119,34 @@ def search_main(argv=None):
 def bench_signature(samples=SIGNATURE_SAMPLES, out=sys.stdout):
     """Search every position of the committed set for a fixed number of samples (one thread, fixed seed,
     fresh tree, no clock) with the shipped weights and the engine's default options (the USI defaults, as
-    shipped); prints and returns `nodes=<total> samples=<total> positions=<count>`. The node total changes
-    exactly when the search's or the evaluation's behaviour (or a default) changes, so a test pins it and a
-    commit that changes it says so."""
+    shipped); prints and returns `nodes=<total> samples=<total> positions=<count> cpu_seconds=<s>
+    nodes_per_cpu_s=<n>`. The node total changes exactly when the search's or the evaluation's behaviour (or a
+    default) changes, so a test pins it and a commit that changes it says so. The CPU time of that fixed work
+    (kernels loaded beforehand) is the speed figure that a loaded or noisy machine disturbs least: compare two
+    commits by alternating runs with the same `samples` (their node totals must agree)."""
     from usi_engine.options import OptionValues, game_params, search_options
 
     defaults = OptionValues()
     adapter = ShogiAdapter(params=make_params(**game_params(defaults)))
     settings = search_options(defaults)
     settings.update(threads=1, hash_mb=SIGNATURE_HASH_MB, seed=SIGNATURE_SEED)
-    searcher = Searcher(adapter, SearchOptions(reuse=False, **settings))
     positions = bench_positions()
+    Searcher(adapter, SearchOptions(reuse=False, **settings)).search(positions[0].copy(), Limits(samples=2))  # load
+    searcher = Searcher(adapter, SearchOptions(reuse=False, **settings))
     nodes = total_samples = 0
+    cpu = time.process_time()
     for pos in positions:
         result = searcher.search(pos.copy(), Limits(samples=samples))
         nodes += result.nodes
         total_samples += result.samples
-    result = {"nodes": nodes, "samples": total_samples, "positions": positions.shape[0]}
+    cpu = time.process_time() - cpu
+    result = {
+        "nodes": nodes,
+        "samples": total_samples,
+        "positions": positions.shape[0],
+        "cpu_seconds": round(cpu, 3),
+        "nodes_per_cpu_s": round(nodes / max(cpu, 1e-9)),
+    }
     print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)
     return result
 
