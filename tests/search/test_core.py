@@ -262,7 +262,9 @@ def test_infinite_search_until_stop_with_info_and_time_limit():
         )
     )
     worker.start()
-    time.sleep(0.5)
+    deadline = time.perf_counter() + 20.0  # infos every 0.05 s: three of them, however loaded the machine
+    while len(infos) < 3 and time.perf_counter() < deadline:
+        time.sleep(0.05)
     assert worker.is_alive()  # infinite ignores the sample limit
     s.stop()
     worker.join(5)
