@@ -1,9 +1,9 @@
 """`python -m learn plot RUN [--out PNG]`: the learning curve of a run folder as a PNG (matplotlib).
 
 Top: Elo of each evaluated checkpoint vs the start weights and vs the previous best, with the 95 %
-intervals, over self-play games; one series per opponent and opening set (`learn evaluate
---openings-seed`). Bottom: the batch surrogate loss -mean r log pi_a(a_t) and the AdaGrad step norm over
-games. Reads RUN/metrics.jsonl (learn/runner.py).
+intervals, over self-play games; one series per opponent, opening set and nodes per move (`learn evaluate
+--vs/--vs-weights, --openings-seed, --nodes`). Bottom: the batch surrogate loss -mean r log pi_a(a_t) and
+the AdaGrad step norm over games. Reads RUN/metrics.jsonl (learn/runner.py).
 """
 
 from __future__ import annotations
@@ -27,6 +27,12 @@ def read_metrics(run_dir) -> list:
     return rows
 
 
+def _series(row: dict) -> tuple:
+    """An evaluation's series: (opponent label, opening set, nodes per move; None in rows older than the
+    nodes field)."""
+    return row["vs"], row.get("openings", "run"), row.get("nodes")
+
+
 def plot_run(run_dir, out=None) -> Path:
     """Draw the learning curve of run_dir into `out` (default RUN/learning-curve.png); returns the path."""
     try:
@@ -41,12 +47,12 @@ def plot_run(run_dir, out=None) -> Path:
     evals = [r for r in rows if r.get("kind") == "eval"]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
     series = sorted(
-        {(r["vs"], r.get("openings", "run")) for r in evals if r.get("elo") is not None},
-        key=lambda s: (s[0] != "start", s[0], s[1] != "run", s[1]),
+        {_series(r) for r in evals if r.get("elo") is not None},
+        key=lambda s: (s[0] != "start", s[0], s[1] != "run", s[1], s[2] or 0),
     )
-    for n, (label, openings) in enumerate(series):
+    for n, (label, openings, nodes) in enumerate(series):
         pts = sorted(
-            (r for r in evals if (r["vs"], r.get("openings", "run")) == (label, openings) and r.get("elo") is not None),
+            (r for r in evals if _series(r) == (label, openings, nodes) and r.get("elo") is not None),
             key=lambda r: r["games_done"],
         )
         x = [r["games_done"] + 4 * n for r in pts]  # a small shift keeps overlapping bars apart
@@ -54,6 +60,7 @@ def plot_run(run_dir, out=None) -> Path:
         lo = [r["elo"] - (r["elo_lower"] if r["elo_lower"] is not None else r["elo"]) for r in pts]
         hi = [(r["elo_upper"] if r["elo_upper"] is not None else r["elo"]) - r["elo"] for r in pts]
         name = f"vs {label}" + ("" if openings == "run" else f" ({openings} openings)")
+        name += "" if nodes is None else f", {nodes:,} nodes"
         top.errorbar(x, y, yerr=[lo, hi], fmt="o-", capsize=3, label=name)
     top.axhline(0.0, color="grey", lw=0.8)
     top.set_ylabel("Elo (95 % interval)")

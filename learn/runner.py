@@ -567,22 +567,30 @@ class Run:
         openings: list | None = None,
         openings_name: str = "run",
         resume: bool = False,
+        nodes: int | None = None,
+        opponent_weights: Path | None = None,
     ) -> dict:
-        """Match checkpoint `version` against checkpoint `other` at the configured fixed nodes (`games`
-        default eval.games; `openings` default the run's eval openings, named `openings_name` in the row;
-        records in eval/vVERSION-vs-LABEL-GAMESg[-NAME]), Elo +- 95 % appended to the metrics as an "eval"
-        row; returns the match summary. resume: keep the games that folder's summary.json already holds (the
-        same engines and settings) and play only the missing ones."""
+        """Match checkpoint `version` against checkpoint `other` (or the weight file `opponent_weights`, then
+        `other` is -1) at fixed nodes per move (`nodes`, default eval.nodes; `games` default eval.games;
+        `openings` default the run's eval openings, named `openings_name` in the row; records in
+        eval/vVERSION-vs-LABEL-GAMESg[-NAME][-NODESn], the last part when `nodes` is not eval.nodes), Elo +- 95 %
+        appended to the metrics as an "eval" row with its nodes; returns the match summary. resume: keep the
+        games that folder's summary.json already holds (the same engines and settings) and play only the
+        missing ones."""
         games = games or self.cfg.eval.games
+        nodes = nodes or self.cfg.eval.nodes
         tag = f"-{games}g" + ("" if openings_name == "run" else f"-{openings_name}")
-        summary = self._match(version, other, label, games, openings, tag, resume)
+        tag += "" if nodes == self.cfg.eval.nodes else f"-{nodes}n"
+        opponent = (label, opponent_weights) if opponent_weights else (f"v{other}", weights_path(self.dir, other))
+        summary = self._match(version, opponent, label, games, openings, tag, resume, nodes)
         elo = summary["elo_pentanomial"] or summary["elo_trinomial"]
         self._metric(
             {
                 "kind": "eval",
                 "vs": label,
                 "version": version,
-                "opponent": other,
+                "opponent": -1 if opponent_weights else other,
+                "nodes": nodes,
                 "games_done": games_done,
                 "games": summary["games"],
                 "wins": summary["wins"],
@@ -599,7 +607,15 @@ class Run:
         return summary
 
     def _match(
-        self, version: int, other: int, label: str, games: int, openings: list | None, tag: str, resume: bool = False
+        self,
+        version: int,
+        opponent: tuple[str, Path],
+        label: str,
+        games: int,
+        openings: list | None,
+        tag: str,
+        resume: bool,
+        nodes: int,
     ) -> dict:
         from .match.clock import TimeControl
         from .match.match import EngineSpec, Match, MatchConfig
@@ -608,18 +624,16 @@ class Run:
         ev = self.cfg.eval
         command = ev.engine or f"{sys.executable} -m usi_engine"
 
-        def spec(name, v):
+        def spec(name, path):
             return EngineSpec(
-                name,
-                command,
-                {"EvalFile": str(weights_path(self.dir, v).resolve()), "USI_Hash": str(ev.hash_mb), "Threads": "1"},
+                name, command, {"EvalFile": str(Path(path).resolve()), "USI_Hash": str(ev.hash_mb), "Threads": "1"}
             )
 
         folder = self.dir / "eval" / f"v{version:06d}-vs-{label}{tag}"
         config = MatchConfig(
             game="shogi",
-            engines=(spec(f"v{version}", version), spec(f"v{other}", other)),
-            tc=TimeControl.from_args(nodes=ev.nodes),
+            engines=(spec(f"v{version}", weights_path(self.dir, version)), spec(*opponent)),
+            tc=TimeControl.from_args(nodes=nodes),
             games=games,
             concurrency=ev.concurrency,
             openings=openings or eval_openings(self.cfg, max(1, games // 2)),
@@ -760,6 +774,14 @@ def add_evaluate_parser(sub) -> None:
     p.add_argument("run", help="run folder (contains config.toml and weights/)")
     p.add_argument("--version", type=int, default=None, help="checkpoint to evaluate (default: the latest)")
     p.add_argument("--vs", type=int, default=0, help="opponent checkpoint (default 0 = the start weights)")
+    p.add_argument(
+        "--vs-weights",
+        default=None,
+        metavar="FILE",
+        help="opponent: this weight file instead of a checkpoint (e.g. eval/weights/default.npz; the series is "
+        "named by the file's stem)",
+    )
+    p.add_argument("--nodes", type=int, default=None, help="nodes per move (default: the run's eval.nodes)")
     p.add_argument("--games", type=int, default=None, help="games (default: the run's eval.games)")
     p.add_argument(
         "--openings", default=None, help="opening file (docs/match.md; default: the run's seeded eval openings)"
@@ -788,6 +810,10 @@ def evaluate_command(a) -> int:
             raise ValueError("--openings and --openings-seed exclude each other")
         if a.games is not None and a.games < 1:
             raise ValueError("--games must be >= 1")
+        if a.nodes is not None and a.nodes < 1:
+            raise ValueError("--nodes must be >= 1")
+        if a.vs_weights and a.vs:
+            raise ValueError("--vs and --vs-weights exclude each other")
         run_dir = Path(a.run)
         cfg = load_config(run_dir / "config.toml")
         cfg.dir = str(run_dir)
@@ -796,19 +822,34 @@ def evaluate_command(a) -> int:
         run = Run(cfg, run_dir / "config.toml")
         state = run.load_state()
         version = state["version"] if a.version is None else a.version
-        for v in (version, a.vs):
+        for v in (version,) if a.vs_weights else (version, a.vs):
             if not weights_path(run_dir, v).is_file():
                 raise ValueError(f"{weights_path(run_dir, v)}: no such checkpoint")
+        opponent_weights = None
+        if a.vs_weights:
+            from eval.weightfile import read_weights
+
+            opponent_weights = Path(a.vs_weights)
+            read_weights(opponent_weights)  # a missing or corrupt file is named here, before any game
         if a.openings:
             openings = load_openings("shogi", a.openings, 9, None)
         elif a.openings_seed is not None:
             openings = eval_openings(cfg, max(1, (a.games or cfg.eval.games) // 2), a.openings_seed)
         else:
             openings = None
-        label = "start" if a.vs == 0 else f"v{a.vs}"
+        label = opponent_weights.stem if opponent_weights else "start" if a.vs == 0 else f"v{a.vs}"
         name = Path(a.openings).stem if a.openings else f"seed{a.openings_seed}" if openings else "run"
         summary = run.evaluate(
-            version, a.vs, label, checkpoint_games(run_dir, version), a.games, openings, name, a.resume
+            version,
+            a.vs,
+            label,
+            checkpoint_games(run_dir, version),
+            a.games,
+            openings,
+            name,
+            a.resume,
+            a.nodes,
+            opponent_weights,
         )
     except (ValueError, OSError, RuntimeError, MatchError) as e:
         print(f"evaluate: error: {e}", file=sys.stderr)

@@ -65,6 +65,7 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     signals = {f"signal_games_{name}" for name in ("material", "p", "rel", "ks", "ef")}
     assert all(signals <= set(r) for r in rows[:2])
     assert rows[-1]["vs"] == "start" and rows[-1]["games"] == 2 and rows[-1]["openings"] == "run"
+    assert rows[-1]["nodes"] == 300  # the run's [eval] nodes
     assert "game/s" in r.stderr or "game]" in r.stderr  # the tqdm bar
     assert len(list((run / "records").glob("*.csa"))) == 4 and len(list((run / "records").glob("*.kif"))) == 4
     assert not list((run / "pending").iterdir())
@@ -104,6 +105,21 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     resumed = metrics(run)[-1]
     assert resumed["games"] == 2 and resumed["wins"] + resumed["losses"] + resumed["draws"] == 2
     assert len(list(folder.glob("*.csa"))) == 1  # one game played, one taken over
+    # against a weight file instead of a checkpoint, at another budget: a series of its own, named by the file
+    material = ROOT / "eval" / "weights" / "material.npz"
+    e = learn("evaluate", str(run), "--games", "2", "--vs-weights", str(material), "--nodes", "200")
+    assert e.returncode == 0, e.stderr
+    row = metrics(run)[-1]
+    assert (row["vs"], row["opponent"], row["nodes"], row["games"]) == ("material", -1, 200, 2)
+    folder = run / "eval" / "v000002-vs-material-2g-200n"
+    played = json.loads((folder / "summary.json").read_text())
+    assert played["time_control"]["nodes"] == 200
+    assert played["engines"][1]["name"] == "material"
+    assert played["engines"][1]["options"]["EvalFile"] == str(material.resolve())
+    bad = learn("evaluate", str(run), "--vs-weights", str(tmp_path / "missing.npz"))
+    assert bad.returncode == 2 and "missing.npz" in bad.stderr
+    bad = learn("evaluate", str(run), "--vs", "1", "--vs-weights", str(material))
+    assert bad.returncode == 2 and "exclude" in bad.stderr
     p = learn("plot", str(run))
     assert p.returncode == 0, p.stderr
     png = run / "learning-curve.png"
