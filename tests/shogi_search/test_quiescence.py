@@ -388,3 +388,31 @@ def test_delta_pruning_searches_fewer_nodes_and_stays_close_on_game_positions():
             diffs.append(abs(pruned - value))
     assert len(diffs) > 300 and total_pruned < 0.8 * total
     assert np.mean(diffs) < 10.0
+
+
+def test_a_given_root_stand_pat_replaces_the_evaluation_and_changes_nothing_else():
+    """qsearch_inc's stand0 (the window expansion passes a child's first-round static value): given the root's own
+    inc_value it returns the same value, PV and node count as evaluating it; a different stand0 really is the root's
+    stand pat (a position without captures for the side to move returns it)."""
+    w = load_weights()
+    depth = Q.DEFAULT_MAX_DEPTH
+    eacc, eidx = F.eval_stack(depth + 2)
+    plain, given = Q.QBuffers(depth), Q.QBuffers(depth)
+    caps = np.zeros(MAX_MOVES, dtype=np.int32)
+    quiet = 0
+    for s in random_game_sfens(60, seed=19, min_ply=20, max_ply=120):
+        board = Board(s)
+        if board.is_check():
+            continue
+        F.inc_init(board.pos, w, eacc, eidx, 0, F.pp_block_zero(w))
+        static = F.inc_value(board.pos, w, eacc, eidx, 0)
+        n0, n1 = plain.nodes[0], given.nodes[0]
+        a = Q.qsearch_inc(board.pos, w, -Q.INF, Q.INF, depth, *plain.args(), eacc, eidx, 0, True, 0.0, 4)
+        b = Q.qsearch_inc(board.pos, w, -Q.INF, Q.INF, depth, *given.args(), eacc, eidx, 0, True, 0.0, 4, static)
+        assert a == b and plain.nodes[0] - n0 == given.nodes[0] - n1
+        assert plain.pv_moves() == given.pv_moves()
+        if Q.gen_captures(board.pos, caps) == 0:
+            quiet += 1
+            v = Q.qsearch_inc(board.pos, w, -Q.INF, Q.INF, depth, *given.args(), eacc, eidx, 0, True, 0.0, 4, 12345.0)
+            assert v == 12345.0 and a == static
+    assert quiet > 0

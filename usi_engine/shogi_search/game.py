@@ -323,7 +323,8 @@ def finish_children(pos, weights, params, moves, out_values, out_flags, job, bas
     """The window expansion's second round over the children the first left lazy (static values), claimed in
     the order finish_open sorted them (best upper bound first) by any thread of the job: best = the job's best
     exact value so far (parent's view); a child within `window` of best gets the quiescence search bounded by
-    beta = window - best (child's view): exact below beta, flag cleared, best raised; a fail-high keeps
+    beta = window - best (child's view; its stand pat is the first round's static value, not evaluated
+    again): exact below beta, flag cleared, best raised; a fail-high keeps
     FLAG_LAZY with its bound (the child is at least `window` worse than best for the parent). A child whose
     upper bound is already below best - window keeps its static value and FLAG_LAZY. Lazy children are
     refined (leaf_value) if a sample ever reaches them. One thread does what a sequential pass would; with
@@ -343,7 +344,9 @@ def finish_children(pos, weights, params, moves, out_values, out_flags, job, bas
             beta = INF if best <= -INF else window - best
             inc_record(pos, moves[i], weights, eacc, eidx, 0)
             do_move(pos, moves[i])
-            v = qsearch_inc(pos, weights, -INF, beta, qdepth, *q, eacc, eidx, 1, see_prune, delta, recapture)
+            # the first round's static value of this child is its stand pat: not evaluated again
+            static = out_values[i]
+            v = qsearch_inc(pos, weights, -INF, beta, qdepth, *q, eacc, eidx, 1, see_prune, delta, recapture, static)
             undo_move(pos)
             out_values[i] = v
             if v < beta:

@@ -361,11 +361,30 @@ def next_move(pos, mv, ks, i, n):
 
 @njit(cache=True, nogil=True)
 def qsearch_inc(
-    pos, w, alpha, beta, max_depth, moves, keys, pv, frames, counts, nodes, eacc, eidx, base, see_prune, delta, recap
+    pos,
+    w,
+    alpha,
+    beta,
+    max_depth,
+    moves,
+    keys,
+    pv,
+    frames,
+    counts,
+    nodes,
+    eacc,
+    eidx,
+    base,
+    see_prune,
+    delta,
+    recap,
+    stand0=np.nan,
 ):
     """Fail-soft alpha-beta quiescence value of pos from the side to move (see module doc); see_prune: leave
     out captures with a negative `see` when not in check; delta: the delta-pruning margin (0 = off); recap:
-    the ply from which only recaptures are searched (0 = never).
+    the ply from which only recaptures are searched (0 = never); stand0: pos's static value when the caller
+    already has it (inc_value of row `base`, bit for bit), used as the root's stand pat instead of evaluating
+    again (NaN = evaluate).
 
     Iterative (an explicit stack per ply) because a self-recursive cached numba function fails to
     link when another cached kernel calls it. Per ply: frames[ply] = (alpha, beta, best, stand pat),
@@ -395,7 +414,10 @@ def qsearch_inc(
                     returning = True
                 frames[ply, 2] = -INF
             else:
-                stand = inc_value(pos, w, eacc, eidx, base + ply)
+                if ply == 0 and not np.isnan(stand0):
+                    stand = stand0
+                else:
+                    stand = inc_value(pos, w, eacc, eidx, base + ply)
                 frames[ply, 2] = stand
                 frames[ply, 3] = stand
                 if stand >= frames[ply, 1]:
