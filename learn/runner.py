@@ -553,6 +553,8 @@ class Run:
             if label == "best" and other in (0, v):
                 continue
             summary = self.evaluate(v, other, label, state["games_done"])
+            if summary["interrupted"]:
+                return
             if label == ("best" if state["best"] else "start") and (summary["score"] or 0) > 0.5:
                 state["best"] = v
                 self._write_state(state)
@@ -576,13 +578,17 @@ class Run:
         eval/vVERSION-vs-LABEL-GAMESg[-NAME][-NODESn], the last part when `nodes` is not eval.nodes), Elo +- 95 %
         appended to the metrics as an "eval" row with its nodes; returns the match summary. resume: keep the
         games that folder's summary.json already holds (the same engines and settings) and play only the
-        missing ones."""
+        missing ones. A match interrupted before all its games (Ctrl-C) writes no row: its summary.json keeps
+        the finished games for a later resume, and the summary returned has "interrupted" true."""
         games = games or self.cfg.eval.games
         nodes = nodes or self.cfg.eval.nodes
         tag = f"-{games}g" + ("" if openings_name == "run" else f"-{openings_name}")
         tag += "" if nodes == self.cfg.eval.nodes else f"-{nodes}n"
         opponent = (label, opponent_weights) if opponent_weights else (f"v{other}", weights_path(self.dir, other))
         summary = self._match(version, opponent, label, games, openings, tag, resume, nodes)
+        summary["interrupted"] = summary["games"] < games
+        if summary["interrupted"]:
+            return summary
         elo = summary["elo_pentanomial"] or summary["elo_trinomial"]
         self._metric(
             {
@@ -855,6 +861,13 @@ def evaluate_command(a) -> int:
         print(f"evaluate: error: {e}", file=sys.stderr)
         return 2
     print(format_summary(summary))
+    if summary["interrupted"]:
+        print(
+            f"evaluate: interrupted after {summary['games']} games: no metrics row written; the same command "
+            "with --resume plays the rest",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

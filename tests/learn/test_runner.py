@@ -116,6 +116,25 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     assert played["time_control"]["nodes"] == 200
     assert played["engines"][1]["name"] == "material"
     assert played["engines"][1]["options"]["EvalFile"] == str(material.resolve())
+    # Ctrl-C in the middle of an evaluation: no metrics row for the part; --resume finishes it and writes one
+    rows_before = len(metrics(run))
+    folder = run / "eval" / "v000002-vs-start-4g-seed6"
+    args = ("evaluate", str(run), "--games", "4", "--openings-seed", "6")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "learn", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.time() + 300
+    while not list(folder.glob("*.csa")) and time.time() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)  # the engines of the match keep running until the runner closes them
+    _, err = proc.communicate(timeout=120)
+    kept = json.loads((folder / "summary.json").read_text())["games"]
+    assert proc.returncode == 1 and "interrupted after" in err and "--resume" in err
+    assert 1 <= len(kept) < 4 and len(metrics(run)) == rows_before
+    e = learn(*args, "--resume")
+    assert e.returncode == 0, e.stderr
+    assert len(metrics(run)) == rows_before + 1 and metrics(run)[-1]["games"] == 4
     bad = learn("evaluate", str(run), "--vs-weights", str(tmp_path / "missing.npz"))
     assert bad.returncode == 2 and "missing.npz" in bad.stderr
     bad = learn("evaluate", str(run), "--vs", "1", "--vs-weights", str(material))
