@@ -258,6 +258,7 @@ class Match:
         self.lock = threading.Lock()
         self.next_index = 0
         self.stop = threading.Event()
+        self.interrupted = threading.Event()  # Ctrl-C: the games in progress are cut short and not counted
         self.error: BaseException | None = None
         self.names = tuple(s.name for s in config.engines)
         self.workers: list[Worker] = []
@@ -279,6 +280,8 @@ class Match:
         try:
             while (index := self._take()) is not None:
                 result, texts = worker.play(index, self._opening(index))
+                if self.interrupted.is_set():  # ended by the closing of its engines: replayed on a resume
+                    return
                 result.records = self._write_records(index, texts)
                 self._record(result)
         except BaseException as e:  # surface it in the main thread; stop the others
@@ -370,7 +373,6 @@ class Match:
             self._load_finished()
         self.workers = [Worker(slot, cfg) for slot in range(min(cfg.concurrency, cfg.games))]
         started = time.monotonic()
-        interrupted = False
         try:
             self._start_first_worker()
             self.out.write(
@@ -385,13 +387,13 @@ class Match:
                 while t.is_alive():
                     t.join(0.2)
         except KeyboardInterrupt:
+            self.interrupted.set()
             self.stop.set()
-            interrupted = True
             self.out.write("interrupted: summary of the games finished so far\n")
         finally:
             for w in self.workers:
                 w.close()
-        if self.error is not None and not interrupted:
+        if self.error is not None and not self.interrupted.is_set():
             raise self.error if isinstance(self.error, MatchError) else MatchError(repr(self.error))
         summary = self.summary()
         summary["seconds"] = round(time.monotonic() - started, 3)

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from learn.match.outcome import FAULTS
+
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "configs" / "learn-smoke.toml"
 
@@ -132,6 +134,9 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     kept = json.loads((folder / "summary.json").read_text())["games"]
     assert proc.returncode == 1 and "interrupted after" in err and "--resume" in err
     assert 1 <= len(kept) < 4 and len(metrics(run)) == rows_before
+    # the games the interrupt cut short are not kept (as crashes of the engines it closed) nor written
+    assert not any(g["reason"] in FAULTS for g in kept), kept
+    assert len(list(folder.glob("*.csa"))) == len(kept)
     e = learn(*args, "--resume")
     assert e.returncode == 0, e.stderr
     assert len(metrics(run)) == rows_before + 1 and metrics(run)[-1]["games"] == 4
