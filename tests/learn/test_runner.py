@@ -120,8 +120,9 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     assert played["engines"][1]["options"]["EvalFile"] == str(material.resolve())
     # Ctrl-C in the middle of an evaluation: no metrics row for the part; --resume finishes it and writes one
     rows_before = len(metrics(run))
-    folder = run / "eval" / "v000002-vs-start-4g-seed6"
-    args = ("evaluate", str(run), "--games", "4", "--openings-seed", "6")
+    folder = run / "eval" / "v000002-vs-start-8g-seed6"
+    # 8 games: 6 are still to come when the first record appears, so the interrupt cannot arrive after the end
+    args = ("evaluate", str(run), "--games", "8", "--openings-seed", "6")
     proc = subprocess.Popen(
         [sys.executable, "-m", "learn", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -133,13 +134,13 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     _, err = proc.communicate(timeout=120)
     kept = json.loads((folder / "summary.json").read_text())["games"]
     assert proc.returncode == 1 and "interrupted after" in err and "--resume" in err
-    assert 1 <= len(kept) < 4 and len(metrics(run)) == rows_before
+    assert 1 <= len(kept) < 8 and len(metrics(run)) == rows_before
     # the games the interrupt cut short are not kept (as crashes of the engines it closed) nor written
     assert not any(g["reason"] in FAULTS for g in kept), kept
     assert len(list(folder.glob("*.csa"))) == len(kept)
     e = learn(*args, "--resume")
     assert e.returncode == 0, e.stderr
-    assert len(metrics(run)) == rows_before + 1 and metrics(run)[-1]["games"] == 4
+    assert len(metrics(run)) == rows_before + 1 and metrics(run)[-1]["games"] == 8
     bad = learn("evaluate", str(run), "--vs-weights", str(tmp_path / "missing.npz"))
     assert bad.returncode == 2 and "missing.npz" in bad.stderr
     bad = learn("evaluate", str(run), "--vs", "1", "--vs-weights", str(material))
