@@ -6,6 +6,7 @@ Each subcommand registers a parser builder and a handler in COMMANDS; handlers r
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from .go_td import add_go_td_parser
@@ -36,4 +37,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    # A job started in the background by a non-interactive shell inherits SIGINT ignored, and Python then
+    # installs no KeyboardInterrupt: Ctrl-C / kill -INT would not stop a match, ladder or run
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.exit(main())
