@@ -555,7 +555,7 @@ class Engine:
 
     def _set_draw_value(self, turn: int) -> None:
         """Repetition value from Black's view, given the colour we play (YaneuraOu's DrawValue*)."""
-        from .shogi_search.game import P_DRAW_FOR_BLACK
+        from .shogi_search.params import P_DRAW_FOR_BLACK
 
         o = self.options
         assert self.adapter is not None  # loaded by _prepare

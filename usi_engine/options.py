@@ -143,6 +143,7 @@ OPTIONS = (
         "children by quiescence (exact), statically then refined when reached (lazy), or within a window",
     ),
     _spin("ExpansionWindow", 250, 0, 100000, "cp: window expansion, siblings this far below the best stay lazy"),
+    _spin("LeafDepth", 0, 0, 2, "plies of full-width alpha-beta valuing a child when first reached (0 = quiescence)"),
     _check("MateProbe", False, "at each expansion, test every checking move for a mate in three"),
     _check("ThreatProbe", False, "at each expansion, test every other move for allowing a mate in one"),
     _spin("MateGuardPly", 0, 0, 31, "best root move: can the opponent then mate by checks in N plies? (0 = off)"),
@@ -163,7 +164,7 @@ def _entering_rule_code(rule: str) -> int:
 
 
 # Where options act: a SearchOptions field (usi_engine/search/searcher.py) or a keyword of the shogi game's
-# make_params (usi_engine/shogi_search/game.py), each fed by one option through a conversion. Adding a search
+# make_params (usi_engine/shogi_search/params.py), each fed by one option through a conversion. Adding a search
 # option = a row in OPTIONS plus an entry here. (DrawValueBlack/White depend on the colour we play and are set
 # per search by the engine; the other options act in the engine or the time plan.)
 SEARCH_OPTION_FIELDS = {
@@ -194,6 +195,7 @@ GAME_PARAM_FIELDS = {
     "window": ("ExpansionWindow", float),
     "mate_probe": ("MateProbe", bool),
     "threat_probe": ("ThreatProbe", bool),
+    "leaf_depth": ("LeafDepth", int),
 }
 
 

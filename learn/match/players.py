@@ -35,12 +35,13 @@ from eval.shogi_features import evaluate
 from usi_engine.search import core
 from usi_engine.search.policy import root_policy
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
-from usi_engine.search.values import MATE, is_proven
+from usi_engine.search.values import is_proven
 from usi_engine.shogi import position
 from usi_engine.shogi.layout import MAX_MOVES
-from usi_engine.shogi.movegen import gen_legal
-from usi_engine.shogi_search.game import ShogiAdapter, terminal_value
-from usi_engine.shogi_search.quiescence import DEFAULT_MAX_DEPTH, INF, QBuffers, next_move, order_key, qsearch
+from usi_engine.shogi_search.alphabeta import ab_value
+from usi_engine.shogi_search.game import ShogiAdapter
+from usi_engine.shogi_search.quiescence import DEFAULT_MAX_DEPTH, INF
+from usi_engine.shogi_search.terminal import terminal_value
 
 AB_DEPTHS = (1, 2)
 STAT_KEYS = ("moves", "nodes", "samples", "depth", "seldepth", "time_ms")  # MCSS per-game statistics
@@ -90,43 +91,9 @@ class MaterialPlayer(Player):
 
 
 @njit(cache=True, nogil=True)
-def ab_leaf(pos, w, params, alpha, beta, qdepth, scratch, moves, keys, pv, frames, counts, nodes):
-    """Value of the position just reached by a move (side to move): exact if terminal, else quiescence."""
-    terminal, value = terminal_value(pos, params, scratch)
-    if terminal:
-        nodes[0] += 1
-        return value
-    return qsearch(pos, w, alpha, beta, qdepth, moves, keys, pv, frames, counts, nodes)
-
-
-@njit(cache=True, nogil=True)
-def ab_reply(pos, w, params, alpha, beta, qdepth, ply_moves, ply_keys, scratch, moves, keys, pv, frames, counts, nodes):
-    """Fail-soft depth-1 alpha-beta of pos (side to move), MVV-LVA ordered, quiescence at the leaves."""
-    n = gen_legal(pos, ply_moves)
-    if n == 0:
-        return -MATE
-    for i in range(n):
-        ply_keys[i] = order_key(pos, ply_moves[i])
-    best = -INF
-    for i in range(n):
-        m = next_move(pos, ply_moves, ply_keys, i, n)
-        position.do_move(pos, m)
-        v = -ab_leaf(pos, w, params, -beta, -alpha, qdepth, scratch, moves, keys, pv, frames, counts, nodes)
-        position.undo_move(pos)
-        if v > best:
-            best = v
-            if v > alpha:
-                alpha = v
-                if alpha >= beta:
-                    break
-    return best
-
-
-@njit(cache=True, nogil=True)
-def ab_root(
-    pos, w, params, depth, qdepth, root_moves, ply_moves, ply_keys, scratch, moves, keys, pv, frames, counts, nodes
-):
-    """(index of the best root move in root_moves, its value for the mover) of a depth-1 or -2 alpha-beta.
+def ab_root(pos, w, params, depth, qs, pp_zero, root_moves, scratch):
+    """(index of the best root move in root_moves, its value for the mover) of a depth-1 or -2 alpha-beta
+    (usi_engine/shogi_search/alphabeta.py below each root move; qs its quiescence settings).
 
     Root moves are searched in the given order; a later move must be strictly better to replace the best,
     so the caller's order breaks ties."""
@@ -135,28 +102,8 @@ def ab_root(
     for i in range(root_moves.shape[0]):
         position.do_move(pos, root_moves[i])
         terminal, value = terminal_value(pos, params, scratch)
-        if terminal:
-            nodes[0] += 1
-        elif depth == 1:
-            value = qsearch(pos, w, -INF, -alpha, qdepth, moves, keys, pv, frames, counts, nodes)
-        else:
-            value = ab_reply(
-                pos,
-                w,
-                params,
-                -INF,
-                -alpha,
-                qdepth,
-                ply_moves,
-                ply_keys,
-                scratch,
-                moves,
-                keys,
-                pv,
-                frames,
-                counts,
-                nodes,
-            )
+        if not terminal:
+            value = ab_value(pos, w, params, depth - 1, -INF, -alpha, qs, pp_zero)[0]
         position.undo_move(pos)
         if -value > alpha:
             alpha = -value
@@ -177,9 +124,7 @@ class AlphaBetaPlayer(Player):
             raise ValueError(f"quiescence depth must be >= 1, got {qdepth}")
         self.depth, self.qdepth = depth, qdepth
         self.adapter = ShogiAdapter(weights, params)
-        self.buffers = QBuffers(qdepth)
-        self.ply_moves = np.zeros(MAX_MOVES, np.int32)
-        self.ply_keys = np.zeros(MAX_MOVES, np.int64)
+        self.quiescence = (qdepth, False, 0.0, 0)  # exact captures-only quiescence (no pruning)
         self.scratch = np.zeros(MAX_MOVES, np.int32)
         self.last_value = 0.0
 
@@ -195,12 +140,10 @@ class AlphaBetaPlayer(Player):
             self.adapter.weights,
             self.adapter.params,
             self.depth,
-            self.qdepth,
+            self.quiescence,
+            self.adapter.pp_zero,
             root_moves,
-            self.ply_moves,
-            self.ply_keys,
             self.scratch,
-            *self.buffers.args(),
         )
         return int(root_moves[index])
 

@@ -11,7 +11,8 @@ from usi_engine.search import core, policy
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi import Board
 from usi_engine.shogi.position import RULE_TRY, do_move
-from usi_engine.shogi_search.game import P_ENTERING_RULE, P_QSEE, ShogiAdapter, make_params
+from usi_engine.shogi_search.game import ShogiAdapter, make_params
+from usi_engine.shogi_search.params import P_ENTERING_RULE, P_QSEE
 from usi_engine.shogi_search.quiescence import INF, QBuffers, qsearch
 
 T = 92.0

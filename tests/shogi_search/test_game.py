@@ -100,7 +100,7 @@ def test_adapter_skips_the_pp_sums_exactly_when_its_weights_have_none():
     and with it on, expand gives every child bit for bit the value of the path that sums PP."""
     from eval import shogi_features as F
     from usi_engine.shogi.bench import bench_positions
-    from usi_engine.shogi_search.game import P_PP_ZERO
+    from usi_engine.shogi_search.params import P_PP_ZERO
 
     adapter = ShogiAdapter()
     assert adapter.params[P_PP_ZERO] == 1.0

@@ -8,9 +8,10 @@ from usi_engine.search.values import MATE
 from usi_engine.shogi import Board
 from usi_engine.shogi.bench import random_game_sfens
 from usi_engine.shogi.position import game_length
-from usi_engine.shogi_search.game import P_MAX_MOVES, ShogiAdapter, make_params
+from usi_engine.shogi_search.game import ShogiAdapter, make_params
 from usi_engine.shogi_search.guard import RootMateGuard
 from usi_engine.shogi_search.mate import MateSolver
+from usi_engine.shogi_search.params import P_MAX_MOVES
 
 MAX_PLY = 7
 

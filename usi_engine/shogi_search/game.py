@@ -55,100 +55,32 @@ from usi_engine.search.core import (
     set_job_aux,
 )
 from usi_engine.search.values import MATE
-from usi_engine.shogi.layout import (
-    BOARD,
-    HIST,
-    HIST_STRIDE,
-    H_CHECK,
-    H_KEY,
-    H_MOVE,
-    KEY,
-    MAX_MOVES,
-    MOVE_TO_MASK,
-    PLY,
-    SIDE,
-)
+from usi_engine.shogi.layout import BOARD, HIST, HIST_STRIDE, H_KEY, H_MOVE, KEY, MAX_MOVES, MOVE_TO_MASK, PLY, SIDE
 from usi_engine.shogi.movegen import gen_legal, gen_search_moves
-from usi_engine.shogi.position import (
-    DECL_DRAW,
-    DECL_WIN,
-    REP_LOSS,
-    REP_NONE,
-    REP_WIN,
-    RULE_CSA27,
-    RULE_TRY,
-    attackers,
-    declaration,
-    do_move,
-    game_length,
-    history_capacity,
-    repetition,
-    try_reached,
-    undo_move,
-)
+from usi_engine.shogi.position import DECL_WIN, attackers, declaration, do_move, history_capacity, undo_move
 from usi_engine.shogi.sfen import move_to_usi
 
+from .alphabeta import ab_value
 from .mate_probe import mate_in_one, mated_in_two, probe_scratch
-from .quiescence import (
-    DEFAULT_MAX_DEPTH,
-    INF,
-    capture_swing,
-    qsearch,
-    qsearch_inc,
-    qsearch_scratch,
-    side_in_check,
+from .params import (
+    EXPANSION_LAZY,
+    EXPANSION_WINDOW,
+    P_ENTERING_RULE,
+    P_EXPANSION,
+    P_LEAF_DEPTH,
+    P_MATE_PROBE,
+    P_PP_ZERO,
+    P_QDEPTH,
+    P_THREAT_PROBE,
+    P_WINDOW,
+    make_params,
+    quiescence_settings,
 )
+from .quiescence import INF, capture_swing, qsearch, qsearch_inc, qsearch_scratch, side_in_check
+from .terminal import terminal_value
 
-# Params layout.
-P_QDEPTH, P_DRAW_FOR_BLACK, P_REPETITIONS, P_ENTERING_RULE, P_MAX_MOVES, P_EXPANSION, P_MATE_PROBE = 0, 1, 2, 3, 4, 5, 6
-P_WINDOW, P_THREAT_PROBE, P_QSEE, P_QDELTA, P_QRECAPTURE, P_PP_ZERO = 7, 8, 9, 10, 11, 12
-N_PARAMS = 13
-EXPANSIONS = {"exact": 0, "lazy": 1, "window": 2}  # P_EXPANSION codes (module docstring)
-EXPANSION_LAZY, EXPANSION_WINDOW = 1, 2
-DEFAULT_WINDOW = 250.0
 CACHE_DEPENDENCIES = ("eval", "usi_engine.shogi")
-
-
-def make_params(
-    qsearch_depth=DEFAULT_MAX_DEPTH,
-    draw_for_black=0.0,
-    repetitions=2,
-    entering_rule=RULE_CSA27,
-    max_moves=0,
-    expansion="exact",
-    mate_probe=False,
-    window=DEFAULT_WINDOW,
-    threat_probe=False,
-    qsearch_see=False,
-    qsearch_delta=0.0,
-    qsearch_recapture=0,
-):
-    """The params array `expand` reads: expansion mode exact / lazy / window (module docstring), window in cp,
-    mate_probe: mated_in_two on every checking child, threat_probe: mate_in_one on every other child,
-    qsearch_see: SEE pruning in the quiescence search, qsearch_delta: its delta-pruning margin in cp, 0 = off,
-    qsearch_recapture: the quiescence ply from which only recaptures are searched, 0 = off (quiescence.py)."""
-    if expansion not in EXPANSIONS:
-        raise ValueError(f"unknown expansion {expansion!r}; use one of {', '.join(EXPANSIONS)}")
-    params = np.zeros(N_PARAMS, dtype=np.float64)
-    params[P_QDEPTH] = qsearch_depth
-    params[P_DRAW_FOR_BLACK] = draw_for_black
-    params[P_REPETITIONS] = repetitions
-    params[P_ENTERING_RULE] = entering_rule
-    params[P_MAX_MOVES] = max_moves
-    params[P_EXPANSION] = EXPANSIONS[expansion]
-    params[P_WINDOW] = window
-    params[P_MATE_PROBE] = 1.0 if mate_probe else 0.0
-    params[P_THREAT_PROBE] = 1.0 if threat_probe else 0.0
-    params[P_QSEE] = 1.0 if qsearch_see else 0.0
-    params[P_QDELTA] = qsearch_delta
-    params[P_QRECAPTURE] = qsearch_recapture
-    return params
-
-
-@njit(cache=True, nogil=True)
-def quiescence_settings(params):
-    """(max depth, SEE pruning, delta margin, recapture ply) of the quiescence searches that value children."""
-    return np.int64(params[P_QDEPTH]), params[P_QSEE] != 0.0, params[P_QDELTA], np.int64(params[P_QRECAPTURE])
+FLAG_QUIESCED = 16  # game-private (attach_children drops it): a FLAG_LAZY child whose value is already exact quiescence
 
 
 @njit(cache=True, nogil=True)
@@ -159,38 +91,6 @@ def gen_moves(pos, out_moves):
 @njit(cache=True, nogil=True)
 def pos_key(pos):
     return pos[KEY]
-
-
-@njit(cache=True, nogil=True)
-def draw_value(pos, params):
-    """A draw's value for the side to move at pos."""
-    return params[P_DRAW_FOR_BLACK] if pos[SIDE] == 0 else -params[P_DRAW_FOR_BLACK]
-
-
-@njit(cache=True, nogil=True)
-def terminal_value(pos, params, scratch):
-    """(is_terminal, value for the side to move) of the position just reached by a move."""
-    rep = repetition(pos, np.int64(params[P_REPETITIONS]))
-    if rep != REP_NONE:
-        if rep == REP_WIN:
-            return True, MATE
-        if rep == REP_LOSS:
-            return True, -MATE
-        return True, draw_value(pos, params)
-    if pos[HIST + HIST_STRIDE * pos[PLY] + H_CHECK] != 0 and gen_legal(pos, scratch) == 0:
-        return True, -MATE
-    rule = np.int64(params[P_ENTERING_RULE])
-    if rule == RULE_TRY and try_reached(pos):
-        return True, -MATE
-    decl = declaration(pos, rule)
-    if decl == DECL_WIN:
-        return True, MATE
-    if decl == DECL_DRAW:
-        return True, draw_value(pos, params)
-    max_moves = np.int64(params[P_MAX_MOVES])
-    if max_moves > 0 and game_length(pos) >= max_moves:
-        return True, draw_value(pos, params)
-    return False, 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -225,6 +125,7 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
     mode = np.int64(params[P_EXPANSION])
     probe = params[P_MATE_PROBE] != 0.0
     threat = params[P_THREAT_PROBE] != 0.0
+    deep = np.int64(FLAG_LAZY | FLAG_QUIESCED) if params[P_LEAF_DEPTH] > 0.0 else np.int64(0)
     evasions, attacks, replies = probe_scratch()
     q, eacc, eidx = child_scratch(pos, weights, params)
     qmoves, nodes = q[0], q[5]
@@ -260,7 +161,7 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
             nodes[0] += 1
         else:
             out_values[i] = qsearch_inc(pos, weights, -INF, INF, qdepth, *q, eacc, eidx, 1, see_prune, delta, recapture)
-            out_flags[i] = FLAG_FORCING if checked else 0
+            out_flags[i] = (FLAG_FORCING if checked else 0) | deep
         undo_move(pos)
         child_done(job, base, nodes[0] - before)
         done += 1
@@ -331,6 +232,7 @@ def finish_children(pos, weights, params, moves, out_values, out_flags, job, bas
     several, a child may be searched against an older, lower best: a wider window, the same guarantees."""
     window = params[P_WINDOW]
     qdepth, see_prune, delta, recapture = quiescence_settings(params)
+    deep = np.int64(FLAG_LAZY | FLAG_QUIESCED) if params[P_LEAF_DEPTH] > 0.0 else np.int64(0)
     q, eacc, eidx = child_scratch(pos, weights, params)
     nodes = q[5]
     done = 0
@@ -350,7 +252,7 @@ def finish_children(pos, weights, params, moves, out_values, out_flags, job, bas
             undo_move(pos)
             out_values[i] = v
             if v < beta:
-                out_flags[i] = 0
+                out_flags[i] = deep
                 job_aux_max(job, base, -v)
         child_done(job, base, nodes[0] - before)
         done += 1
@@ -359,10 +261,15 @@ def finish_children(pos, weights, params, moves, out_values, out_flags, job, bas
 
 @njit(cache=True, nogil=True)
 def leaf_value(pos, weights, params):
-    """(value, work): the exact leaf value of a child `expand` left lazy, the quiescence search of pos."""
-    qdepth, see_prune, delta, recapture = quiescence_settings(params)
-    scratch = qsearch_scratch(qdepth)
+    """(value, work): the value of a child `expand` left lazy when a sample first reaches it: the quiescence
+    search of pos, or with P_LEAF_DEPTH = d > 0 the depth-d alpha-beta over it (the deep leaf)."""
+    qs = quiescence_settings(params)
     pp_zero = params[P_PP_ZERO] != 0.0
+    depth = np.int64(params[P_LEAF_DEPTH])
+    if depth > 0:
+        return ab_value(pos, weights, params, depth, -INF, INF, qs, pp_zero)
+    qdepth, see_prune, delta, recapture = qs
+    scratch = qsearch_scratch(qdepth)
     value = qsearch(pos, weights, -INF, INF, qdepth, *scratch, see_prune, delta, recapture, pp_zero)
     return value, scratch[5][0]
 
@@ -427,7 +334,7 @@ class ShogiAdapter:
 
     def max_depth(self, pos):
         """Plies the history of pos can still hold, leaving room for the quiescence search."""
-        return int(history_capacity(pos) - pos[PLY] - self.params[P_QDEPTH] - 3)
+        return int(history_capacity(pos) - pos[PLY] - self.params[P_QDEPTH] - self.params[P_LEAF_DEPTH] - 3)
 
     @staticmethod
     def path_since(old, new):

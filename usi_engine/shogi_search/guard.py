@@ -24,8 +24,8 @@ from usi_engine.search.values import MATE
 from usi_engine.shogi.board import Board
 from usi_engine.shogi.position import game_length
 
-from .game import P_MAX_MOVES
 from .mate import MateSolver
+from .params import P_MAX_MOVES
 
 DEFAULT_PLY = 11  # opponent mates up to this many plies are looked for
 DEFAULT_NODES = 5000  # df-pn nodes per root move asked about
