@@ -12,8 +12,9 @@ arena's fixed-depth player (learn/match/players.py).
 - static values are incremental: row `row` of the caller's eval stack holds pos; each ply records the
   next row, and the quiescence search runs from row + depth.
 
-Depth 1 and 2 are separate functions, not one recursive kernel (a self-recursive cached numba function
-fails to link when another cached kernel calls it; the quiescence search is iterative for the same reason).
+The search is iterative, an explicit stack per ply, not a recursive kernel (a self-recursive cached numba
+function fails to link when another cached kernel calls it; the quiescence search is iterative for the same
+reason).
 
 Why (seed 004 §6, Baier & Winands' MCTS-minimax hybrids): each MCSS sample pays for one expansion valued by
 captures-only quiescence, so a quiet threat two plies below a leaf is invisible until the tree reaches it; a
@@ -36,11 +37,14 @@ from .terminal import terminal_value
 
 @njit(cache=True, nogil=True)
 def ab_scratch(qdepth):
-    """(ply moves [MAX_AB_DEPTH, MAX_MOVES] int32, their order keys int64, one move list for terminal tests,
+    """(ply moves [MAX_AB_DEPTH, MAX_MOVES] int32, their order keys int64, per-ply frames (alpha, beta, best)
+    float64, per-ply counts (next move index, move count) int64, one move list for terminal tests, the
     quiescence scratch as qsearch_scratch): the buffers of one ab_value call."""
     return (
         np.empty((MAX_AB_DEPTH, MAX_MOVES), dtype=np.int32),
         np.empty((MAX_AB_DEPTH, MAX_MOVES), dtype=np.int64),
+        np.empty((MAX_AB_DEPTH, 3), dtype=np.float64),
+        np.empty((MAX_AB_DEPTH, 2), dtype=np.int64),
         np.empty(MAX_MOVES, dtype=np.int32),
         qsearch_scratch(qdepth),
     )
@@ -68,63 +72,67 @@ def toward_zero(value, plies):
 
 
 @njit(cache=True, nogil=True)
-def ab_depth1(pos, w, params, alpha, beta, ply, buffers, eacc, eidx, row, qs):
-    """Depth-1 value of pos (side to move; eval row `row`, `ply` plies below the deep leaf's root)."""
-    moves, keys, scratch, q = buffers
+def ab_search(pos, w, params, depth, alpha, beta, buffers, eacc, eidx, qs):
+    """Fail-soft negamax of pos (side to move, eval row 0) to `depth` >= 1 plies, iterative: an explicit stack
+    per ply (frames[ply] = alpha, beta, best; counts[ply] = next move, move count); the value of the node at
+    ply p is stored on row p of the eval stack, its quiescence leaves start at row p + 1. pos is restored."""
+    moves, keys, frames, counts, scratch, q = buffers
     qdepth, see_prune, delta, recapture = qs
-    n = gen_legal(pos, moves[ply])
-    if n == 0:
-        return -MATE
-    for i in range(n):
-        keys[ply, i] = order_key(pos, moves[ply, i])
-    best = -INF
-    for i in range(n):
-        m = next_move(pos, moves[ply], keys[ply], i, n)
-        inc_record(pos, m, w, eacc, eidx, row)
+    nodes = q[5]
+    ply = 0
+    frames[0, 0] = alpha
+    frames[0, 1] = beta
+    entering = True
+    value = 0.0
+    while True:
+        returning = False
+        if entering:  # a non-terminal node above the quiescence leaves
+            nodes[0] += 1
+            n = gen_legal(pos, moves[ply])
+            if n == 0:
+                value = -MATE
+                returning = True
+            else:
+                for i in range(n):
+                    keys[ply, i] = order_key(pos, moves[ply, i])
+                counts[ply, 0] = 0
+                counts[ply, 1] = n
+                frames[ply, 2] = -INF
+            entering = False
+        else:  # the value of the child just searched, from its side to move
+            undo_move(pos)
+            v = -toward_zero(value, 1)
+            if v > frames[ply, 2]:
+                frames[ply, 2] = v
+                if v > frames[ply, 0]:
+                    frames[ply, 0] = v
+                    if v >= frames[ply, 1]:
+                        value = v
+                        returning = True
+            if not returning and counts[ply, 0] >= counts[ply, 1]:
+                value = frames[ply, 2]
+                returning = True
+        if returning:
+            if ply == 0:
+                return value
+            ply -= 1
+            continue
+        i = counts[ply, 0]
+        m = next_move(pos, moves[ply], keys[ply], i, counts[ply, 1])
+        counts[ply, 0] = i + 1
+        inc_record(pos, m, w, eacc, eidx, ply)
         do_move(pos, m)
         terminal, value = terminal_value(pos, params, scratch)
         if terminal:
-            q[5][0] += 1
+            nodes[0] += 1
+        elif ply + 1 == depth:
+            a, b = -frames[ply, 1], -frames[ply, 0]
+            value = qsearch_inc(pos, w, a, b, qdepth, *q, eacc, eidx, ply + 1, see_prune, delta, recapture)
         else:
-            value = qsearch_inc(pos, w, -beta, -alpha, qdepth, *q, eacc, eidx, row + 1, see_prune, delta, recapture)
-        v = -toward_zero(value, 1)
-        undo_move(pos)
-        if v > best:
-            best = v
-            if v > alpha:
-                alpha = v
-                if alpha >= beta:
-                    break
-    return best
-
-
-@njit(cache=True, nogil=True)
-def ab_depth2(pos, w, params, alpha, beta, buffers, eacc, eidx, qs):
-    """Depth-2 value of pos (side to move; eval row 0), depth 1 below each move."""
-    moves, keys, scratch, q = buffers
-    n = gen_legal(pos, moves[0])
-    if n == 0:
-        return -MATE
-    for i in range(n):
-        keys[0, i] = order_key(pos, moves[0, i])
-    best = -INF
-    for i in range(n):
-        m = next_move(pos, moves[0], keys[0], i, n)
-        inc_record(pos, m, w, eacc, eidx, 0)
-        do_move(pos, m)
-        terminal, value = terminal_value(pos, params, scratch)
-        q[5][0] += 1
-        if not terminal:
-            value = ab_depth1(pos, w, params, -beta, -alpha, 1, buffers, eacc, eidx, 1, qs)
-        v = -toward_zero(value, 1)
-        undo_move(pos)
-        if v > best:
-            best = v
-            if v > alpha:
-                alpha = v
-                if alpha >= beta:
-                    break
-    return best
+            frames[ply + 1, 0] = -frames[ply, 1]
+            frames[ply + 1, 1] = -frames[ply, 0]
+            ply += 1
+            entering = True
 
 
 @njit(cache=True, nogil=True)
@@ -135,11 +143,9 @@ def ab_value(pos, w, params, depth, alpha, beta, qs, pp_zero):
     nodes), counted like the expansion's."""
     buffers = ab_scratch(qs[0])
     eacc, eidx = eval_stack(pos, w, qs[0], pp_zero)
-    q = buffers[3]
-    if depth >= 2:
-        value = ab_depth2(pos, w, params, alpha, beta, buffers, eacc, eidx, qs)
-    elif depth == 1:
-        value = ab_depth1(pos, w, params, alpha, beta, 0, buffers, eacc, eidx, 0, qs)
+    q = buffers[5]
+    if depth > 0:
+        value = ab_search(pos, w, params, min(depth, MAX_AB_DEPTH), alpha, beta, buffers, eacc, eidx, qs)
     else:
         value = qsearch_inc(pos, w, alpha, beta, qs[0], *q, eacc, eidx, 0, qs[1], qs[2], qs[3])
-    return value, q[5][0] + (1 if depth > 0 else 0)
+    return value, q[5][0]
