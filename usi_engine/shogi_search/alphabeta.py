@@ -9,8 +9,8 @@ arena's fixed-depth player (learn/match/players.py).
   the quiescence search counts them), so a nearer mate scores higher;
 - no legal move at pos itself = mated (-MATE);
 - moves in MVV-LVA order (quiescence.order_key: captures first, quiet moves and drops after them);
-- static values are incremental: row `row` of the caller's eval stack holds pos; each ply records the
-  next row, and the quiescence search runs from row + depth.
+- static values are incremental: row 0 of the eval stack (eval_stack) holds pos, the node at ply p row p,
+  and its quiescence leaves start at row p + 1.
 
 The search is iterative, an explicit stack per ply, not a recursive kernel (a self-recursive cached numba
 function fails to link when another cached kernel calls it; the quiescence search is iterative for the same
@@ -18,7 +18,8 @@ reason).
 
 Why (seed 004 §6, Baier & Winands' MCTS-minimax hybrids): each MCSS sample pays for one expansion valued by
 captures-only quiescence, so a quiet threat two plies below a leaf is invisible until the tree reaches it; a
-depth-2 alpha-beta at the leaf sees it at a few expansions' cost (docs/search.md, "Deep leaves").
+depth-2 alpha-beta at the leaf sees it, at the cost of several expansions (docs/search.md, "Deep leaves": measured,
+not kept on).
 """
 
 import numpy as np
