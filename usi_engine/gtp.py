@@ -425,6 +425,8 @@ def player_settings(args) -> PlayerSettings:
         value_weights=args.value_weights,
         playout_patterns=args.playout_patterns == "on",
         prior_patterns=args.prior_patterns == "on",
+        prior_visits=args.prior_visits,
+        prior_amaf=args.prior_amaf,
     )
 
 
@@ -488,6 +490,18 @@ def build_parser():
         default="on",
         help="RAVE prior: favour MoGo pattern moves next to the last move (default on: 87 %% against GNU Go "
         "level 10 on 9x9 with the playout patterns, 78 %% without the prior, docs/go.md)",
+    )
+    p.add_argument(
+        "--prior-visits",
+        type=float,
+        default=None,
+        help="RAVE prior: virtual MC visits of the heuristic prior (default 10, 50 on boards of 15 and more)",
+    )
+    p.add_argument(
+        "--prior-amaf",
+        type=float,
+        default=None,
+        help="RAVE prior: virtual AMAF visits of the heuristic prior (default 20, 50 on boards of 15 and more)",
     )
     p.add_argument("--resign", type=float, default=0.05, help="resign below this winrate (0 = never)")
     p.add_argument("--size", type=int, default=19)

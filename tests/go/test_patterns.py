@@ -15,7 +15,12 @@ from usi_engine.go.game import MAX_MOVES, P_PLAYOUT_PATTERNS, P_PRIOR_PATTERNS, 
 from usi_engine.go.patterns import PATTERNS, PATTERN_TABLE, matches
 from usi_engine.go.player import GoPlayer
 from usi_engine.go.playout import (
+    PRIOR_EMPTY_EDGE,
+    PRIOR_EVEN,
     PRIOR_NEAR_LAST,
+    PRIOR_OPEN_CORNER,
+    PRIOR_OPEN_FIRST,
+    PRIOR_OPEN_THIRD,
     PRIOR_PATTERN,
     _is_own_eye,
     move_cap,
@@ -275,6 +280,45 @@ def test_pattern_prior_marks_the_pattern_moves_next_to_the_last_move():
     assert list(out) == [PRIOR_PATTERN] * 4 + [PRIOR_NEAR_LAST] * 3
     move_priors(b.pos, new_workspace(), moves, len(moves), out, False)
     assert list(out) == [PRIOR_NEAR_LAST] * 7
+
+
+def _line(b: GoBoard, vertex: str) -> int:
+    """0 for the first line, 1 for the second ... from the vertex text (GTP letters skip I)."""
+    x = "ABCDEFGHJKLMNOPQRST".index(vertex[0])
+    y = int(vertex[1:]) - 1
+    return min(x, y, b.size - 1 - x, b.size - 1 - y)
+
+
+@pytest.mark.parametrize("size", [9, 19])
+def test_edge_priors_follow_the_line_and_the_board_size(size):
+    """Open points (no stone within distance 2): on 19x19 the corner points on the third and fourth lines
+    both ways get PRIOR_OPEN_CORNER, the rest of the third line PRIOR_OPEN_THIRD and the first line
+    PRIOR_OPEN_FIRST (Pachi's large-board prior); on 9x9 the first line gets PRIOR_EMPTY_EDGE and the rest the
+    even prior; points near a stone keep the other rules."""
+    b = _game(size, ["E5", "pass"] if size == 9 else ["D16", "pass"])
+    stone = b.parse_vertex("E5" if size == 9 else "D16")
+    corner = {f"{x}{y}" for x in "CDQR" for y in (3, 4, 16, 17)}
+    vertices = [v for v in b.legal_moves() if v != "pass"]
+    moves = np.array([b.parse_vertex(v) for v in vertices], dtype=np.int32)
+    out = np.zeros(len(moves))
+    move_priors(b.pos, new_workspace(), moves, len(moves), out, True)
+    w = size + 1
+    seen = set()
+    for v, m, h in zip(vertices, moves.tolist(), out.tolist()):
+        near = abs(m % w - stone % w) + abs(m // w - stone // w) <= 2
+        line = _line(b, v)
+        if near:
+            assert h not in (PRIOR_OPEN_THIRD, PRIOR_OPEN_FIRST, PRIOR_EMPTY_EDGE), v
+        elif line == 0:
+            assert h == (PRIOR_OPEN_FIRST if size == 19 else PRIOR_EMPTY_EDGE), v
+        elif size == 19 and v in corner:
+            assert h == PRIOR_OPEN_CORNER, v
+        elif line == 2:
+            assert h == (PRIOR_OPEN_THIRD if size == 19 else PRIOR_EVEN), v
+        else:
+            assert h == PRIOR_EVEN, v
+        seen.add((near, line))
+    assert {(False, 0), (False, 1), (False, 2), (False, 3), (True, 2)} <= seen
 
 
 def test_expand_amaf_follows_both_params():

@@ -67,6 +67,7 @@ from usi_engine.go.layout import (
 )
 from usi_engine.go.playout import (
     DEFAULT_CAP_FACTOR,
+    PRIOR_CAPTURE,
     PRIOR_ESCAPE,
     WS_ROWS,
     move_priors,
@@ -124,13 +125,13 @@ def default_params(
 @njit(cache=True, nogil=True)
 def _choose_simulated(n, m, prior, rng, chosen):
     """chosen[i] = True for m children picked uniformly at random (all when m <= 0 or m >= n) and for every
-    tactical child (prior >= PRIOR_ESCAPE: captures, atari escapes)."""
+    tactical child (heuristic prior PRIOR_CAPTURE or PRIOR_ESCAPE: captures, atari escapes)."""
     if m <= 0 or m >= n:
         chosen[:n] = True
         return
     chosen[:n] = False
     for i in range(n):
-        if prior[i] >= PRIOR_ESCAPE:
+        if prior[i] == PRIOR_CAPTURE or prior[i] == PRIOR_ESCAPE:
             chosen[i] = True
     picked = 0
     for i in range(n):  # selection sampling (Knuth's algorithm S): m of n, each set equally likely
@@ -208,10 +209,10 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
             simulate[:n] = False
     if amaf:
         move_priors(pos, ws, out_moves, n, out_prior, params[P_PRIOR_PATTERNS] != 0.0)
+        _choose_simulated(n, int(params[P_RAVE_PLAYOUTS]), out_prior, rng, simulate)
         if has_value:
             for i in range(n):
                 out_prior[i] = (1.0 - mix) * out_prior[i] + mix * learned[i]
-        _choose_simulated(n, int(params[P_RAVE_PLAYOUTS]), out_prior, rng, simulate)
     none = np.empty(0, np.float64)
     work = 0
     top = 0

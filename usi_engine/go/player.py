@@ -32,6 +32,11 @@ WARMUP_SIZE = 5
 WARMUP_SAMPLES = 2
 WARMUP_SCORE_PLAYOUTS = 4
 PLAYOUT_POLL_SECONDS = 0.002
+# RAVE's prior weight, virtual MC and AMAF visits of the heuristic prior H (seed 000 eq. 49, 51), by board size:
+# on large boards (playout.LARGE_BOARD and up) MC values of opening moves are noise at a few thousand playouts
+# per move, so the prior's knowledge (open corners, the third line) must outweigh them for longer.
+PRIOR_VISITS_SMALL, PRIOR_AMAF_SMALL = 10.0, 20.0
+PRIOR_VISITS_LARGE, PRIOR_AMAF_LARGE = 50.0, 50.0
 
 
 @dataclass
@@ -58,6 +63,20 @@ class PlayerSettings:
     value_weights: str | None = None  # Go value weight file (None: the shipped one for the board size)
     playout_patterns: bool = True  # playouts use MoGo's 3x3 patterns around the last move (playout.py rule 3)
     prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
+    prior_visits: float | None = None  # RAVE prior: virtual MC visits (None: by board size, prior_weight)
+    prior_amaf: float | None = None  # RAVE prior: virtual AMAF visits (None: by board size, prior_weight)
+
+    def prior_weight(self, size: int) -> tuple[float, float]:
+        """(virtual MC visits, virtual AMAF visits) of RAVE's prior on a size x size board."""
+        from .playout import LARGE_BOARD
+
+        large = size >= LARGE_BOARD
+        visits = PRIOR_VISITS_LARGE if large else PRIOR_VISITS_SMALL
+        amaf = PRIOR_AMAF_LARGE if large else PRIOR_AMAF_SMALL
+        return (
+            visits if self.prior_visits is None else self.prior_visits,
+            amaf if self.prior_amaf is None else self.prior_amaf,
+        )
 
     def uses_value(self) -> bool:
         return self.leaf == "learned" or self.prior_mix > 0 or self.td_share > 0
@@ -108,6 +127,8 @@ class GoPlayer:
                 ),
             )
         self.searcher.adapter.size = size
+        options = self.searcher.options
+        options.prior_visits, options.prior_amaf = self.settings.prior_weight(size)
         if self._value_size != size:
             self._load_value(size)
         return self.searcher

@@ -493,6 +493,14 @@ PRIOR_NEAR_LAST = 0.6  # within Manhattan distance 2 of the opponent's last move
 PRIOR_EMPTY_EDGE = 0.35  # first line with no stone within distance 2 (too low in open areas)
 PRIOR_PASS = 0.1
 NEAR = 2
+# Large boards (size >= LARGE_BOARD, Pachi's threshold for its "b19" prior): with no stone within distance NEAR,
+# the third line is where the opening is played and the first line loses; Pachi adds a win (third line) or a
+# loss (first line) of the even prior's weight to the even 1/2, i.e. 3/4 and 1/4.
+LARGE_BOARD = 15
+PRIOR_OPEN_THIRD = 0.75
+PRIOR_OPEN_FIRST = 0.25
+# (large boards) an open corner point on the third or fourth line both ways (3-3, 3-4, 4-4): corners first.
+PRIOR_OPEN_CORNER = 0.85
 
 
 @njit(cache=True, nogil=True)
@@ -535,8 +543,15 @@ def _prior(ws, w, size, p, c, last, patterns):
         if dx + dy <= NEAR:
             return PRIOR_NEAR_LAST
     x, y = p % w, p // w
-    if (x == 0 or x == size - 1 or y == 1 or y == size) and not _stone_near(board, w, p, NEAR):
-        return PRIOR_EMPTY_EDGE
+    lx, ly = min(x, size - 1 - x), min(y - 1, size - y)  # 0 = first line (rows are 1..size, columns 0..size-1)
+    line = min(lx, ly)
+    if line == 0 and not _stone_near(board, w, p, NEAR):
+        return PRIOR_OPEN_FIRST if size >= LARGE_BOARD else PRIOR_EMPTY_EDGE
+    if size >= LARGE_BOARD and 2 <= line <= 3 and not _stone_near(board, w, p, NEAR):
+        if max(lx, ly) <= 3:
+            return PRIOR_OPEN_CORNER
+        if line == 2:
+            return PRIOR_OPEN_THIRD
     return PRIOR_EVEN
 
 
