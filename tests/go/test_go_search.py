@@ -158,11 +158,11 @@ def test_a_prune_keeps_the_line_the_search_visits_on_19x19(graph):
     its samples on was cut."""
     s = Searcher(GoAdapter(19), SearchOptions(policy="rave", hash_mb=16, seed=1, t_sel=300.0, graph=graph))
     s.search(L.new_pos(19, 7.5), Limits(samples=300))
-    line = visited_line(s, 4)
+    line = visited_line(s, 8)
     assert len(line) >= 3
     kept, _ = s.pool.prune(s.options.t_sel, s.options.prior_visits, fraction=0.25)
     assert kept < s.pool.node_capacity * 0.25 + MAX_MOVES
-    assert visited_line(s, 4) == line
+    assert visited_line(s, 8) == line
 
 
 def test_a_19x19_search_with_a_small_pool_uses_its_time():
