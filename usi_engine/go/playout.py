@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit
 
 from usi_engine.go.board import area_owner
+from usi_engine.go.ladder import escape_is_laddered
 from usi_engine.go.layout import (
     BLACK,
     BOARD,
@@ -501,6 +502,8 @@ PRIOR_OPEN_THIRD = 0.75
 PRIOR_OPEN_FIRST = 0.25
 # (large boards) an open corner point on the third or fourth line both ways (3-3, 3-4, 4-4): corners first.
 PRIOR_OPEN_CORNER = 0.85
+# (large boards) an atari escape that runs into a working ladder (ladder.py): as bad as a self-atari.
+PRIOR_LADDERED = 0.15
 
 
 @njit(cache=True, nogil=True)
@@ -531,6 +534,8 @@ def _prior(ws, w, size, p, c, last, patterns):
             escape = True
     libs = _libs_after(ws, w, p, c)
     if escape and libs == 2:
+        if size >= LARGE_BOARD and escape_is_laddered(board, w, p, c):
+            return PRIOR_LADDERED
         return PRIOR_ESCAPE
     if libs < 2:
         for d in (1, -1, w, -w):

@@ -1,0 +1,169 @@
+"""Ladder reading (usi_engine/go/ladder.py) against an independent reader that plays the chase out with the
+full rules of GoBoard (captures included), and the prior it feeds (playout.PRIOR_LADDERED, large boards)."""
+
+import numpy as np
+import pytest
+
+from usi_engine.go import GoBoard
+from usi_engine.go import layout as L
+from usi_engine.go.ladder import escape_is_laddered
+from usi_engine.go.playout import PRIOR_ESCAPE, PRIOR_LADDERED, move_priors, new_workspace, seed_rng, run_playout
+
+ORACLE_PLIES = 160
+
+
+# --- the independent reader: GoBoard plays every move, liberties by flood fill over pos ------------------
+def _block_libs(b: GoBoard, p: int) -> tuple[set, set]:
+    """(stones, liberties) of the block at point p."""
+    w, board = b.size + 1, b.pos[L.BOARD : L.BOARD + L.BOARD_CAP]
+    c = board[p]
+    stones, libs, todo = {p}, set(), [p]
+    while todo:
+        q = todo.pop()
+        for r in (q + 1, q - 1, q + w, q - w):
+            if board[r] == L.EMPTY:
+                libs.add(r)
+            elif board[r] == c and r not in stones:
+                stones.add(r)
+                todo.append(r)
+    return stones, libs
+
+
+def _try(b: GoBoard, colour: int, p: int) -> bool:
+    try:
+        b.play(colour, b.vertex(p), allow_superko=True)
+        return True
+    except ValueError:
+        return False
+
+
+def oracle_chase(b: GoBoard, s: int, plies: int = 0) -> bool:
+    """The block of s has two liberties and its opponent moves: can the opponent capture it by ataris,
+    whatever the defender answers (extending at its last liberty or capturing an attacking block in atari)?"""
+    if plies > ORACLE_PLIES:
+        return False
+    c = int(b.pos[L.BOARD + s])
+    o = 3 - c
+    stones, libs = _block_libs(b, s)
+    for a in sorted(libs):
+        if not _try(b, o, a):
+            continue
+        attacker_wins = True
+        if b.pos[L.BOARD + s] == c:  # not captured by the atari itself
+            stones, now = _block_libs(b, s)
+            answers = set(now)
+            for q in stones:
+                for r in (q + 1, q - 1, q + b.size + 1, q - b.size - 1):
+                    if b.pos[L.BOARD + r] == o:
+                        _, their = _block_libs(b, r)
+                        if len(their) == 1:
+                            answers |= their
+            for r in sorted(answers):
+                if not _try(b, c, r):
+                    continue
+                _, after = _block_libs(b, s)
+                escaped = len(after) >= 3 or (len(after) == 2 and not oracle_chase(b, s, plies + 2))
+                b.undo()
+                if escaped:
+                    attacker_wins = False
+                    break
+        b.undo()
+        if attacker_wins:
+            return True
+    return False
+
+
+def _position(black: list[str], white: list[str], size: int = 19) -> GoBoard:
+    b = GoBoard(size, komi=7.5)
+    for v in black:
+        b.play("b", v)
+    for v in white:
+        b.play("w", v)
+    return b
+
+
+def _reader(b: GoBoard, vertex: str, colour: int) -> bool:
+    return bool(escape_is_laddered(b.pos[L.BOARD : L.BOARD + L.BOARD_CAP].copy(), b.size + 1, b.parse_vertex(vertex), colour))
+
+
+def _oracle(b: GoBoard, vertex: str, colour: int) -> bool:
+    b.play(colour, vertex)
+    try:
+        return oracle_chase(b, b.parse_vertex(vertex))
+    finally:
+        b.undo()
+
+
+# White K10 in atari (Black K11, J10, K9; M10 blocks the straight run): extending at L10 leaves two liberties.
+LADDER_BLACK = ["K11", "J10", "K9", "M10"]
+
+
+def test_a_ladder_on_an_open_board_works():
+    b = _position(LADDER_BLACK, ["K10"])
+    assert _oracle(b, "L10", L.WHITE)
+    assert _reader(b, "L10", L.WHITE)
+
+
+@pytest.mark.parametrize("breaker", ["Q5", "Q15"])
+def test_a_ladder_breaker_on_the_path_saves_the_stones(breaker):
+    """The chase runs towards one corner; a white stone on its diagonal (the oracle finds which) breaks it."""
+    b = _position(LADDER_BLACK, ["K10", breaker])
+    assert _reader(b, "L10", L.WHITE) == _oracle(b, "L10", L.WHITE)
+    both = _position(LADDER_BLACK, ["K10", "Q5", "Q15"])
+    assert not _oracle(both, "L10", L.WHITE) and not _reader(both, "L10", L.WHITE)
+
+
+def test_an_attacking_stone_in_atari_is_no_ladder():
+    """Black K11 has one liberty left (White J11, K12): White captures it instead of running."""
+    b = _position(LADDER_BLACK, ["K10", "J11", "K12"])
+    assert not _oracle(b, "L10", L.WHITE)
+    assert not _reader(b, "L10", L.WHITE)
+
+
+def test_the_reader_never_claims_a_ladder_the_rules_refute():
+    """Random middlegames on 19x19: at every atari escape that leaves two liberties, a ladder the reader
+    claims is one the full-rules oracle confirms (the reader may miss ladders, never invent one)."""
+    ws, rng = new_workspace(), seed_rng(11)
+    claimed = checked = 0
+    for game in range(12):
+        b = GoBoard(19, komi=7.5)
+        trace = np.full(400, -1, dtype=np.int32)
+        pos = b.pos.copy()
+        run_playout(pos, ws, rng, 60 + 10 * game, np.empty(0), np.empty(0), trace, False)
+        for m in trace:
+            if m < 0:
+                break
+            b.play(b.to_move, b.vertex(int(m)) if m != L.PASS else "pass", allow_superko=True)
+        colour = b.to_move
+        for v in b.legal_moves():
+            if v == "pass":
+                continue
+            p = b.parse_vertex(v)
+            stones_next = [p + d for d in (1, -1, 20, -20) if b.pos[L.BOARD + p + d] == colour]
+            in_atari = any(len(_block_libs(b, q)[1]) == 1 for q in stones_next)
+            if not in_atari:
+                continue
+            b.play(colour, v, allow_superko=True)
+            two = len(_block_libs(b, p)[1]) == 2
+            b.undo()
+            if not two:
+                continue
+            checked += 1
+            if _reader(b, v, colour):
+                claimed += 1
+                assert _oracle(b, v, colour), (b.to_string(), v)
+    assert checked >= 10 and claimed >= 1
+
+
+def test_the_prior_of_a_laddered_escape_is_low_on_large_boards_only():
+    b = _position(LADDER_BLACK, ["K10"])
+    b.to_move = "w"
+    moves = np.array([b.parse_vertex("L10")], dtype=np.int32)
+    out = np.zeros(1)
+    move_priors(b.pos, new_workspace(), moves, 1, out, True)
+    assert out[0] == PRIOR_LADDERED
+    small = _position(["E6", "D5", "E4", "G5"], ["E5"], size=9)
+    small.to_move = "w"
+    moves = np.array([small.parse_vertex("F5")], dtype=np.int32)
+    move_priors(small.pos, new_workspace(), moves, 1, out, True)
+    assert out[0] == PRIOR_ESCAPE

@@ -1,0 +1,131 @@
+"""Ladder reading for the RAVE prior (numba): does an atari escape run into a working ladder?
+
+A block in atari that extends to exactly two liberties can often be chased by successive ataris (a ladder)
+until it is captured at the edge; random playouts almost never play such a chase out, so the tree sees the
+extension as a rescue while a strong opponent captures the stones. Pachi prunes such escapes from its tree
+("prune_ladders" in its prior); here the reader lowers their prior (playout.PRIOR_LADDERED).
+
+The reader works on a plain copy of the board (EMPTY/BLACK/WHITE/BORDER per point, the padded layout of
+layout.py) and counts liberties by flood fill. The attacker tries both liberties of the two-liberty block:
+its stone must not be capturable at once, the defender must not be able to capture an attacking block in
+atari (a neighbour of its block, or one whose last liberty is the extension point); then the defender
+extends: no liberty left or one = captured, three or more = escaped, two = the chase goes on. Captures the
+chase itself would make are not played out: every approximation errs towards "escaped", the prior without
+ladder reading.
+"""
+
+import numpy as np
+from numba import njit
+
+from usi_engine.go.layout import BOARD_CAP, EMPTY
+
+MAX_LADDER_PLIES = 120  # a chase longer than this counts as escaped (a 19x19 ladder is < 2 * 19 * 2 plies)
+# scratch rows: marks and flood stack of the liberty count, marks and stones of the defender's block, liberties
+S_MARK, S_STACK, S_BMARK, S_BLOCK, S_LIBS = range(5)
+S_ROWS = 5
+
+
+@njit(cache=True, nogil=True)
+def _libs(board, w, s, sc, stamp, cap):
+    """Distinct liberties of the block of stone s, counting stops after cap + 1; found ones in sc[S_LIBS]."""
+    mark, stack, out = sc[S_MARK], sc[S_STACK], sc[S_LIBS]
+    stamp[0] += 1
+    t = stamp[0]
+    c = board[s]
+    mark[s] = t
+    stack[0] = s
+    n = 1
+    i = 0
+    k = 0
+    while i < n:
+        q = stack[i]
+        i += 1
+        for d in (1, -1, w, -w):
+            r = q + d
+            if mark[r] == t:
+                continue
+            v = board[r]
+            if v == EMPTY:
+                mark[r] = t
+                out[k] = r
+                k += 1
+                if k > cap:
+                    return k
+            elif v == c:
+                mark[r] = t
+                stack[n] = r
+                n += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _can_capture_next_to(board, w, s, ext, sc, stamp):
+    """The defender (block of s, extending at ext) can capture an attacking block in atari: one next to its
+    block, or one whose last liberty is ext."""
+    c = board[s]
+    o = 3 - c
+    for d in (1, -1, w, -w):
+        if board[ext + d] == o and _libs(board, w, ext + d, sc, stamp, 1) <= 1:
+            return True
+    mark, block = sc[S_BMARK], sc[S_BLOCK]
+    stamp[1] += 1
+    t = stamp[1]
+    mark[s] = t
+    block[0] = s
+    n = 1
+    i = 0
+    while i < n:
+        q = block[i]
+        i += 1
+        for d in (1, -1, w, -w):
+            r = q + d
+            v = board[r]
+            if v == c and mark[r] != t:
+                mark[r] = t
+                block[n] = r
+                n += 1
+    for j in range(n):
+        q = block[j]
+        for d in (1, -1, w, -w):
+            r = q + d
+            if board[r] == o and _libs(board, w, r, sc, stamp, 1) <= 1:
+                return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _chase(board, w, s, plies, sc, stamp):
+    """The block of s has exactly two liberties and its opponent moves: True when successive ataris capture
+    it (board is restored)."""
+    if plies > MAX_LADDER_PLIES:
+        return False
+    c = board[s]
+    o = 3 - c
+    _libs(board, w, s, sc, stamp, 2)
+    l1, l2 = sc[S_LIBS, 0], sc[S_LIBS, 1]
+    for k in range(2):
+        a, b = (l1, l2) if k == 0 else (l2, l1)
+        board[a] = o
+        captured = False
+        if _libs(board, w, a, sc, stamp, 1) >= 2 and not _can_capture_next_to(board, w, s, b, sc, stamp):
+            board[b] = c
+            n = _libs(board, w, s, sc, stamp, 2)
+            captured = n <= 1 or (n == 2 and _chase(board, w, s, plies + 2, sc, stamp))
+            board[b] = EMPTY
+        board[a] = EMPTY
+        if captured:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def escape_is_laddered(board, w, p, c):
+    """c extends at the empty point p (next to its block in atari, giving it exactly two liberties): can the
+    opponent capture the extended block in a ladder? board is left unchanged."""
+    b = board.copy()
+    b[p] = c
+    sc = np.zeros((S_ROWS, BOARD_CAP), np.int64)
+    stamp = np.zeros(2, np.int64)
+    if _libs(b, w, p, sc, stamp, 2) != 2:
+        return False
+    return _chase(b, w, p, 0, sc, stamp)
