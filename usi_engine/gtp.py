@@ -425,6 +425,7 @@ def player_settings(args) -> PlayerSettings:
         value_weights=args.value_weights,
         playout_patterns=args.playout_patterns == "on",
         prior_patterns=args.prior_patterns == "on",
+        prior_ladders=args.prior_ladders == "on",
         prior_visits=args.prior_visits,
         prior_amaf=args.prior_amaf,
     )
@@ -490,6 +491,13 @@ def build_parser():
         default="on",
         help="RAVE prior: favour MoGo pattern moves next to the last move (default on: 87 %% against GNU Go "
         "level 10 on 9x9 with the playout patterns, 78 %% without the prior, docs/go.md)",
+    )
+    p.add_argument(
+        "--prior-ladders",
+        choices=("on", "off"),
+        default="off",
+        help="RAVE prior on boards of 15 and more: an atari escape into a working ladder counts as bad "
+        "(ladder reader; not yet measured, so off by default)",
     )
     p.add_argument(
         "--prior-visits",

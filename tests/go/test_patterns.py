@@ -276,9 +276,9 @@ def test_pattern_prior_marks_the_pattern_moves_next_to_the_last_move():
     b = _game(9, ["E5", "E6"])
     moves = np.array([b.parse_vertex(v) for v in ("D5", "F5", "D6", "F6", "E7", "D7", "E8")], dtype=np.int32)
     out = np.zeros(len(moves))
-    move_priors(b.pos, new_workspace(), moves, len(moves), out, True)
+    move_priors(b.pos, new_workspace(), moves, len(moves), out, True, False)
     assert list(out) == [PRIOR_PATTERN] * 4 + [PRIOR_NEAR_LAST] * 3
-    move_priors(b.pos, new_workspace(), moves, len(moves), out, False)
+    move_priors(b.pos, new_workspace(), moves, len(moves), out, False, False)
     assert list(out) == [PRIOR_NEAR_LAST] * 7
 
 
@@ -301,7 +301,7 @@ def test_edge_priors_follow_the_line_and_the_board_size(size):
     vertices = [v for v in b.legal_moves() if v != "pass"]
     moves = np.array([b.parse_vertex(v) for v in vertices], dtype=np.int32)
     out = np.zeros(len(moves))
-    move_priors(b.pos, new_workspace(), moves, len(moves), out, True)
+    move_priors(b.pos, new_workspace(), moves, len(moves), out, True, False)
     w = size + 1
     seen = set()
     for v, m, h in zip(vertices, moves.tolist(), out.tolist()):

@@ -31,6 +31,8 @@ Params layout (float64 array, ``default_params()``):
 - ``params[P_PLAYOUT_PATTERNS]`` 1: the playouts use MoGo's 3x3 pattern rule (playout.py, rule 3); 0 (default) off.
 - ``params[P_PRIOR_PATTERNS]`` 1: expand_amaf's heuristic prior gives pattern moves next to the last move
   PRIOR_PATTERN (playout.move_priors); 0 (default) off.
+- ``params[P_PRIOR_LADDERS]`` 1: on large boards an atari escape into a working ladder (ladder.py) gets
+  PRIOR_LADDERED instead of PRIOR_ESCAPE; 0 (default) off.
 
 ``weights`` (the learned value, GoAdapter.set_value_weights): ``[n_w, theta (n_w), shape table
 (usi_engine/go/shapes.py) as float64]``; ``[0]`` = none (P_LEAF and P_PRIOR_MIX then have no effect).
@@ -81,8 +83,8 @@ from usi_engine.search.core import NO_MOVE
 from usi_engine.search.values import MATE
 
 P_PLAYOUTS, P_VALUE_SCALE, P_CAP_FACTOR, P_RAVE_PLAYOUTS, P_LEAF, P_PRIOR_MIX = 0, 1, 2, 3, 4, 5
-P_PLAYOUT_PATTERNS, P_PRIOR_PATTERNS = 6, 7
-N_PARAMS = 8
+P_PLAYOUT_PATTERNS, P_PRIOR_PATTERNS, P_PRIOR_LADDERS = 6, 7, 8
+N_PARAMS = 9
 LEAF_PLAYOUTS, LEAF_LEARNED = 0, 1
 DEFAULT_VALUE_SCALE = 1000.0
 DEFAULT_RAVE_PLAYOUTS = 4
@@ -113,12 +115,14 @@ def default_params(
     prior_mix: float = 0.0,
     playout_patterns: bool = False,
     prior_patterns: bool = False,
+    prior_ladders: bool = False,
 ) -> np.ndarray:
     """The params array for expand/root_status."""
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_PLAYOUTS], params[P_VALUE_SCALE], params[P_CAP_FACTOR] = playouts, value_scale, cap_factor
     params[P_RAVE_PLAYOUTS], params[P_LEAF], params[P_PRIOR_MIX] = rave_playouts, leaf, prior_mix
     params[P_PLAYOUT_PATTERNS], params[P_PRIOR_PATTERNS] = float(playout_patterns), float(prior_patterns)
+    params[P_PRIOR_LADDERS] = float(prior_ladders)
     return params
 
 
@@ -208,7 +212,7 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
         if learned_leaf:
             simulate[:n] = False
     if amaf:
-        move_priors(pos, ws, out_moves, n, out_prior, params[P_PRIOR_PATTERNS] != 0.0)
+        move_priors(pos, ws, out_moves, n, out_prior, params[P_PRIOR_PATTERNS] != 0.0, params[P_PRIOR_LADDERS] != 0.0)
         _choose_simulated(n, int(params[P_RAVE_PLAYOUTS]), out_prior, rng, simulate)
         if has_value:
             for i in range(n):

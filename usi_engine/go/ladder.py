@@ -94,27 +94,40 @@ def _can_capture_next_to(board, w, s, ext, sc, stamp):
 
 
 @njit(cache=True, nogil=True)
-def _chase(board, w, s, plies, sc, stamp):
+def _chase(board, w, s, sc, stamp):
     """The block of s has exactly two liberties and its opponent moves: True when successive ataris capture
-    it (board is restored)."""
-    if plies > MAX_LADDER_PLIES:
-        return False
+    it. Depth-first over the attacker's two choices per step with an explicit stack (numba cannot load a
+    self-recursive function from its cache); board is scratch, left as it is on success."""
     c = board[s]
     o = 3 - c
+    frames = np.zeros((MAX_LADDER_PLIES // 2 + 2, 3), np.int64)  # per chase step: liberty 1, liberty 2, branch
     _libs(board, w, s, sc, stamp, 2)
-    l1, l2 = sc[S_LIBS, 0], sc[S_LIBS, 1]
-    for k in range(2):
-        a, b = (l1, l2) if k == 0 else (l2, l1)
+    frames[0, 0], frames[0, 1], frames[0, 2] = sc[S_LIBS, 0], sc[S_LIBS, 1], 0
+    depth = 0
+    while depth >= 0:
+        k = frames[depth, 2]
+        if k >= 2:  # both ataris of this step fail: take back the parent's branch and try its next one
+            depth -= 1
+            if depth >= 0:
+                j = frames[depth, 2]
+                board[frames[depth, j]] = EMPTY
+                board[frames[depth, 1 - j]] = EMPTY
+                frames[depth, 2] = j + 1
+            continue
+        a, b = frames[depth, k], frames[depth, 1 - k]
         board[a] = o
-        captured = False
         if _libs(board, w, a, sc, stamp, 1) >= 2 and not _can_capture_next_to(board, w, s, b, sc, stamp):
             board[b] = c
             n = _libs(board, w, s, sc, stamp, 2)
-            captured = n <= 1 or (n == 2 and _chase(board, w, s, plies + 2, sc, stamp))
+            if n <= 1:
+                return True
+            if n == 2 and 2 * (depth + 1) <= MAX_LADDER_PLIES:
+                depth += 1
+                frames[depth, 0], frames[depth, 1], frames[depth, 2] = sc[S_LIBS, 0], sc[S_LIBS, 1], 0
+                continue
             board[b] = EMPTY
         board[a] = EMPTY
-        if captured:
-            return True
+        frames[depth, 2] = k + 1
     return False
 
 
@@ -122,10 +135,14 @@ def _chase(board, w, s, plies, sc, stamp):
 def escape_is_laddered(board, w, p, c):
     """c extends at the empty point p (next to its block in atari, giving it exactly two liberties): can the
     opponent capture the extended block in a ladder? board is left unchanged."""
+    o = 3 - c
     b = board.copy()
-    b[p] = c
     sc = np.zeros((S_ROWS, BOARD_CAP), np.int64)
     stamp = np.zeros(2, np.int64)
+    for d in (1, -1, w, -w):  # a capture is no escape into a ladder (and the count below ignores captures)
+        if b[p + d] == o and _libs(b, w, p + d, sc, stamp, 1) <= 1:
+            return False
+    b[p] = c
     if _libs(b, w, p, sc, stamp, 2) != 2:
         return False
-    return _chase(b, w, p, 0, sc, stamp)
+    return _chase(b, w, p, sc, stamp)

@@ -63,6 +63,7 @@ class PlayerSettings:
     value_weights: str | None = None  # Go value weight file (None: the shipped one for the board size)
     playout_patterns: bool = True  # playouts use MoGo's 3x3 patterns around the last move (playout.py rule 3)
     prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
+    prior_ladders: bool = False  # RAVE prior (large boards): PRIOR_LADDERED for escapes into a working ladder
     prior_visits: float | None = None  # RAVE prior: virtual MC visits (None: by board size, prior_weight)
     prior_amaf: float | None = None  # RAVE prior: virtual AMAF visits (None: by board size, prior_weight)
 
@@ -109,6 +110,7 @@ class GoPlayer:
                     prior_mix=s.prior_mix,
                     playout_patterns=s.playout_patterns,
                     prior_patterns=s.prior_patterns,
+                    prior_ladders=s.prior_ladders,
                 ),
             )
             self.searcher = Searcher(

@@ -519,7 +519,7 @@ def _stone_near(board, w, p, radius):
 
 
 @njit(cache=True, nogil=True)
-def _prior(ws, w, size, p, c, last, patterns):
+def _prior(ws, w, size, p, c, last, patterns, ladders):
     """H(s,a) of a legal stone move p for c (rules above; PRIOR_PATTERN only with `patterns`), after _setup
     of the position."""
     board, head = ws[R_BOARD], ws[R_HEAD]
@@ -534,7 +534,7 @@ def _prior(ws, w, size, p, c, last, patterns):
             escape = True
     libs = _libs_after(ws, w, p, c)
     if escape and libs == 2:
-        if size >= LARGE_BOARD and escape_is_laddered(board, w, p, c):
+        if ladders and size >= LARGE_BOARD and escape_is_laddered(board, w, p, c):
             return PRIOR_LADDERED
         return PRIOR_ESCAPE
     if libs < 2:
@@ -561,16 +561,16 @@ def _prior(ws, w, size, p, c, last, patterns):
 
 
 @njit(cache=True, nogil=True)
-def move_priors(pos, ws, moves, n, out, patterns):
+def move_priors(pos, ws, moves, n, out, patterns, ladders):
     """out[i] = heuristic prior H of the legal move moves[i] for the side to move of pos (uses ws); patterns:
-    use the PRIOR_PATTERN rule."""
+    use the PRIOR_PATTERN rule; ladders: the PRIOR_LADDERED rule (large boards)."""
     _setup(pos, ws)
     w = pos[STRIDE]
     ply = pos[PLY]
     last = pos[HIST + HIST_STRIDE * (ply - 1) + H_MOVE] if ply > 0 else PASS
     for i in range(n):
         p = moves[i]
-        out[i] = PRIOR_PASS if p == PASS else _prior(ws, w, pos[SIZE], p, pos[SIDE], last, patterns)
+        out[i] = PRIOR_PASS if p == PASS else _prior(ws, w, pos[SIZE], p, pos[SIDE], last, patterns, ladders)
 
 
 def move_cap(size: int, factor: float = DEFAULT_CAP_FACTOR) -> int:
