@@ -9,6 +9,7 @@ import argparse
 import signal
 import sys
 
+from .go_moves import add_go_moves_parser
 from .go_td import add_go_td_parser
 from .match.arena import add_arena_parser
 from .match.cli import add_match_parser
@@ -24,6 +25,7 @@ COMMANDS = (
     add_evaluate_parser,
     add_plot_parser,
     add_go_td_parser,
+    add_go_moves_parser,
 )
 
 

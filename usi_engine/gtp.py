@@ -426,6 +426,8 @@ def player_settings(args) -> PlayerSettings:
         playout_patterns=args.playout_patterns == "on",
         prior_patterns=args.prior_patterns == "on",
         prior_ladders=args.prior_ladders == "on",
+        prior_moves=args.prior_moves,
+        move_model=args.move_model,
         prior_visits=args.prior_visits,
         prior_amaf=args.prior_amaf,
     )
@@ -498,6 +500,18 @@ def build_parser():
         default="off",
         help="RAVE prior on boards of 15 and more: an atari escape into a working ladder counts as bad "
         "(ladder reader; not yet measured, so off by default)",
+    )
+    p.add_argument(
+        "--prior-moves",
+        type=float,
+        default=0.0,
+        help="RAVE prior on boards of 15 and more: weight b of the learned move prior against the heuristic one "
+        "(0..1; default 0 = off)",
+    )
+    p.add_argument(
+        "--move-model",
+        default=None,
+        help="learned move prior file (default: the shipped usi_engine/go/weights/moves19.npz)",
     )
     p.add_argument(
         "--prior-visits",

@@ -33,9 +33,13 @@ Params layout (float64 array, ``default_params()``):
   PRIOR_PATTERN (playout.move_priors); 0 (default) off.
 - ``params[P_PRIOR_LADDERS]`` 1: on large boards an atari escape into a working ladder (ladder.py) gets
   PRIOR_LADDERED instead of PRIOR_ESCAPE; 0 (default) off.
+- ``params[P_PRIOR_MOVES]`` b: expand_amaf's prior becomes ``(1 - b) H + b H_moves`` with H_moves the learned
+  move prior's value of the move (moves_prior below; needs a move model in ``weights``); 0 (default) off.
 
-``weights`` (the learned value, GoAdapter.set_value_weights): ``[n_w, theta (n_w), shape table
-(usi_engine/go/shapes.py) as float64]``; ``[0]`` = none (P_LEAF and P_PRIOR_MIX then have no effect).
+``weights`` (GoAdapter packs it): ``[n_w, n_m, theta (n_w), move model (n_m), shape table]``: the learned value's
+weight vector and shape table (usi_engine/go/shapes.py; GoAdapter.set_value_weights) and the learned move prior's
+model array (usi_engine/go/moveprior.py; GoAdapter.set_move_model). ``[0, 0]`` = neither: P_LEAF, P_PRIOR_MIX and
+P_PRIOR_MOVES then have no effect.
 """
 
 import time
@@ -67,6 +71,7 @@ from usi_engine.go.layout import (
     SIZE,
     SUICIDE_OK,
 )
+from usi_engine.go.moveprior import move_probabilities
 from usi_engine.go.playout import (
     DEFAULT_CAP_FACTOR,
     PRIOR_CAPTURE,
@@ -83,8 +88,12 @@ from usi_engine.search.core import NO_MOVE
 from usi_engine.search.values import MATE
 
 P_PLAYOUTS, P_VALUE_SCALE, P_CAP_FACTOR, P_RAVE_PLAYOUTS, P_LEAF, P_PRIOR_MIX = 0, 1, 2, 3, 4, 5
-P_PLAYOUT_PATTERNS, P_PRIOR_PATTERNS, P_PRIOR_LADDERS = 6, 7, 8
-N_PARAMS = 9
+P_PLAYOUT_PATTERNS, P_PRIOR_PATTERNS, P_PRIOR_LADDERS, P_PRIOR_MOVES = 6, 7, 8, 9
+N_PARAMS = 10
+# The learned move prior as a value (Pachi's pattern prior on 19x19: an even prior of MOVES_EVEN visits at 1/2 plus
+# MOVES_WINS * sqrt(P) virtual wins): H_moves = (MOVES_EVEN / 2 + MOVES_WINS sqrt(P)) / (MOVES_EVEN + MOVES_WINS
+# sqrt(P)).
+MOVES_EVEN, MOVES_WINS = 20.0, 300.0
 LEAF_PLAYOUTS, LEAF_LEARNED = 0, 1
 DEFAULT_VALUE_SCALE = 1000.0
 DEFAULT_RAVE_PLAYOUTS = 4
@@ -116,14 +125,40 @@ def default_params(
     playout_patterns: bool = False,
     prior_patterns: bool = False,
     prior_ladders: bool = False,
+    prior_moves: float = 0.0,
 ) -> np.ndarray:
     """The params array for expand/root_status."""
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_PLAYOUTS], params[P_VALUE_SCALE], params[P_CAP_FACTOR] = playouts, value_scale, cap_factor
     params[P_RAVE_PLAYOUTS], params[P_LEAF], params[P_PRIOR_MIX] = rave_playouts, leaf, prior_mix
     params[P_PLAYOUT_PATTERNS], params[P_PRIOR_PATTERNS] = float(playout_patterns), float(prior_patterns)
-    params[P_PRIOR_LADDERS] = float(prior_ladders)
+    params[P_PRIOR_LADDERS], params[P_PRIOR_MOVES] = float(prior_ladders), prior_moves
     return params
+
+
+@njit(cache=True, nogil=True)
+def split_weights(weights):
+    """(theta, move model, shape table) of a packed weights array (layout above); empty arrays when absent."""
+    if weights.shape[0] < 2:
+        return weights[:0], weights[:0], weights[:0]
+    nw, nm = int(weights[0]), int(weights[1])
+    return weights[2 : 2 + nw], weights[2 + nw : 2 + nw + nm], weights[2 + nw + nm :]
+
+
+def pack_weights(theta, model, tab) -> np.ndarray:
+    """The weights array of the kernels from its parts (None = absent)."""
+    parts = [np.zeros(0) if a is None else np.asarray(a, np.float64) for a in (theta, model, tab)]
+    return np.concatenate([[float(len(parts[0])), float(len(parts[1]))], *parts])
+
+
+@njit(cache=True, nogil=True)
+def moves_prior(pos, ws, model, moves, n, out):
+    """out[i] = H_moves of moves[i] (the learned move prior as a value in [1/2, 1), MOVES_EVEN / MOVES_WINS above);
+    a pass gets 1/2."""
+    move_probabilities(pos, ws, model, moves, n, out)
+    for i in range(n):
+        root = np.sqrt(out[i])
+        out[i] = (0.5 * MOVES_EVEN + MOVES_WINS * root) / (MOVES_EVEN + MOVES_WINS * root)
 
 
 @njit(cache=True, nogil=True)
@@ -175,9 +210,7 @@ def root_status(pos, params):
 def _learned_child_values(pos, weights, moves, n):
     """out[i] = learned probability that the side to move of pos wins after moves[i] (shapes updated
     incrementally per child)."""
-    nw = int(weights[0])
-    theta = weights[1 : 1 + nw]
-    tab = weights[1 + nw :]
+    theta, _, tab = split_weights(weights)
     ids = np.zeros(int(tab[S.T_NREG]), np.int64)
     S.region_ids(tab, pos[BOARD : BOARD + BOARD_CAP], ids)
     x = S.linear_sum(tab, theta, ids)
@@ -206,7 +239,8 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
     mix = params[P_PRIOR_MIX] if amaf else 0.0
     learned_leaf = not amaf and params[P_LEAF] == LEAF_LEARNED
     patterns = params[P_PLAYOUT_PATTERNS] != 0.0
-    has_value = weights.shape[0] > 1 and (learned_leaf or mix > 0.0)
+    theta, model, _ = split_weights(weights)
+    has_value = theta.shape[0] > 0 and (learned_leaf or mix > 0.0)
     if has_value:
         learned = _learned_child_values(pos, weights, out_moves, n)
         if learned_leaf:
@@ -214,6 +248,12 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
     if amaf:
         move_priors(pos, ws, out_moves, n, out_prior, params[P_PRIOR_PATTERNS] != 0.0, params[P_PRIOR_LADDERS] != 0.0)
         _choose_simulated(n, int(params[P_RAVE_PLAYOUTS]), out_prior, rng, simulate)
+        b = params[P_PRIOR_MOVES]
+        if b > 0.0 and model.shape[0] > 0:
+            learned_moves = np.empty(n, np.float64)
+            moves_prior(pos, ws, model, out_moves, n, learned_moves)
+            for i in range(n):
+                out_prior[i] = (1.0 - b) * out_prior[i] + b * learned_moves[i]
         if has_value:
             for i in range(n):
                 out_prior[i] = (1.0 - mix) * out_prior[i] + mix * learned[i]
@@ -288,7 +328,9 @@ class GoAdapter:
 
     def __init__(self, size: int = 9, params=None):
         self.size = size
-        self.weights = np.zeros(1, dtype=np.float64)
+        self.move_model: np.ndarray | None = None  # the learned move prior's model array (set_move_model)
+        self._tab: np.ndarray | None = None
+        self.weights = pack_weights(None, None, None)
         self.params = default_params() if params is None else params
         self.long_term = None  # the learned value's weights (set_value_weights)
         self.short_term = None  # Dyna-2's short-term memory (td_think)
@@ -303,14 +345,29 @@ class GoAdapter:
             raise ValueError(f"value weights have shape {theta.shape}, expected ({S.n_weights(tab)},)")
         self.long_term = theta.copy()
         self.short_term = np.zeros_like(theta)
-        self.weights = np.concatenate([[float(len(theta))], theta, tab.astype(np.float64)])
-        self._tab = self.weights[1 + len(theta) :]
+        self._tab = tab.astype(np.float64)
+        self.weights = pack_weights(theta, self.move_model, self._tab)
+
+    def clear_value_weights(self) -> None:
+        """No learned value any more (the move model stays)."""
+        self.long_term = self.short_term = self._tab = None
+        self.weights = pack_weights(None, self.move_model, None)
+
+    def set_move_model(self, model) -> None:
+        """Use this learned move prior (moveprior.py's model array; None: none) in expand_amaf."""
+        self.move_model = None if model is None else np.asarray(model, np.float64).copy()
+        theta = None if self.long_term is None else self.weights[2 : 2 + len(self.long_term)].copy()
+        self.weights = pack_weights(theta, self.move_model, self._tab)
+
+    def _value_view(self):
+        """The value weights inside self.weights (a view: what the kernels read)."""
+        return self.weights[2 : 2 + len(self.long_term)]
 
     def reset_short_term(self) -> None:
         """Forget the short-term memory (a new game): the value is the long-term one again."""
         if self.long_term is not None:
             self.short_term[:] = 0.0
-            self.weights[1 : 1 + len(self.long_term)] = self.long_term
+            self._value_view()[:] = self.long_term
 
     def td_think(
         self, pos, seconds: float, alpha: float = 0.1, epsilon: float = 0.1, greedy_moves: int = 6, chunk: int = 8
@@ -319,7 +376,7 @@ class GoAdapter:
         update the short-term memory, which the value (long + short) then uses. Returns the episodes run."""
         if self.long_term is None or seconds <= 0:
             return 0
-        value_w = self.weights[1 : 1 + len(self.long_term)]
+        value_w = self._value_view()
         cap = max(1, int(self.params[P_CAP_FACTOR] * self.size * self.size))
         end = time.monotonic() + seconds
         episodes = 0

@@ -26,7 +26,7 @@ S_ROWS = 5
 
 
 @njit(cache=True, nogil=True)
-def _libs(board, w, s, sc, stamp, cap):
+def liberties(board, w, s, sc, stamp, cap):
     """Distinct liberties of the block of stone s, counting stops after cap + 1; found ones in sc[S_LIBS]."""
     mark, stack, out = sc[S_MARK], sc[S_STACK], sc[S_LIBS]
     stamp[0] += 1
@@ -65,7 +65,7 @@ def _can_capture_next_to(board, w, s, ext, sc, stamp):
     c = board[s]
     o = 3 - c
     for d in (1, -1, w, -w):
-        if board[ext + d] == o and _libs(board, w, ext + d, sc, stamp, 1) <= 1:
+        if board[ext + d] == o and liberties(board, w, ext + d, sc, stamp, 1) <= 1:
             return True
     mark, block = sc[S_BMARK], sc[S_BLOCK]
     stamp[1] += 1
@@ -88,7 +88,7 @@ def _can_capture_next_to(board, w, s, ext, sc, stamp):
         q = block[j]
         for d in (1, -1, w, -w):
             r = q + d
-            if board[r] == o and _libs(board, w, r, sc, stamp, 1) <= 1:
+            if board[r] == o and liberties(board, w, r, sc, stamp, 1) <= 1:
                 return True
     return False
 
@@ -101,7 +101,7 @@ def _chase(board, w, s, sc, stamp):
     c = board[s]
     o = 3 - c
     frames = np.zeros((MAX_LADDER_PLIES // 2 + 2, 3), np.int64)  # per chase step: liberty 1, liberty 2, branch
-    _libs(board, w, s, sc, stamp, 2)
+    liberties(board, w, s, sc, stamp, 2)
     frames[0, 0], frames[0, 1], frames[0, 2] = sc[S_LIBS, 0], sc[S_LIBS, 1], 0
     depth = 0
     while depth >= 0:
@@ -116,9 +116,9 @@ def _chase(board, w, s, sc, stamp):
             continue
         a, b = frames[depth, k], frames[depth, 1 - k]
         board[a] = o
-        if _libs(board, w, a, sc, stamp, 1) >= 2 and not _can_capture_next_to(board, w, s, b, sc, stamp):
+        if liberties(board, w, a, sc, stamp, 1) >= 2 and not _can_capture_next_to(board, w, s, b, sc, stamp):
             board[b] = c
-            n = _libs(board, w, s, sc, stamp, 2)
+            n = liberties(board, w, s, sc, stamp, 2)
             if n <= 1:
                 return True
             if n == 2 and 2 * (depth + 1) <= MAX_LADDER_PLIES:
@@ -140,9 +140,9 @@ def escape_is_laddered(board, w, p, c):
     sc = np.zeros((S_ROWS, BOARD_CAP), np.int64)
     stamp = np.zeros(2, np.int64)
     for d in (1, -1, w, -w):  # a capture is no escape into a ladder (and the count below ignores captures)
-        if b[p + d] == o and _libs(b, w, p + d, sc, stamp, 1) <= 1:
+        if b[p + d] == o and liberties(b, w, p + d, sc, stamp, 1) <= 1:
             return False
     b[p] = c
-    if _libs(b, w, p, sc, stamp, 2) != 2:
+    if liberties(b, w, p, sc, stamp, 2) != 2:
         return False
     return _chase(b, w, p, sc, stamp)

@@ -64,6 +64,8 @@ class PlayerSettings:
     playout_patterns: bool = True  # playouts use MoGo's 3x3 patterns around the last move (playout.py rule 3)
     prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
     prior_ladders: bool = False  # RAVE prior (large boards): PRIOR_LADDERED for escapes into a working ladder
+    prior_moves: float = 0.0  # RAVE prior (large boards): weight of the learned move prior (moveprior.py)
+    move_model: str | None = None  # learned move prior file (None: the shipped one)
     prior_visits: float | None = None  # RAVE prior: virtual MC visits (None: by board size, prior_weight)
     prior_amaf: float | None = None  # RAVE prior: virtual AMAF visits (None: by board size, prior_weight)
 
@@ -111,6 +113,7 @@ class GoPlayer:
                     playout_patterns=s.playout_patterns,
                     prior_patterns=s.prior_patterns,
                     prior_ladders=s.prior_ladders,
+                    prior_moves=s.prior_moves,
                 ),
             )
             self.searcher = Searcher(
@@ -143,13 +146,30 @@ class GoPlayer:
         assert self.searcher is not None
         self._value_size = size
         adapter = self.searcher.adapter
-        adapter.weights, adapter.long_term = np.zeros(1), None
+        adapter.clear_value_weights()
+        self._load_move_model(size)
         if self.settings.uses_value():
             path = self.settings.value_weights or shipped_weights(size)
             try:
                 adapter.set_value_weights(read_value_weights(path, size)[0])
             except ValueError as e:
                 print(f"learned value off: {e}", file=sys.stderr)
+
+    def _load_move_model(self, size: int) -> None:
+        """Give the adapter the learned move prior on large boards when --prior-moves asks for it; a missing or bad
+        file plays on without it, saying so on stderr."""
+        from .moveprior import read_model, shipped_model
+        from .playout import LARGE_BOARD
+
+        assert self.searcher is not None
+        model = None
+        if self.settings.prior_moves > 0 and size >= LARGE_BOARD:
+            path = self.settings.move_model or shipped_model(19)
+            try:
+                model = read_model(path)[0]
+            except ValueError as e:
+                print(f"learned move prior off: {e}", file=sys.stderr)
+        self.searcher.adapter.set_move_model(model)
 
     def warm_up(self) -> None:
         """Load or compile every kernel a move needs (see the module docstring); sets `ready` even on error."""

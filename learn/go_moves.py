@@ -1,0 +1,329 @@
+"""`python -m learn go-moves OUT --games FILE ...`: fit the learned Go move prior (usi_engine/go/moveprior.py) to
+game records by maximum likelihood.
+
+Records: SGF files (one game each, 19x19 or the --size given, no setup stones) and TYGEM-style month files
+("<game id> TAB ;B[pd];W[dd];..." one game per line, plain or in a .zip), both with SGF coordinates. Games are
+split by a seeded shuffle into a test set (--test-games) and training games; of each training game a random
+--sample fraction of the positions is used (positions of one game are alike).
+
+Fitting: the softmax model's negative log-likelihood of the moves played, sum_t -log P(m_t) + l2/2 |w|^2, by
+Adam over mini-batches of positions; the 12-point shape vocabulary is the
+shapes of played moves seen at least --min-count times (the most frequent ones first, up to the model's
+capacity). Prints per epoch the training loss and the test set's mean -log P and top-1 / top-5 accuracy, and
+writes the model to OUT (a checksummed weight archive, metadata: the command's settings and the test figures).
+A run takes minutes; an interrupted one is simply started again.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from usi_engine.go import moveprior as M
+from usi_engine.go.board import do_move, gen_moves
+from usi_engine.go.ladder import S_ROWS
+from usi_engine.go.layout import BOARD_CAP, PASS, SIDE, SIZE, STRIDE, new_pos, point
+from usi_engine.go.playout import WS_ROWS, _setup
+
+MOVE_RE = re.compile(r";\s*([BW])\[([a-t]{2})?\]")
+ADAM_B1, ADAM_B2, ADAM_EPS = 0.9, 0.999, 1e-8
+
+
+def add_go_moves_parser(sub) -> None:
+    p = sub.add_parser("go-moves", help="fit the Go move prior to game records", description=__doc__.splitlines()[0])
+    p.add_argument("out", help="model file to write (.npz)")
+    p.add_argument("--games", nargs="+", required=True, help="SGF files, TYGEM month files or .zip of them, folders")
+    p.add_argument("--size", type=int, default=19)
+    p.add_argument("--max-games", type=int, default=2000, help="games used in all (test games included)")
+    p.add_argument("--test-games", type=int, default=200)
+    p.add_argument("--sample", type=float, default=0.3, help="fraction of a training game's positions used")
+    p.add_argument("--epochs", type=int, default=6)
+    p.add_argument("--batch", type=int, default=256, help="positions per Adam step")
+    p.add_argument("--lr", type=float, default=0.02)
+    p.add_argument("--l2", type=float, default=1e-5, help="L2 penalty per weight and position")
+    p.add_argument("--min-count", type=int, default=3, help="occurrences of a 12-point shape to enter the vocabulary")
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(handler=run_go_moves)
+
+
+# --- records ---------------------------------------------------------------------------------------------------
+def parse_moves(text: str, size: int) -> np.ndarray | None:
+    """The moves of one game record (point indices, PASS for a pass) or None when it is no plain game: setup
+    stones, another board size, colours that do not alternate from Black, or fewer than 10 moves."""
+    if re.search(r"\b(AB|AW)\[", text):
+        return None
+    m = re.search(r"SZ\[(\d+)\]", text)
+    if m and int(m.group(1)) != size:
+        return None
+    out = []
+    for i, (colour, xy) in enumerate(MOVE_RE.findall(text)):
+        if colour != "BW"[i % 2]:
+            return None
+        if not xy or (xy == "tt" and size <= 19):  # "tt" is a pass on boards up to 19x19
+            out.append(PASS)
+            continue
+        x, y = ord(xy[0]) - 97, ord(xy[1]) - 97
+        if not (0 <= x < size and 0 <= y < size):
+            return None
+        out.append(point(size, x, size - 1 - y))  # SGF rows count from the top
+    return np.array(out, np.int64) if len(out) >= 10 else None
+
+
+def _texts(path: Path):
+    """Game record texts in a file: an SGF file is one, a month file one per line, a .zip holds either."""
+    if path.suffix.lower() == ".zip":
+        with zipfile.ZipFile(path) as z:
+            for name in z.namelist():
+                yield from _split(z.read(name).decode("utf-8", "replace"))
+    else:
+        yield from _split(path.read_text("utf-8", "replace"))
+
+
+def _split(text: str):
+    if text.lstrip().startswith("("):
+        yield text
+    else:
+        for line in text.splitlines():
+            if ";B[" in line:
+                yield line
+
+
+def read_games(paths, size: int, limit: int) -> list:
+    """Up to `limit` plain games (parse_moves) from files and folders, in file order."""
+    files: list[Path] = []
+    for p in map(Path, paths):
+        files.extend(sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p])
+    games = []
+    for f in files:
+        for text in _texts(f):
+            moves = parse_moves(text, size)
+            if moves is not None:
+                games.append(moves)
+                if len(games) >= limit:
+                    return games
+    return games
+
+
+# --- features of the positions of a game -----------------------------------------------------------------------
+@njit(cache=True)
+def game_rows(pos, moves, keep, rows, starts, played):
+    """Replay a game from pos (the empty board); for each kept position whose move is a legal stone move, the
+    feature rows of all legal stone moves (raw 12-point codes) go to rows, the first row of each position to
+    starts and the index of the move played among its rows to played. Returns (positions, rows) written; stops
+    at an illegal move."""
+    legal = np.empty(BOARD_CAP + 1, np.int32)
+    ws = np.empty((WS_ROWS, BOARD_CAP), np.int64)
+    sc = np.zeros((S_ROWS, BOARD_CAP), np.int64)
+    stamp = np.zeros(2, np.int64)
+    w, size = pos[STRIDE], pos[SIZE]
+    n_pos = 0
+    n_rows = 0
+    for t in range(moves.shape[0]):
+        m = moves[t]
+        n = gen_moves(pos, legal)
+        found = False
+        for i in range(n):
+            found = found or legal[i] == m
+        if not found:
+            break
+        if keep[t] and m != PASS:
+            _setup(pos, ws)
+            last, prev = M.last_moves(pos)
+            starts[n_pos] = n_rows
+            for i in range(n):
+                p = legal[i]
+                if p == PASS:
+                    continue
+                if p == m:
+                    played[n_pos] = n_rows - starts[n_pos]
+                M.candidate_features(ws, sc, stamp, w, size, p, pos[SIDE], last, prev, rows[n_rows])
+                n_rows += 1
+            n_pos += 1
+        do_move(pos, np.int32(m))
+    return n_pos, n_rows
+
+
+def extract(games: list, size: int, sample: float, rng: np.random.Generator):
+    """(rows int32 [R, N_GROUPS], starts [P + 1], played [P]) of a random `sample` of the games' positions."""
+    chunks_r, chunks_s, chunks_p = [], [], []
+    base = 0
+    for moves in games:
+        keep = rng.random(len(moves)) < sample
+        cap = int(keep.sum())
+        rows = np.empty((max(1, cap * size * size), M.N_GROUPS), np.int64)
+        starts = np.zeros(cap + 1, np.int64)
+        played = np.zeros(cap + 1, np.int64)
+        n_pos, n_rows = game_rows(new_pos(size, history_capacity=len(moves) + 8), moves, keep, rows, starts, played)
+        chunks_r.append(rows[:n_rows].astype(np.int32))
+        chunks_s.append(starts[:n_pos] + base)
+        chunks_p.append(played[:n_pos])
+        base += n_rows
+    starts = np.concatenate(chunks_s + [np.array([base], np.int64)])
+    return np.concatenate(chunks_r), starts, np.concatenate(chunks_p)
+
+
+def vocabulary(rows, starts, played, min_count: int) -> np.ndarray:
+    """The model's key block: the 12-point codes of played moves seen >= min_count times, the most frequent
+    SHAPE12_KEYS of them, ascending, padded with NO_KEY."""
+    codes = rows[starts[:-1] + played, M.G_SHAPE12]
+    values, counts = np.unique(codes, return_counts=True)
+    chosen = values[counts >= min_count]
+    if len(chosen) > M.SHAPE12_KEYS:
+        top = np.argsort(-counts[counts >= min_count], kind="stable")[: M.SHAPE12_KEYS]
+        chosen = chosen[top]
+    keys = np.full(M.SHAPE12_KEYS, M.NO_KEY)
+    keys[: len(chosen)] = np.sort(chosen)
+    return keys
+
+
+def index_rows(rows, keys) -> np.ndarray:
+    """rows with G_SHAPE12 mapped to vocabulary values (moveprior.shape12_index) and every group to its weight
+    index (OFFSETS)."""
+    out = rows.astype(np.int32, copy=True)
+    codes = rows[:, M.G_SHAPE12].astype(np.float64)
+    i = np.searchsorted(keys, codes)
+    hit = (i < len(keys)) & (keys[np.minimum(i, len(keys) - 1)] == codes)
+    out[:, M.G_SHAPE12] = np.where(hit, i + 1, 0)
+    return out + M.OFFSETS[:-1].astype(np.int32)
+
+
+# --- fitting ---------------------------------------------------------------------------------------------------
+@njit(cache=True)
+def _position_nll(rows, a, b, k, w, p, grad, scale):
+    """-log P(row a + k) among rows a..b under weights w (eq. 1 of moveprior); with scale != 0, adds scale *
+    d(-log P)/dw to grad. p is scratch. Returns (nll, rank of the played row: rows scoring higher)."""
+    top = -np.inf
+    for r in range(a, b):
+        s = 0.0
+        for g in range(rows.shape[1]):
+            s += w[rows[r, g]]
+        p[r - a] = s
+        top = max(top, s)
+    total = 0.0
+    for r in range(b - a):
+        total += np.exp(p[r] - top)
+    nll = top + np.log(total) - p[k]
+    rank = 0
+    for r in range(b - a):
+        if p[r] > p[k]:
+            rank += 1
+    if scale != 0.0:
+        for r in range(a, b):
+            q = np.exp(p[r - a] - top) / total
+            if r - a == k:
+                q -= 1.0
+            for g in range(rows.shape[1]):
+                grad[rows[r, g]] += scale * q
+    return nll, rank
+
+
+@njit(cache=True)
+def train_epoch(rows, starts, played, order, w, m1, m2, step, lr, l2, batch):
+    """One pass of Adam over the positions in `order`, mini-batches of `batch`; returns the mean NLL seen.
+    step[0] counts Adam steps (bias correction)."""
+    grad = np.zeros(w.shape[0])
+    p = np.empty(BOARD_CAP + 1)
+    total = 0.0
+    for j0 in range(0, order.shape[0], batch):
+        j1 = min(order.shape[0], j0 + batch)
+        grad[:] = 0.0
+        for j in range(j0, j1):
+            t = order[j]
+            nll, _ = _position_nll(rows, starts[t], starts[t + 1], played[t], w, p, grad, 1.0 / (j1 - j0))
+            total += nll
+        step[0] += 1
+        c1 = 1.0 - ADAM_B1 ** step[0]
+        c2 = 1.0 - ADAM_B2 ** step[0]
+        for i in range(w.shape[0]):
+            g = grad[i] + l2 * w[i]
+            m1[i] = ADAM_B1 * m1[i] + (1.0 - ADAM_B1) * g
+            m2[i] = ADAM_B2 * m2[i] + (1.0 - ADAM_B2) * g * g
+            w[i] -= lr * (m1[i] / c1) / (np.sqrt(m2[i] / c2) + ADAM_EPS)
+    return total / max(1, order.shape[0])
+
+
+@njit(cache=True)
+def score(rows, starts, played, w):
+    """(mean -log P of the moves played, top-1 and top-5 accuracy) over all positions."""
+    p = np.empty(BOARD_CAP + 1)
+    none = np.zeros(0)
+    nll = 0.0
+    top1 = 0
+    top5 = 0
+    n = played.shape[0]
+    for t in range(n):
+        x, rank = _position_nll(rows, starts[t], starts[t + 1], played[t], w, p, none, 0.0)
+        nll += x
+        top1 += rank == 0
+        top5 += rank < 5
+    return nll / max(1, n), top1 / max(1, n), top5 / max(1, n)
+
+
+def fit(train, test, keys, epochs: int, batch: int, lr: float, l2: float, seed: int, log=print) -> tuple:
+    """Train from zero weights; returns (model array, per-epoch rows of (train nll, test nll, top1, top5))."""
+    rows, starts, played = train
+    rows = index_rows(rows, keys)
+    t_rows = index_rows(test[0], keys)
+    w = np.zeros(M.N_WEIGHTS)
+    m1, m2, step = np.zeros_like(w), np.zeros_like(w), np.zeros(1, np.int64)
+    rng = np.random.default_rng(seed)
+    curve = []
+    for epoch in range(1, epochs + 1):
+        t0 = time.time()
+        loss = train_epoch(rows, starts, played, rng.permutation(len(played)), w, m1, m2, step, lr, l2, batch)
+        nll, top1, top5 = score(t_rows, test[1], test[2], w)
+        curve.append((float(loss), float(nll), float(top1), float(top5)))
+        log(
+            f"epoch {epoch}: train -log P {loss:.3f}  test -log P {nll:.3f}  top-1 {top1:.1%}  top-5 {top5:.1%}"
+            f"  ({time.time() - t0:.0f} s)"
+        )
+    return np.concatenate([keys, w]), curve
+
+
+def run_go_moves(args) -> int:
+    t0 = time.time()
+    games = read_games(args.games, args.size, args.max_games)
+    if len(games) <= args.test_games:
+        print(f"go-moves: {len(games)} usable games, need more than --test-games {args.test_games}", file=sys.stderr)
+        return 2
+    rng = np.random.default_rng(args.seed)
+    order = rng.permutation(len(games))
+    test_games = [games[i] for i in order[: args.test_games]]
+    train_games = [games[i] for i in order[args.test_games :]]
+    train = extract(train_games, args.size, args.sample, rng)
+    test = extract(test_games, args.size, 1.0, rng)
+    keys = vocabulary(train[0], train[1], train[2], args.min_count)
+    n_keys = int(np.sum(keys < M.NO_KEY))
+    print(
+        f"{len(train_games)} training games ({len(train[2])} positions, {len(train[0])} candidate moves), "
+        f"{len(test_games)} test games ({len(test[2])} positions); {n_keys} shapes in the vocabulary "
+        f"({time.time() - t0:.0f} s)"
+    )
+    model, curve = fit(train, test, keys, args.epochs, args.batch, args.lr, args.l2, args.seed)
+    nll, top1, top5 = curve[-1][1:]
+    M.save_model(
+        args.out,
+        model,
+        size=args.size,
+        games=len(games),
+        test_games=args.test_games,
+        positions=len(train[2]),
+        shapes=n_keys,
+        epochs=args.epochs,
+        lr=args.lr,
+        l2=args.l2,
+        sample=args.sample,
+        seed=args.seed,
+        sources=[Path(g).name for g in args.games],
+        test_nll=nll,
+        test_top1=top1,
+        test_top5=top5,
+    )
+    print(f"wrote {args.out} ({time.time() - t0:.0f} s)")
+    return 0

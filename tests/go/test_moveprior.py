@@ -1,0 +1,330 @@
+"""The learned move prior (usi_engine/go/moveprior.py) and its fitting (learn/go_moves.py): features against an
+independent flood-fill reading of the board, invariance under the square's symmetries and colour swap, the
+softmax, the gradient against finite differences, model files, record parsing, a real fitting run, and the
+prior inside expand_amaf and the GTP player."""
+
+import random
+
+import numpy as np
+import pytest
+
+from eval.weightfile import WeightFileError
+from learn.__main__ import main as learn_main
+from learn.go_moves import _position_nll, index_rows, parse_moves
+from usi_engine.go import GoBoard
+from usi_engine.go import layout as L
+from usi_engine.go import moveprior as M
+from usi_engine.go.board import gen_moves
+from usi_engine.go.game import P_PRIOR_MOVES, expand_amaf, moves_prior
+from usi_engine.go.ladder import S_ROWS, escape_is_laddered
+from usi_engine.go.player import GoPlayer
+from usi_engine.go.playout import _setup, new_workspace, seed_rng
+from usi_engine.gtp import build_parser, player_settings
+
+
+def _random_game(size: int, plies: int, seed: int, colours=("b", "w")) -> tuple[GoBoard, list]:
+    """A board after random legal moves (no passes), and the moves as GTP vertices."""
+    rnd = random.Random(seed)
+    b = GoBoard(size, 7.5)
+    played = []
+    for i in range(plies):
+        legal = [v for v in b.legal_moves() if v != "pass"]
+        if not legal:
+            break
+        v = rnd.choice(legal)
+        b.play(colours[i % 2], v)
+        played.append(v)
+    return b, played
+
+
+def _features(b: GoBoard, p: int) -> np.ndarray:
+    ws = new_workspace()
+    _setup(b.pos, ws)
+    last, prev = M.last_moves(b.pos)
+    out = np.zeros(M.N_GROUPS, np.int64)
+    sc = np.zeros((S_ROWS, L.BOARD_CAP), np.int64)
+    M.candidate_features(ws, sc, np.zeros(2, np.int64), b.size + 1, b.size, p, int(b.pos[L.SIDE]), last, prev, out)
+    return out
+
+
+def _block(board, w, p):
+    """(stones, liberties) of the block at p on a plain board."""
+    c = board[p]
+    stones, libs, todo = {p}, set(), [p]
+    while todo:
+        q = todo.pop()
+        for r in (q + 1, q - 1, q + w, q - w):
+            if board[r] == L.EMPTY:
+                libs.add(r)
+            elif board[r] == c and r not in stones:
+                stones.add(r)
+                todo.append(r)
+    return stones, libs
+
+
+def _oracle(b: GoBoard, p: int) -> dict:
+    """The tactical, distance and edge groups read independently from the board by flood fill."""
+    size, w = b.size, b.size + 1
+    board = b.pos[L.BOARD : L.BOARD + L.BOARD_CAP].copy()
+    c = int(b.pos[L.SIDE])
+    o = 3 - c
+    near = {p + d for d in (1, -1, w, -w)}
+    opp = [_block(board, w, q) for q in near if board[q] == o]
+    own = [_block(board, w, q) for q in near if board[q] == c]
+    captured = set().union(*[s for s, libs in opp if len(libs) == 1]) if opp else set()
+    own_atari = any(len(libs) == 1 for _, libs in own)
+    f = {"capture": 0, "escape": 0, "self_atari": 0, "atari": 0}
+    if captured:
+        f["capture"] = 3 if own_atari else (1 if len(captured) == 1 else 2)
+    else:
+        board[p] = c
+        stones, libs = _block(board, w, p)
+        for q in near:
+            if board[q] == o:
+                s, lq = _block(board, w, q)
+                if len(lq) == 1:
+                    f["atari"] = max(f["atari"], 1 if len(s) == 1 else 2)
+        board[p] = L.EMPTY
+        if own_atari and len(libs) >= 2:
+            f["escape"] = 1 if len(libs) >= 3 else (3 if escape_is_laddered(board, w, p, c) else 2)
+        elif len(libs) == 1:
+            f["self_atari"] = 1 if len(stones) == 1 else 2
+
+    def dist(q):
+        if q <= 0 or q == L.PASS:
+            return 0
+        dx, dy = abs(p % w - q % w), abs(p // w - q // w)
+        return min(dx + dy + max(dx, dy), M.DIST_CAP) - 1
+
+    hist = [int(b.pos[L.HIST + L.HIST_STRIDE * i + L.H_MOVE]) for i in range(int(b.pos[L.PLY]))]
+    f["last"] = dist(hist[-1]) if hist else 0
+    f["prev"] = dist(hist[-2]) if len(hist) > 1 else 0
+    x, y = p % w, p // w - 1
+    ex, ey = min(x, size - 1 - x, M.EDGE_CAP), min(y, size - 1 - y, M.EDGE_CAP)
+    lo, hi = sorted((ex, ey))
+    stones_near = any(
+        board[(y + dy + 1) * w + x + dx] in (L.BLACK, L.WHITE)
+        for dy in range(-2, 3)
+        for dx in range(-2, 3)
+        if abs(dx) + abs(dy) <= 2 and 0 <= x + dx < size and 0 <= y + dy < size
+    )
+    f["edge"] = 2 * (hi * (hi + 1) // 2 + lo) + (0 if stones_near else 1)
+    return f
+
+
+@pytest.mark.parametrize("size, plies, seed", [(19, 120, 1), (19, 220, 2), (9, 50, 3), (9, 70, 4)])
+def test_features_match_a_flood_fill_reading_of_the_board(size, plies, seed):
+    b, _ = _random_game(size, plies, seed)
+    legal = [b.parse_vertex(v) for v in b.legal_moves() if v != "pass"]
+    seen = set()
+    for p in legal:
+        f = _features(b, p)
+        want = _oracle(b, p)
+        got = {
+            "capture": f[M.G_CAPTURE],
+            "escape": f[M.G_ESCAPE],
+            "self_atari": f[M.G_SELF_ATARI],
+            "atari": f[M.G_ATARI],
+            "last": f[M.G_DIST_LAST],
+            "prev": f[M.G_DIST_PREV],
+            "edge": f[M.G_EDGE],
+        }
+        assert got == want, (b.to_string(), b.vertex(p))
+        seen |= {k for k, v in want.items() if v and k in ("capture", "self_atari", "atari", "escape")}
+    assert {"atari", "self_atari"} <= seen  # the random positions exercise the tactical groups
+
+
+def _sym_vertex(v: str, size: int, g: int, b: GoBoard) -> str:
+    p = b.parse_vertex(v)
+    w = size + 1
+    x, y = p % w, p // w - 1
+    if g & 4:
+        x, y = y, x
+    if g & 1:
+        x = size - 1 - x
+    if g & 2:
+        y = size - 1 - y
+    return b.vertex(L.point(size, x, y))
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_features_are_invariant_under_symmetry_and_colour_swap(seed):
+    size = 13
+    b, played = _random_game(size, 90, seed)
+    for g in range(1, 8):
+        for swap in (False, True):
+            colours = ("w", "b") if swap else ("b", "w")
+            t = GoBoard(size, 7.5)
+            for i, v in enumerate(played):
+                t.play(colours[i % 2], _sym_vertex(v, size, g, b))
+            t.to_move = colours[len(played) % 2]
+            for v in b.legal_moves()[:-1]:
+                a = _features(b, b.parse_vertex(v))
+                c = _features(t, t.parse_vertex(_sym_vertex(v, size, g, b)))
+                assert np.array_equal(a, c), (g, swap, v)
+
+
+def test_probabilities_form_a_softmax_over_the_stone_moves():
+    b, _ = _random_game(19, 40, 8)
+    moves = np.empty(L.BOARD_CAP + 1, np.int32)
+    n = gen_moves(b.pos, moves)
+    out = np.empty(n)
+    M.move_probabilities(b.pos, new_workspace(), M.new_model(), moves, n, out)
+    assert moves[n - 1] == L.PASS and out[n - 1] == 0.0
+    assert np.allclose(out[: n - 1], 1.0 / (n - 1))
+    model = M.new_model()
+    model[M.SHAPE12_KEYS + M.OFFSETS[M.G_DIST_LAST] + 1] = 3.0  # next to the last move: e^3 times as likely
+    M.move_probabilities(b.pos, new_workspace(), model, moves, n, out)
+    assert out.sum() == pytest.approx(1.0)
+    last = M.last_moves(b.pos)[0]
+    w = b.size + 1
+    near = np.array([abs(int(m) - last) in (1, w) for m in moves[: n - 1]])
+    assert near.any() and np.allclose(out[: n - 1][near] / out[: n - 1][~near].max(), np.exp(3.0))
+
+
+def test_gradient_matches_finite_differences():
+    rng = np.random.default_rng(3)
+    rows = rng.integers(0, 12, size=(7, 3)).astype(np.int32)
+    w = rng.normal(size=12)
+    grad = np.zeros(12)
+    p = np.empty(8)
+    nll, _ = _position_nll(rows, 0, 7, 4, w, p, grad, 1.0)
+    s = np.array([w[r].sum() for r in rows])
+    assert nll == pytest.approx(np.log(np.exp(s).sum()) - s[4])
+    for i in range(12):
+        e = np.zeros(12)
+        e[i] = 1e-6
+        up = _position_nll(rows, 0, 7, 4, w + e, p, np.zeros(0), 0.0)[0]
+        down = _position_nll(rows, 0, 7, 4, w - e, p, np.zeros(0), 0.0)[0]
+        assert grad[i] == pytest.approx((up - down) / 2e-6, abs=1e-6)
+
+
+def test_index_rows_maps_known_shapes_and_offsets_every_group():
+    keys = np.full(M.SHAPE12_KEYS, M.NO_KEY)
+    keys[:3] = [5.0, 9.0, 400.0]
+    rows = np.zeros((3, M.N_GROUPS), np.int64)
+    rows[:, M.G_SHAPE12] = [9, 10, 400]
+    out = index_rows(rows, keys)
+    assert list(out[:, M.G_SHAPE12] - M.OFFSETS[M.G_SHAPE12]) == [2, 0, 3]
+    assert list(out[0, [M.G_SHAPE3, M.G_EDGE]]) == [0, M.OFFSETS[M.G_EDGE]]
+
+
+def test_model_files_round_trip_and_fail_clearly(tmp_path):
+    model = M.new_model()
+    model[:2] = [3.0, 17.0]
+    model[M.SHAPE12_KEYS :] = np.random.default_rng(1).normal(size=M.N_WEIGHTS).astype(np.float32)
+    path = M.save_model(tmp_path / "m.npz", model, note="test")
+    back, meta = M.read_model(path)
+    assert np.array_equal(back, model) and meta["note"] == "test"
+    bad = model.copy()
+    bad[:2] = [17.0, 3.0]
+    M.save_model(tmp_path / "order.npz", bad)
+    with pytest.raises(WeightFileError, match="ascending"):
+        M.read_model(tmp_path / "order.npz")
+    (tmp_path / "cut.npz").write_bytes(path.read_bytes()[:500])
+    with pytest.raises(WeightFileError, match="cut.npz"):
+        M.read_model(tmp_path / "cut.npz")
+    with pytest.raises(WeightFileError, match="no such file"):
+        M.read_model(tmp_path / "none.npz")
+
+
+def test_records_parse_with_sgf_coordinates_and_plain_games_only():
+    b = GoBoard(19, 7.5)
+    moves = parse_moves("(;GM[1]SZ[19]KM[6.5];B[pd];W[dp];B[tt];W[]" + ";B[aa];W[ss]" * 3 + ")", 19)
+    assert [b.vertex(int(m)) for m in moves[:4]] == ["Q16", "D4", "pass", "pass"]
+    assert b.vertex(int(moves[4])) == "A19" and b.vertex(int(moves[5])) == "T1"
+    line = "82259393\t;B[pd];W[dd];B[pp];W[dq];B[do];W[co];B[dp];W[cp];B[eq];W[cn];B[dn]"
+    assert len(parse_moves(line, 19)) == 11
+    assert parse_moves("(;SZ[19]AB[dd];W[pd]" + ";B[aa];W[ss]" * 5 + ")", 19) is None
+    assert parse_moves("(;SZ[9];B[cc]" + ";W[aa];B[ss]" * 5 + ")", 19) is None
+    assert parse_moves("(;SZ[19];B[pd];B[dd]" + ";W[aa];B[ss]" * 5 + ")", 19) is None
+
+
+def _local_game(size: int, plies: int, rnd: random.Random) -> list:
+    """A game whose every move after the first is next to the one before when it can be (a local player)."""
+    b = GoBoard(size, 7.5)
+    out = []
+    for _ in range(plies):
+        legal = [v for v in b.legal_moves() if v != "pass"]
+        if not legal:
+            break
+        if out:
+            last = b.parse_vertex(out[-1])
+            w = size + 1
+            near = [v for v in legal if abs(b.parse_vertex(v) - last) in (1, w)]
+            legal = near or legal
+        v = rnd.choice(legal)
+        b.play(b.to_move, v)
+        out.append(v)
+    return out
+
+
+def _sgf(size: int, moves: list, b: GoBoard) -> str:
+    body = ""
+    for i, v in enumerate(moves):
+        p = b.parse_vertex(v)
+        x, y = p % (size + 1), p // (size + 1) - 1
+        body += f";{'BW'[i % 2]}[{chr(97 + x)}{chr(97 + size - 1 - y)}]"
+    return f"(;GM[1]SZ[{size}]{body})"
+
+
+def test_fitting_learns_a_local_player_and_writes_a_usable_model(tmp_path, capsys):
+    size = 9
+    rnd = random.Random(11)
+    b = GoBoard(size, 7.5)
+    for i in range(40):
+        (tmp_path / f"g{i:02d}.sgf").write_text(_sgf(size, _local_game(size, 40, rnd), b))
+    out = tmp_path / "m.npz"
+    argv = ["go-moves", str(out), "--games", str(tmp_path), "--size", "9", "--test-games", "8", "--epochs", "4"]
+    assert learn_main(argv + ["--sample", "0.5", "--lr", "0.1", "--min-count", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "epoch 4:" in text and "32 training games" in text
+    model, meta = M.read_model(out)
+    assert meta["size"] == 9 and meta["test_games"] == 8
+    assert meta["test_top1"] > 0.2  # uniform over ~40-80 legal moves would be ~2 %
+    assert model[M.SHAPE12_KEYS + M.OFFSETS[M.G_DIST_LAST] + 1] > 1.0  # "next to the last move" learned
+    assert learn_main(["go-moves", str(out), "--games", str(tmp_path), "--size", "9", "--test-games", "40"]) == 2
+
+
+def test_expand_amaf_uses_the_learned_prior_with_its_weight():
+    from usi_engine.go.game import GoAdapter, default_params
+
+    b, _ = _random_game(19, 30, 12)
+    model = M.new_model()
+    model[M.SHAPE12_KEYS + M.OFFSETS[M.G_DIST_LAST] + 1 : M.SHAPE12_KEYS + M.OFFSETS[M.G_DIST_LAST] + 4] = 2.0
+    moves = np.empty(L.BOARD_CAP + 1, np.int32)
+    n = gen_moves(b.pos, moves)
+    want = np.empty(n)
+    moves_prior(b.pos, new_workspace(), model, moves, n, want)
+    assert want.max() > 0.6 and want.min() >= 0.5
+    for mix in (1.0, 0.0):
+        adapter = GoAdapter(19, default_params(prior_moves=mix))
+        adapter.set_move_model(model)
+        cap = adapter.amaf_capacity(b.pos)
+        out_moves, values = np.empty(L.BOARD_CAP + 1, np.int32), np.empty(L.BOARD_CAP + 1)
+        flags, prior = np.empty(L.BOARD_CAP + 1, np.int32), np.empty(L.BOARD_CAP + 1)
+        trace, tstart = np.empty(cap, np.int32), np.empty(L.BOARD_CAP + 2, np.int64)
+        k, _ = expand_amaf(
+            b.pos, adapter.weights, adapter.params, seed_rng(1), out_moves, values, flags, prior, trace, tstart
+        )
+        assert k == n and np.array_equal(out_moves[:n], moves[:n])
+        if mix:
+            assert np.allclose(prior[:n], want)
+        else:
+            assert not np.allclose(prior[:n], want)
+
+
+def test_gtp_options_load_the_model_on_large_boards_and_survive_a_bad_file(tmp_path, capsys):
+    path = M.save_model(tmp_path / "m.npz", M.new_model())
+    argv = ["--hash", "1", "--prior-moves", "0.7", "--move-model", str(path)]
+    player = GoPlayer(player_settings(build_parser().parse_args(argv)))
+    adapter = player._searcher(19).adapter
+    assert adapter.params[P_PRIOR_MOVES] == 0.7 and adapter.move_model is not None
+    assert player._searcher(9).adapter.move_model is None  # trained for large boards only
+    (tmp_path / "bad.npz").write_bytes(b"not an archive")
+    argv = ["--hash", "1", "--prior-moves", "1", "--move-model", str(tmp_path / "bad.npz")]
+    player = GoPlayer(player_settings(build_parser().parse_args(argv)))
+    assert player._searcher(19).adapter.move_model is None
+    assert "learned move prior off" in capsys.readouterr().err
+    off = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1"])))
+    assert off._searcher(19).adapter.params[P_PRIOR_MOVES] == 0.0 and off._searcher(19).adapter.move_model is None

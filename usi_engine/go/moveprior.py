@@ -1,0 +1,309 @@
+"""A learned move prior for Go: the features of a candidate move and a softmax model over them (numba).
+
+Model (Coulom 2007, "Computing Elo Ratings of Move Patterns in the Game of Go": a generalized Bradley-Terry
+model; here fitted by gradient descent, learn/go_moves.py): every legal stone move m of the side to move takes
+exactly one value v_g(m) in each feature group g below, its score is s(m) = sum_g w[off_g + v_g(m)], and the
+probability that m is the move played is P(m) = exp(s(m)) / sum_j exp(s(j)) over the legal stone moves (his
+eq. 1 with gamma = exp(w)). Passes are not modelled.
+
+Feature groups, all in the colours of the side to move (X = mover, O = opponent):
+- G_SHAPE3: the 3x3 neighbourhood (8 points: empty / X / O / off board), one class per shape up to the 8
+  symmetries of the square (colours normalised to the mover).
+- G_SHAPE12: the 12 points within Manhattan distance 2, the same way; 0 when the shape is not in the model's
+  vocabulary of shapes seen often enough in training (keys, sorted), else its index + 1.
+- G_CAPTURE: 0 none; 1 captures one stone; 2 captures two or more; 3 captures while an own block next to the
+  move is in atari (a capture that saves it).
+- G_ESCAPE (no capture): an own block next to the move is in atari and the extended block has 1 three or more
+  liberties, 2 exactly two, 3 exactly two and a working ladder (ladder.py); 0 otherwise.
+- G_SELF_ATARI (no capture): the move's block has one liberty: 1 a single stone, 2 two or more stones.
+- G_ATARI: the move leaves an opponent block next to it with one liberty: 1 a single stone, 2 more.
+- G_DIST_LAST, G_DIST_PREV: Coulom's distance d = dx + dy + max(dx, dy) to the opponent's last move and to the
+  mover's own previous move: 0 none (start of game or pass), else min(d, DIST_CAP) - 1 (d >= 2).
+- G_EDGE: where the point lies: its distances to the nearer edge of each axis, lo <= hi, capped at EDGE_CAP
+  (0 = the first line; the pair tells the 3-4 point from the side's third line), and open = no stone within
+  Manhattan distance 2: 2 * (hi * (hi + 1) / 2 + lo) + open.
+
+A model array (``model``, float64) is ``[keys (SHAPE12_KEYS, ascending, padded with NO_KEY), w (N_WEIGHTS)]``;
+its file (eval/weightfile.py's archive) holds the blocks ``keys`` and ``w``.
+"""
+
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from eval.weightfile import read_archive, write_archive
+from usi_engine.go.ladder import S_ROWS, escape_is_laddered, liberties
+from usi_engine.go.layout import BLACK, BORDER, EMPTY, HIST, HIST_STRIDE, H_MOVE, PASS, PLY, SIDE, SIZE, STRIDE, WHITE
+from usi_engine.go.patterns import NEIGHBOUR_CELLS, N_CODES
+from usi_engine.go.playout import R_BOARD, R_GSIZE, R_HEAD, _in_atari, _setup
+from usi_engine.go.shapes import square_maps
+
+FEATURE_SET = "go-moves"
+FEATURE_VERSION = 1
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+
+G_SHAPE3, G_SHAPE12, G_CAPTURE, G_ESCAPE, G_SELF_ATARI, G_ATARI, G_DIST_LAST, G_DIST_PREV, G_EDGE = range(9)
+N_GROUPS = 9
+SHAPE12_KEYS = 32768  # vocabulary capacity of the 12-point shapes
+NO_KEY = float(1 << 24)  # padding key: above every 24-bit shape code, exact in float32
+DIST_CAP = 17
+EDGE_CAP = 7
+NEAR = 2
+# the 12 points within Manhattan distance 2 of the centre, as (dx, dy)
+SHAPE12_OFFSETS = (
+    (1, 0),
+    (-1, 0),
+    (0, 1),
+    (0, -1),
+    (1, 1),
+    (1, -1),
+    (-1, 1),
+    (-1, -1),
+    (2, 0),
+    (-2, 0),
+    (0, 2),
+    (0, -2),
+)
+
+
+def _symmetry(g: int, dx: int, dy: int) -> tuple[int, int]:
+    """Symmetry g (0..7) of the square applied to an offset from the centre (shapes._transform's order)."""
+    if g & 4:
+        dx, dy = dy, dx
+    if g & 1:
+        dx = -dx
+    if g & 2:
+        dy = -dy
+    return dx, dy
+
+
+def _shape3_classes() -> tuple[np.ndarray, int]:
+    """class[code] for the mover-normalised 3x3 codes (digits: EMPTY 0, X 1, O 2, BORDER 3) and the number of
+    classes: codes equal under a symmetry of the square share a class."""
+    perm = square_maps(3)
+    digits = (np.arange(N_CODES)[:, None] >> (2 * np.arange(8))) & 3
+    canon = np.full(N_CODES, N_CODES, np.int64)
+    pos_of_cell = {cell: k for k, cell in enumerate(NEIGHBOUR_CELLS)}
+    for g in range(8):
+        code = np.zeros(N_CODES, np.int64)
+        for k, cell in enumerate(NEIGHBOUR_CELLS):
+            code += digits[:, k] << (2 * pos_of_cell[int(perm[g, cell])])
+        canon = np.minimum(canon, code)
+    _, classes = np.unique(canon, return_inverse=True)
+    return classes.astype(np.int32), int(classes.max()) + 1
+
+
+SHAPE3_CLASS, N_SHAPE3 = _shape3_classes()
+# digit swap X <-> O of a 3x3 code (for White to move)
+_D = (np.arange(N_CODES)[:, None] >> (2 * np.arange(8))) & 3
+SWAP3 = (np.where((_D == 1) | (_D == 2), 3 - _D, _D) << (2 * np.arange(8))).sum(axis=1).astype(np.int32)
+del _D
+# SHAPE12_PERM[g, k] = the offset index that symmetry g maps offset k to
+SHAPE12_PERM = np.array(
+    [[SHAPE12_OFFSETS.index(_symmetry(g, dx, dy)) for dx, dy in SHAPE12_OFFSETS] for g in range(8)], np.int64
+)
+SHAPE12_DX = np.array([o[0] for o in SHAPE12_OFFSETS], np.int64)
+SHAPE12_DY = np.array([o[1] for o in SHAPE12_OFFSETS], np.int64)
+
+GROUP_SIZES = np.array(
+    [N_SHAPE3, SHAPE12_KEYS + 1, 4, 4, 3, 3, DIST_CAP, DIST_CAP, (EDGE_CAP + 1) * (EDGE_CAP + 2)], np.int64
+)
+OFFSETS = np.concatenate([[0], np.cumsum(GROUP_SIZES)]).astype(np.int64)
+N_WEIGHTS = int(OFFSETS[-1])
+MODEL_SIZE = SHAPE12_KEYS + N_WEIGHTS
+
+
+@njit(cache=True, nogil=True)
+def _distance(p, q, w):
+    """Coulom's move distance dx + dy + max(dx, dy) between points p and q (stride w)."""
+    dx, dy = abs(p % w - q % w), abs(p // w - q // w)
+    return dx + dy + max(dx, dy)
+
+
+@njit(cache=True, nogil=True)
+def _dist_value(p, q, w):
+    if q <= 0 or q == PASS:
+        return 0
+    return min(_distance(p, q, w), DIST_CAP) - 1
+
+
+@njit(cache=True, nogil=True)
+def shape12_code(board, w, size, p, c):
+    """Canonical code of the 12 points within distance 2 of p (mover c's colours; minimum over the 8
+    symmetries), 24 bits."""
+    x0, y0 = p % w, p // w - 1
+    cells = np.empty(12, np.int64)
+    for k in range(12):
+        x, y = x0 + SHAPE12_DX[k], y0 + SHAPE12_DY[k]
+        if 0 <= x < size and 0 <= y < size:
+            v = board[(y + 1) * w + x]
+            cells[k] = v if v == EMPTY or c == BLACK else 3 - v
+        else:
+            cells[k] = BORDER
+    best = 1 << 24
+    for g in range(8):
+        code = 0
+        for k in range(12):
+            code |= cells[k] << (2 * SHAPE12_PERM[g, k])
+        best = min(best, code)
+    return best
+
+
+@njit(cache=True, nogil=True)
+def candidate_features(ws, sc, stamp, w, size, p, c, last, prev, out):
+    """out[g] = the value of group g for colour c playing the empty point p (G_SHAPE12: the raw canonical code,
+    see shape12_code); ws after playout._setup of the position, sc / stamp ladder.py scratch. The board of ws
+    is left as it was."""
+    board, head, gsize = ws[R_BOARD], ws[R_HEAD], ws[R_GSIZE]
+    o = 3 - c
+    code = (
+        board[p - w - 1]
+        + 4 * board[p - w]
+        + 16 * board[p - w + 1]
+        + 64 * board[p - 1]
+        + 256 * board[p + 1]
+        + 1024 * board[p + w - 1]
+        + 4096 * board[p + w]
+        + 16384 * board[p + w + 1]
+    )
+    out[G_SHAPE3] = SHAPE3_CLASS[code if c == BLACK else SWAP3[code]]
+    out[G_SHAPE12] = shape12_code(board, w, size, p, c)
+    captured = 0
+    own_in_atari = False
+    own_stones = 1
+    seen = np.zeros(4, np.int64)
+    dirs = (1, -1, w, -w)
+    for i in range(4):
+        q = p + dirs[i]
+        v = board[q]
+        if v != c and v != o:
+            continue
+        h = head[q]
+        dup = False
+        for j in range(i):
+            dup = dup or seen[j] == h
+        seen[i] = h
+        if dup:
+            continue
+        if v == o and _in_atari(ws, h):
+            captured += gsize[h]
+        elif v == c:
+            own_stones += gsize[h]
+            own_in_atari = own_in_atari or _in_atari(ws, h)
+    out[G_CAPTURE] = 0 if captured == 0 else (3 if own_in_atari else (1 if captured == 1 else 2))
+    out[G_ESCAPE] = 0
+    out[G_SELF_ATARI] = 0
+    out[G_ATARI] = 0
+    if captured == 0:
+        board[p] = c
+        libs = liberties(board, w, p, sc, stamp, 2)
+        for d in (1, -1, w, -w):
+            q = p + d
+            if board[q] == o and liberties(board, w, q, sc, stamp, 1) == 1:
+                out[G_ATARI] = max(out[G_ATARI], 1 if gsize[head[q]] == 1 else 2)
+        board[p] = EMPTY
+        if own_in_atari and libs >= 2:
+            out[G_ESCAPE] = 1 if libs >= 3 else (3 if escape_is_laddered(board, w, p, c) else 2)
+        elif libs == 1:
+            out[G_SELF_ATARI] = 1 if own_stones == 1 else 2
+    out[G_DIST_LAST] = _dist_value(p, last, w)
+    out[G_DIST_PREV] = _dist_value(p, prev, w)
+    x, y = p % w, p // w - 1
+    ex, ey = min(x, size - 1 - x, EDGE_CAP), min(y, size - 1 - y, EDGE_CAP)
+    lo, hi = min(ex, ey), max(ex, ey)
+    open_ = 1
+    for dy in range(-NEAR, NEAR + 1):
+        r = NEAR - abs(dy)
+        for dx in range(-r, r + 1):
+            xx, yy = x + dx, y + dy
+            if 0 <= xx < size and 0 <= yy < size:
+                v = board[(yy + 1) * w + xx]
+                if v == BLACK or v == WHITE:
+                    open_ = 0
+    out[G_EDGE] = 2 * (hi * (hi + 1) // 2 + lo) + open_
+
+
+@njit(cache=True, nogil=True)
+def shape12_index(keys, code):
+    """Vocabulary value of a 12-point shape code: index + 1 in the sorted keys, 0 when absent."""
+    i = np.searchsorted(keys, float(code))
+    if i < keys.shape[0] and keys[i] == code:
+        return i + 1
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def last_moves(pos):
+    """(last, prev): the moves of the previous two plies (PASS when there is none)."""
+    ply = pos[PLY]
+    last = pos[HIST + HIST_STRIDE * (ply - 1) + H_MOVE] if ply > 0 else PASS
+    prev = pos[HIST + HIST_STRIDE * (ply - 2) + H_MOVE] if ply > 1 else PASS
+    return last, prev
+
+
+@njit(cache=True, nogil=True)
+def move_probabilities(pos, ws, model, moves, n, out):
+    """out[i] = P(moves[i]) under the model for the side to move of pos (0 for a pass); uses ws."""
+    _setup(pos, ws)
+    w, size, c = pos[STRIDE], pos[SIZE], pos[SIDE]
+    last, prev = last_moves(pos)
+    keys = model[:SHAPE12_KEYS]
+    wt = model[SHAPE12_KEYS:]
+    sc = np.zeros((S_ROWS, ws.shape[1]), np.int64)
+    stamp = np.zeros(2, np.int64)
+    f = np.empty(N_GROUPS, np.int64)
+    top = -np.inf
+    for i in range(n):
+        p = moves[i]
+        if p == PASS:
+            out[i] = -np.inf
+            continue
+        candidate_features(ws, sc, stamp, w, size, p, c, last, prev, f)
+        f[G_SHAPE12] = shape12_index(keys, f[G_SHAPE12])
+        s = 0.0
+        for g in range(N_GROUPS):
+            s += wt[OFFSETS[g] + f[g]]
+        out[i] = s
+        top = max(top, s)
+    total = 0.0
+    for i in range(n):
+        out[i] = np.exp(out[i] - top) if out[i] > -np.inf else 0.0
+        total += out[i]
+    if total > 0.0:
+        for i in range(n):
+            out[i] /= total
+
+
+def new_model() -> np.ndarray:
+    """An untrained model: no shapes, all weights 0 (every legal move equally likely)."""
+    model = np.zeros(MODEL_SIZE, np.float64)
+    model[:SHAPE12_KEYS] = NO_KEY
+    return model
+
+
+def save_model(path, model: np.ndarray, **notes) -> Path:
+    """Write a model array as a checksummed weight archive (notes go into its metadata)."""
+    model = np.asarray(model, np.float64)
+    if model.shape != (MODEL_SIZE,):
+        raise ValueError(f"model has shape {model.shape}, expected ({MODEL_SIZE},)")
+    return write_archive(
+        path, {"keys": model[:SHAPE12_KEYS], "w": model[SHAPE12_KEYS:]}, FEATURE_SET, FEATURE_VERSION, 1.0, **notes
+    )
+
+
+def read_model(path) -> tuple[np.ndarray, dict]:
+    """(model array, metadata) of a move-prior file; WeightFileError on any problem (missing, unreadable, other
+    feature set or version, wrong shapes, checksum, NaN, keys out of order)."""
+    from eval.weightfile import WeightFileError
+
+    blocks, meta = read_archive(path, FEATURE_SET, {FEATURE_VERSION: {"keys": (SHAPE12_KEYS,), "w": (N_WEIGHTS,)}})
+    keys = blocks["keys"]
+    if np.any(np.diff(keys) < 0) or np.any(keys < 0) or np.any(keys != np.floor(keys)):
+        raise WeightFileError(path, "shape keys are not ascending non-negative integers")
+    return np.concatenate([keys, blocks["w"]]), meta
+
+
+def shipped_model(size: int) -> Path:
+    """Path of the shipped move prior for a board size (may not exist)."""
+    return WEIGHTS_DIR / f"moves{size}.npz"
