@@ -314,7 +314,7 @@ def run_go_moves(args) -> int:
         games=len(games),
         test_games=args.test_games,
         positions=len(train[2]),
-        shapes=n_keys,
+        shape_keys=n_keys,
         epochs=args.epochs,
         lr=args.lr,
         l2=args.l2,
