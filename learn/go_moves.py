@@ -7,10 +7,11 @@ split by a seeded shuffle into a test set (--test-games) and training games; of 
 --sample fraction of the positions is used (positions of one game are alike).
 
 Fitting: the softmax model's negative log-likelihood of the moves played, sum_t -log P(m_t) + l2/2 |w|^2, by
-Adam over mini-batches of positions; the 12-point shape vocabulary is the
-shapes of played moves seen at least --min-count times (the most frequent ones first, up to the model's
-capacity). Prints per epoch the training loss and the test set's mean -log P and top-1 / top-5 accuracy, and
-writes the model to OUT (a checksummed weight archive, metadata: the command's settings and the test figures).
+Adam over mini-batches of positions. The shape vocabularies (12- and 24-point shapes) are the shapes of the
+moves played in the training games (all their positions, not only the sampled ones) seen at least --min-count
+times, the most frequent first, up to the model's capacity. Prints per epoch the training loss and the test
+set's mean -log P and top-1 / top-5 accuracy, and writes the model to OUT (a checksummed weight archive,
+metadata: the command's settings and the test figures).
 A run takes minutes; an interrupted one is simply started again.
 """
 
@@ -112,16 +113,19 @@ def read_games(paths, size: int, limit: int) -> list:
 
 # --- features of the positions of a game -----------------------------------------------------------------------
 @njit(cache=True)
-def game_rows(pos, moves, keep, rows, starts, played):
-    """Replay a game from pos (the empty board); for each kept position whose move is a legal stone move, the
-    feature rows of all legal stone moves (raw 12-point codes) go to rows, the first row of each position to
-    starts and the index of the move played among its rows to played. Returns (positions, rows) written; stops
-    at an illegal move."""
+def _replay(pos, moves, keep, model, rows, starts, played, codes):
+    """Replay a game from pos (the empty board). For each kept position whose move is a legal stone move: with
+    codes (played moves only), the raw 12- and 24-point codes of the move played go to codes[0 / 1]; without,
+    the weight indices (moveprior.weight_indices) of every legal stone move go to rows, the first row of each
+    position to starts and the index of the move played among its rows to played. Returns (positions, rows)
+    written; stops at an illegal move."""
     legal = np.empty(BOARD_CAP + 1, np.int32)
     ws = np.empty((WS_ROWS, BOARD_CAP), np.int64)
     sc = np.zeros((S_ROWS, BOARD_CAP), np.int64)
     stamp = np.zeros(2, np.int64)
+    f = np.empty(M.N_GROUPS, np.int64)
     w, size = pos[STRIDE], pos[SIZE]
+    only_played = codes.shape[1] > 0
     n_pos = 0
     n_rows = 0
     for t in range(moves.shape[0]):
@@ -135,62 +139,74 @@ def game_rows(pos, moves, keep, rows, starts, played):
         if keep[t] and m != PASS:
             _setup(pos, ws)
             last, prev = M.last_moves(pos)
-            starts[n_pos] = n_rows
-            for i in range(n):
-                p = legal[i]
-                if p == PASS:
-                    continue
-                if p == m:
-                    played[n_pos] = n_rows - starts[n_pos]
-                M.candidate_features(ws, sc, stamp, w, size, p, pos[SIDE], last, prev, rows[n_rows])
-                n_rows += 1
+            if only_played:
+                M.candidate_features(ws, sc, stamp, w, size, m, pos[SIDE], last, prev, f)
+                codes[0, n_pos], codes[1, n_pos] = f[M.G_SHAPE12], f[M.G_SHAPE24]
+            else:
+                starts[n_pos] = n_rows
+                for i in range(n):
+                    p = legal[i]
+                    if p == PASS:
+                        continue
+                    if p == m:
+                        played[n_pos] = n_rows - starts[n_pos]
+                    M.candidate_features(ws, sc, stamp, w, size, p, pos[SIDE], last, prev, f)
+                    M.weight_indices(model, f)
+                    rows[n_rows, :] = f
+                    n_rows += 1
             n_pos += 1
         do_move(pos, np.int32(m))
     return n_pos, n_rows
 
 
-def extract(games: list, size: int, sample: float, rng: np.random.Generator):
-    """(rows int32 [R, N_GROUPS], starts [P + 1], played [P]) of a random `sample` of the games' positions."""
+def _keeps(games: list, sample: float, rng: np.random.Generator) -> list:
+    return [rng.random(len(moves)) < sample for moves in games]
+
+
+def played_codes(games: list, keeps: list, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The raw 12- and 24-point shape codes of the moves played at the kept positions."""
+    out12, out24 = [], []
+    none_i, none_r = np.zeros(0, np.int64), np.zeros((0, M.N_GROUPS), np.int32)
+    for moves, keep in zip(games, keeps):
+        codes = np.zeros((2, int(keep.sum()) + 1), np.int64)
+        pos = new_pos(size, history_capacity=len(moves) + 8)
+        n_pos, _ = _replay(pos, moves, keep, M.new_model(), none_r, none_i, none_i, codes)
+        out12.append(codes[0, :n_pos])
+        out24.append(codes[1, :n_pos])
+    return np.concatenate(out12), np.concatenate(out24)
+
+
+def vocabulary(codes: np.ndarray, min_count: int, capacity: int, no_key: float) -> np.ndarray:
+    """A key block: the codes seen >= min_count times, the most frequent `capacity` of them, ascending, padded
+    with no_key."""
+    values, counts = np.unique(codes, return_counts=True)
+    often = counts >= min_count
+    chosen = values[often]
+    if len(chosen) > capacity:
+        chosen = chosen[np.argsort(-counts[often], kind="stable")[:capacity]]
+    keys = np.full(capacity, no_key)
+    keys[: len(chosen)] = np.sort(chosen)
+    return keys
+
+
+def extract(games: list, keeps: list, size: int, model: np.ndarray):
+    """(rows int32 [R, N_GROUPS] of weight indices, starts [P + 1], played [P]) of the kept positions."""
     chunks_r, chunks_s, chunks_p = [], [], []
     base = 0
-    for moves in games:
-        keep = rng.random(len(moves)) < sample
+    none = np.zeros((2, 0), np.int64)
+    for moves, keep in zip(games, keeps):
         cap = int(keep.sum())
-        rows = np.empty((max(1, cap * size * size), M.N_GROUPS), np.int64)
+        rows = np.empty((max(1, cap * size * size), M.N_GROUPS), np.int32)
         starts = np.zeros(cap + 1, np.int64)
         played = np.zeros(cap + 1, np.int64)
-        n_pos, n_rows = game_rows(new_pos(size, history_capacity=len(moves) + 8), moves, keep, rows, starts, played)
-        chunks_r.append(rows[:n_rows].astype(np.int32))
+        pos = new_pos(size, history_capacity=len(moves) + 8)
+        n_pos, n_rows = _replay(pos, moves, keep, model, rows, starts, played, none)
+        chunks_r.append(rows[:n_rows])
         chunks_s.append(starts[:n_pos] + base)
         chunks_p.append(played[:n_pos])
         base += n_rows
     starts = np.concatenate(chunks_s + [np.array([base], np.int64)])
     return np.concatenate(chunks_r), starts, np.concatenate(chunks_p)
-
-
-def vocabulary(rows, starts, played, min_count: int) -> np.ndarray:
-    """The model's key block: the 12-point codes of played moves seen >= min_count times, the most frequent
-    SHAPE12_KEYS of them, ascending, padded with NO_KEY."""
-    codes = rows[starts[:-1] + played, M.G_SHAPE12]
-    values, counts = np.unique(codes, return_counts=True)
-    chosen = values[counts >= min_count]
-    if len(chosen) > M.SHAPE12_KEYS:
-        top = np.argsort(-counts[counts >= min_count], kind="stable")[: M.SHAPE12_KEYS]
-        chosen = chosen[top]
-    keys = np.full(M.SHAPE12_KEYS, M.NO_KEY)
-    keys[: len(chosen)] = np.sort(chosen)
-    return keys
-
-
-def index_rows(rows, keys) -> np.ndarray:
-    """rows with G_SHAPE12 mapped to vocabulary values (moveprior.shape12_index) and every group to its weight
-    index (OFFSETS)."""
-    out = rows.astype(np.int32, copy=True)
-    codes = rows[:, M.G_SHAPE12].astype(np.float64)
-    i = np.searchsorted(keys, codes)
-    hit = (i < len(keys)) & (keys[np.minimum(i, len(keys) - 1)] == codes)
-    out[:, M.G_SHAPE12] = np.where(hit, i + 1, 0)
-    return out + M.OFFSETS[:-1].astype(np.int32)
 
 
 # --- fitting ---------------------------------------------------------------------------------------------------
@@ -265,25 +281,25 @@ def score(rows, starts, played, w):
     return nll / max(1, n), top1 / max(1, n), top5 / max(1, n)
 
 
-def fit(train, test, keys, epochs: int, batch: int, lr: float, l2: float, seed: int, log=print) -> tuple:
-    """Train from zero weights; returns (model array, per-epoch rows of (train nll, test nll, top1, top5))."""
+def fit(train, test, model, epochs: int, batch: int, lr: float, l2: float, seed: int, log=print) -> list:
+    """Train the weights of model (its keys set) from zero, in place; returns per-epoch rows of (train nll, test
+    nll, top1, top5)."""
     rows, starts, played = train
-    rows = index_rows(rows, keys)
-    t_rows = index_rows(test[0], keys)
-    w = np.zeros(M.N_WEIGHTS)
+    w = model[M.KEYS :]
+    w[:] = 0.0
     m1, m2, step = np.zeros_like(w), np.zeros_like(w), np.zeros(1, np.int64)
     rng = np.random.default_rng(seed)
     curve = []
     for epoch in range(1, epochs + 1):
         t0 = time.time()
         loss = train_epoch(rows, starts, played, rng.permutation(len(played)), w, m1, m2, step, lr, l2, batch)
-        nll, top1, top5 = score(t_rows, test[1], test[2], w)
+        nll, top1, top5 = score(test[0], test[1], test[2], w)
         curve.append((float(loss), float(nll), float(top1), float(top5)))
         log(
             f"epoch {epoch}: train -log P {loss:.3f}  test -log P {nll:.3f}  top-1 {top1:.1%}  top-5 {top5:.1%}"
             f"  ({time.time() - t0:.0f} s)"
         )
-    return np.concatenate([keys, w]), curve
+    return curve
 
 
 def run_go_moves(args) -> int:
@@ -296,16 +312,21 @@ def run_go_moves(args) -> int:
     order = rng.permutation(len(games))
     test_games = [games[i] for i in order[: args.test_games]]
     train_games = [games[i] for i in order[args.test_games :]]
-    train = extract(train_games, args.size, args.sample, rng)
-    test = extract(test_games, args.size, 1.0, rng)
-    keys = vocabulary(train[0], train[1], train[2], args.min_count)
-    n_keys = int(np.sum(keys < M.NO_KEY))
+    keeps = _keeps(train_games, args.sample, rng)
+    codes12, codes24 = played_codes(train_games, _keeps(train_games, 1.0, rng), args.size)
+    model = M.new_model()
+    model[: M.SHAPE12_KEYS] = vocabulary(codes12, args.min_count, M.SHAPE12_KEYS, M.NO_KEY12)
+    model[M.SHAPE12_KEYS : M.KEYS] = vocabulary(codes24, args.min_count, M.SHAPE24_KEYS, M.NO_KEY24)
+    n12 = int(np.sum(model[: M.SHAPE12_KEYS] < M.NO_KEY12))
+    n24 = int(np.sum(model[M.SHAPE12_KEYS : M.KEYS] < M.NO_KEY24))
+    train = extract(train_games, keeps, args.size, model)
+    test = extract(test_games, _keeps(test_games, 1.0, rng), args.size, model)
     print(
         f"{len(train_games)} training games ({len(train[2])} positions, {len(train[0])} candidate moves), "
-        f"{len(test_games)} test games ({len(test[2])} positions); {n_keys} shapes in the vocabulary "
-        f"({time.time() - t0:.0f} s)"
+        f"{len(test_games)} test games ({len(test[2])} positions); {n12} 12-point and {n24} 24-point shapes "
+        f"in the vocabulary ({time.time() - t0:.0f} s)"
     )
-    model, curve = fit(train, test, keys, args.epochs, args.batch, args.lr, args.l2, args.seed)
+    curve = fit(train, test, model, args.epochs, args.batch, args.lr, args.l2, args.seed)
     nll, top1, top5 = curve[-1][1:]
     M.save_model(
         args.out,
@@ -314,7 +335,8 @@ def run_go_moves(args) -> int:
         games=len(games),
         test_games=args.test_games,
         positions=len(train[2]),
-        shape_keys=n_keys,
+        shapes12=n12,
+        shapes24=n24,
         epochs=args.epochs,
         lr=args.lr,
         l2=args.l2,

@@ -10,7 +10,7 @@ import pytest
 
 from eval.weightfile import WeightFileError
 from learn.__main__ import main as learn_main
-from learn.go_moves import _position_nll, index_rows, parse_moves
+from learn.go_moves import _position_nll, parse_moves, vocabulary
 from usi_engine.go import GoBoard
 from usi_engine.go import layout as L
 from usi_engine.go import moveprior as M
@@ -173,7 +173,7 @@ def test_probabilities_form_a_softmax_over_the_stone_moves():
     assert moves[n - 1] == L.PASS and out[n - 1] == 0.0
     assert np.allclose(out[: n - 1], 1.0 / (n - 1))
     model = M.new_model()
-    model[M.SHAPE12_KEYS + M.OFFSETS[M.G_DIST_LAST] + 1] = 3.0  # next to the last move: e^3 times as likely
+    model[M.KEYS + M.OFFSETS[M.G_DIST_LAST] + 1] = 3.0  # next to the last move: e^3 times as likely
     M.move_probabilities(b.pos, new_workspace(), model, moves, n, out)
     assert out.sum() == pytest.approx(1.0)
     last = M.last_moves(b.pos)[0]
@@ -199,20 +199,29 @@ def test_gradient_matches_finite_differences():
         assert grad[i] == pytest.approx((up - down) / 2e-6, abs=1e-6)
 
 
-def test_index_rows_maps_known_shapes_and_offsets_every_group():
-    keys = np.full(M.SHAPE12_KEYS, M.NO_KEY)
-    keys[:3] = [5.0, 9.0, 400.0]
-    rows = np.zeros((3, M.N_GROUPS), np.int64)
-    rows[:, M.G_SHAPE12] = [9, 10, 400]
-    out = index_rows(rows, keys)
-    assert list(out[:, M.G_SHAPE12] - M.OFFSETS[M.G_SHAPE12]) == [2, 0, 3]
-    assert list(out[0, [M.G_SHAPE3, M.G_EDGE]]) == [0, M.OFFSETS[M.G_EDGE]]
+def test_vocabulary_keeps_frequent_shapes_and_weight_indices_look_them_up():
+    codes = np.array([9, 400, 9, 10, 400, 9, 7, 5, 5, 400, 400])  # 400 four times, 9 three, 5 twice
+    keys = vocabulary(codes, 2, 4, M.NO_KEY12)
+    assert list(keys) == [5.0, 9.0, 400.0, M.NO_KEY12]
+    assert list(vocabulary(codes, 2, 2, M.NO_KEY12)) == [9.0, 400.0]  # the most frequent when over capacity
+    model = M.new_model()
+    model[: M.SHAPE12_KEYS] = np.concatenate([keys, np.full(M.SHAPE12_KEYS - 4, M.NO_KEY12)])
+    model[M.SHAPE12_KEYS] = float(1 << 40)
+    f = np.zeros(M.N_GROUPS, np.int64)
+    f[M.G_SHAPE12], f[M.G_SHAPE24], f[M.G_EDGE] = 400, 1 << 40, 3
+    M.weight_indices(model, f)
+    assert f[M.G_SHAPE12] == M.OFFSETS[M.G_SHAPE12] + 3 and f[M.G_SHAPE24] == M.OFFSETS[M.G_SHAPE24] + 1
+    assert f[M.G_EDGE] == M.OFFSETS[M.G_EDGE] + 3 and f[M.G_SHAPE3] == 0
+    f[M.G_SHAPE12], f[M.G_SHAPE24] = 10, 1 << 41
+    M.weight_indices(model, f)
+    assert f[M.G_SHAPE12] == M.OFFSETS[M.G_SHAPE12] and f[M.G_SHAPE24] == M.OFFSETS[M.G_SHAPE24]
 
 
 def test_model_files_round_trip_and_fail_clearly(tmp_path):
     model = M.new_model()
     model[:2] = [3.0, 17.0]
-    model[M.SHAPE12_KEYS :] = np.random.default_rng(1).normal(size=M.N_WEIGHTS).astype(np.float32)
+    model[M.SHAPE12_KEYS : M.SHAPE12_KEYS + 2] = [5.0, float((1 << 47) + 12345)]  # 48-bit keys survive float32
+    model[M.KEYS :] = np.random.default_rng(1).normal(size=M.N_WEIGHTS).astype(np.float32)
     path = M.save_model(tmp_path / "m.npz", model, note="test")
     back, meta = M.read_model(path)
     assert np.array_equal(back, model) and meta["note"] == "test"
@@ -282,7 +291,7 @@ def test_fitting_learns_a_local_player_and_writes_a_usable_model(tmp_path, capsy
     model, meta = M.read_model(out)
     assert meta["size"] == 9 and meta["test_games"] == 8
     assert meta["test_top1"] > 0.2  # uniform over ~40-80 legal moves would be ~2 %
-    assert model[M.SHAPE12_KEYS + M.OFFSETS[M.G_DIST_LAST] + 1] > 1.0  # "next to the last move" learned
+    assert model[M.KEYS + M.OFFSETS[M.G_DIST_LAST] + 1] > 1.0  # "next to the last move" learned
     assert learn_main(["go-moves", str(out), "--games", str(tmp_path), "--size", "9", "--test-games", "40"]) == 2
 
 
@@ -291,7 +300,7 @@ def test_expand_amaf_uses_the_learned_prior_with_its_weight():
 
     b, _ = _random_game(19, 30, 12)
     model = M.new_model()
-    model[M.SHAPE12_KEYS + M.OFFSETS[M.G_DIST_LAST] + 1 : M.SHAPE12_KEYS + M.OFFSETS[M.G_DIST_LAST] + 4] = 2.0
+    model[M.KEYS + M.OFFSETS[M.G_DIST_LAST] + 1 : M.KEYS + M.OFFSETS[M.G_DIST_LAST] + 4] = 2.0
     moves = np.empty(L.BOARD_CAP + 1, np.int32)
     n = gen_moves(b.pos, moves)
     want = np.empty(n)

@@ -9,8 +9,9 @@ eq. 1 with gamma = exp(w)). Passes are not modelled.
 Feature groups, all in the colours of the side to move (X = mover, O = opponent):
 - G_SHAPE3: the 3x3 neighbourhood (8 points: empty / X / O / off board), one class per shape up to the 8
   symmetries of the square (colours normalised to the mover).
-- G_SHAPE12: the 12 points within Manhattan distance 2, the same way; 0 when the shape is not in the model's
-  vocabulary of shapes seen often enough in training (keys, sorted), else its index + 1.
+- G_SHAPE12, G_SHAPE24: the 12 points within Manhattan distance 2 and the 24 within distance 3, the same way;
+  0 when the shape is not in the model's vocabulary of shapes seen often enough in training (sorted keys), else
+  its index + 1.
 - G_CAPTURE: 0 none; 1 captures one stone; 2 captures two or more; 3 captures while an own block next to the
   move is in atari (a capture that saves it).
 - G_ESCAPE (no capture): an own block next to the move is in atari and the extended block has 1 three or more
@@ -23,8 +24,9 @@ Feature groups, all in the colours of the side to move (X = mover, O = opponent)
   (0 = the first line; the pair tells the 3-4 point from the side's third line), and open = no stone within
   Manhattan distance 2: 2 * (hi * (hi + 1) / 2 + lo) + open.
 
-A model array (``model``, float64) is ``[keys (SHAPE12_KEYS, ascending, padded with NO_KEY), w (N_WEIGHTS)]``;
-its file (eval/weightfile.py's archive) holds the blocks ``keys`` and ``w``.
+A model array (``model``, float64) is ``[keys12 (SHAPE12_KEYS), keys24 (SHAPE24_KEYS), w (N_WEIGHTS)]``, the keys
+ascending and padded with NO_KEY12 / NO_KEY24; its file (eval/weightfile.py's archive of float32 blocks) holds
+``keys12``, the 48-bit keys24 as two 24-bit halves ``keys24_hi`` and ``keys24_lo``, and ``w``.
 """
 
 from pathlib import Path
@@ -40,30 +42,26 @@ from usi_engine.go.playout import R_BOARD, R_GSIZE, R_HEAD, _in_atari, _setup
 from usi_engine.go.shapes import square_maps
 
 FEATURE_SET = "go-moves"
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 
-G_SHAPE3, G_SHAPE12, G_CAPTURE, G_ESCAPE, G_SELF_ATARI, G_ATARI, G_DIST_LAST, G_DIST_PREV, G_EDGE = range(9)
-N_GROUPS = 9
-SHAPE12_KEYS = 32768  # vocabulary capacity of the 12-point shapes
-NO_KEY = float(1 << 24)  # padding key: above every 24-bit shape code, exact in float32
+G_SHAPE3, G_SHAPE12, G_CAPTURE, G_ESCAPE, G_SELF_ATARI, G_ATARI, G_DIST_LAST, G_DIST_PREV, G_EDGE, G_SHAPE24 = range(10)
+N_GROUPS = 10
+SHAPE12_KEYS = 32768  # vocabulary capacities of the 12- and 24-point shapes
+SHAPE24_KEYS = 65536
+NO_KEY12 = float(1 << 24)  # padding keys: above every shape code (24 / 48 bits)
+NO_KEY24 = float(1 << 48)
+HALF = 1 << 24
 DIST_CAP = 17
 EDGE_CAP = 7
 NEAR = 2
-# the 12 points within Manhattan distance 2 of the centre, as (dx, dy)
-SHAPE12_OFFSETS = (
-    (1, 0),
-    (-1, 0),
-    (0, 1),
-    (0, -1),
-    (1, 1),
-    (1, -1),
-    (-1, 1),
-    (-1, -1),
-    (2, 0),
-    (-2, 0),
-    (0, 2),
-    (0, -2),
+# the 24 points within Manhattan distance 3 of the centre, as (dx, dy), nearer ones first: the first 12 are the
+# 12-point shape (a symmetry maps each distance onto itself)
+SHAPE_OFFSETS = tuple(
+    sorted(
+        ((dx, dy) for dx in range(-3, 4) for dy in range(-3, 4) if 1 <= abs(dx) + abs(dy) <= 3),
+        key=lambda o: (abs(o[0]) + abs(o[1]), o),
+    )
 )
 
 
@@ -99,19 +97,21 @@ SHAPE3_CLASS, N_SHAPE3 = _shape3_classes()
 _D = (np.arange(N_CODES)[:, None] >> (2 * np.arange(8))) & 3
 SWAP3 = (np.where((_D == 1) | (_D == 2), 3 - _D, _D) << (2 * np.arange(8))).sum(axis=1).astype(np.int32)
 del _D
-# SHAPE12_PERM[g, k] = the offset index that symmetry g maps offset k to
-SHAPE12_PERM = np.array(
-    [[SHAPE12_OFFSETS.index(_symmetry(g, dx, dy)) for dx, dy in SHAPE12_OFFSETS] for g in range(8)], np.int64
+# SHAPE_PERM[g, k] = the offset index that symmetry g maps offset k to
+SHAPE_PERM = np.array(
+    [[SHAPE_OFFSETS.index(_symmetry(g, dx, dy)) for dx, dy in SHAPE_OFFSETS] for g in range(8)], np.int64
 )
-SHAPE12_DX = np.array([o[0] for o in SHAPE12_OFFSETS], np.int64)
-SHAPE12_DY = np.array([o[1] for o in SHAPE12_OFFSETS], np.int64)
+SHAPE_DX = np.array([o[0] for o in SHAPE_OFFSETS], np.int64)
+SHAPE_DY = np.array([o[1] for o in SHAPE_OFFSETS], np.int64)
 
 GROUP_SIZES = np.array(
-    [N_SHAPE3, SHAPE12_KEYS + 1, 4, 4, 3, 3, DIST_CAP, DIST_CAP, (EDGE_CAP + 1) * (EDGE_CAP + 2)], np.int64
+    [N_SHAPE3, SHAPE12_KEYS + 1, 4, 4, 3, 3, DIST_CAP, DIST_CAP, (EDGE_CAP + 1) * (EDGE_CAP + 2), SHAPE24_KEYS + 1],
+    np.int64,
 )
 OFFSETS = np.concatenate([[0], np.cumsum(GROUP_SIZES)]).astype(np.int64)
 N_WEIGHTS = int(OFFSETS[-1])
-MODEL_SIZE = SHAPE12_KEYS + N_WEIGHTS
+KEYS = SHAPE12_KEYS + SHAPE24_KEYS
+MODEL_SIZE = KEYS + N_WEIGHTS
 
 
 @njit(cache=True, nogil=True)
@@ -129,32 +129,34 @@ def _dist_value(p, q, w):
 
 
 @njit(cache=True, nogil=True)
-def shape12_code(board, w, size, p, c):
-    """Canonical code of the 12 points within distance 2 of p (mover c's colours; minimum over the 8
-    symmetries), 24 bits."""
+def shape_codes(board, w, size, p, c):
+    """Canonical codes (each the minimum over the 8 symmetries) of the 12 points within distance 2 of p (24 bits)
+    and of the 24 within distance 3 (48 bits), in mover c's colours."""
     x0, y0 = p % w, p // w - 1
-    cells = np.empty(12, np.int64)
-    for k in range(12):
-        x, y = x0 + SHAPE12_DX[k], y0 + SHAPE12_DY[k]
+    cells = np.empty(24, np.int64)
+    for k in range(24):
+        x, y = x0 + SHAPE_DX[k], y0 + SHAPE_DY[k]
         if 0 <= x < size and 0 <= y < size:
             v = board[(y + 1) * w + x]
             cells[k] = v if v == EMPTY or c == BLACK else 3 - v
         else:
             cells[k] = BORDER
-    best = 1 << 24
+    best12 = HALF
+    best24 = HALF * HALF
     for g in range(8):
         code = 0
-        for k in range(12):
-            code |= cells[k] << (2 * SHAPE12_PERM[g, k])
-        best = min(best, code)
-    return best
+        for k in range(24):
+            code |= cells[k] << (2 * SHAPE_PERM[g, k])
+        best12 = min(best12, code & (HALF - 1))
+        best24 = min(best24, code)
+    return best12, best24
 
 
 @njit(cache=True, nogil=True)
 def candidate_features(ws, sc, stamp, w, size, p, c, last, prev, out):
-    """out[g] = the value of group g for colour c playing the empty point p (G_SHAPE12: the raw canonical code,
-    see shape12_code); ws after playout._setup of the position, sc / stamp ladder.py scratch. The board of ws
-    is left as it was."""
+    """out[g] = the value of group g for colour c playing the empty point p (G_SHAPE12 / G_SHAPE24: the raw
+    canonical codes, see shape_codes); ws after playout._setup of the position, sc / stamp ladder.py scratch. The
+    board of ws is left as it was."""
     board, head, gsize = ws[R_BOARD], ws[R_HEAD], ws[R_GSIZE]
     o = 3 - c
     code = (
@@ -168,7 +170,7 @@ def candidate_features(ws, sc, stamp, w, size, p, c, last, prev, out):
         + 16384 * board[p + w + 1]
     )
     out[G_SHAPE3] = SHAPE3_CLASS[code if c == BLACK else SWAP3[code]]
-    out[G_SHAPE12] = shape12_code(board, w, size, p, c)
+    out[G_SHAPE12], out[G_SHAPE24] = shape_codes(board, w, size, p, c)
     captured = 0
     own_in_atari = False
     own_stones = 1
@@ -225,12 +227,21 @@ def candidate_features(ws, sc, stamp, w, size, p, c, last, prev, out):
 
 
 @njit(cache=True, nogil=True)
-def shape12_index(keys, code):
-    """Vocabulary value of a 12-point shape code: index + 1 in the sorted keys, 0 when absent."""
+def _vocabulary_value(keys, code):
+    """index + 1 of a shape code in sorted keys, 0 when absent."""
     i = np.searchsorted(keys, float(code))
     if i < keys.shape[0] and keys[i] == code:
         return i + 1
     return 0
+
+
+@njit(cache=True, nogil=True)
+def weight_indices(model, f):
+    """Turn candidate_features' raw values f into the indices of their weights in the model's w, in place."""
+    f[G_SHAPE12] = _vocabulary_value(model[:SHAPE12_KEYS], f[G_SHAPE12])
+    f[G_SHAPE24] = _vocabulary_value(model[SHAPE12_KEYS:KEYS], f[G_SHAPE24])
+    for g in range(N_GROUPS):
+        f[g] += OFFSETS[g]
 
 
 @njit(cache=True, nogil=True)
@@ -248,8 +259,7 @@ def move_probabilities(pos, ws, model, moves, n, out):
     _setup(pos, ws)
     w, size, c = pos[STRIDE], pos[SIZE], pos[SIDE]
     last, prev = last_moves(pos)
-    keys = model[:SHAPE12_KEYS]
-    wt = model[SHAPE12_KEYS:]
+    wt = model[KEYS:]
     sc = np.zeros((S_ROWS, ws.shape[1]), np.int64)
     stamp = np.zeros(2, np.int64)
     f = np.empty(N_GROUPS, np.int64)
@@ -260,10 +270,10 @@ def move_probabilities(pos, ws, model, moves, n, out):
             out[i] = -np.inf
             continue
         candidate_features(ws, sc, stamp, w, size, p, c, last, prev, f)
-        f[G_SHAPE12] = shape12_index(keys, f[G_SHAPE12])
+        weight_indices(model, f)
         s = 0.0
         for g in range(N_GROUPS):
-            s += wt[OFFSETS[g] + f[g]]
+            s += wt[f[g]]
         out[i] = s
         top = max(top, s)
     total = 0.0
@@ -278,7 +288,8 @@ def move_probabilities(pos, ws, model, moves, n, out):
 def new_model() -> np.ndarray:
     """An untrained model: no shapes, all weights 0 (every legal move equally likely)."""
     model = np.zeros(MODEL_SIZE, np.float64)
-    model[:SHAPE12_KEYS] = NO_KEY
+    model[:SHAPE12_KEYS] = NO_KEY12
+    model[SHAPE12_KEYS:KEYS] = NO_KEY24
     return model
 
 
@@ -287,9 +298,14 @@ def save_model(path, model: np.ndarray, **notes) -> Path:
     model = np.asarray(model, np.float64)
     if model.shape != (MODEL_SIZE,):
         raise ValueError(f"model has shape {model.shape}, expected ({MODEL_SIZE},)")
-    return write_archive(
-        path, {"keys": model[:SHAPE12_KEYS], "w": model[SHAPE12_KEYS:]}, FEATURE_SET, FEATURE_VERSION, 1.0, **notes
-    )
+    keys24 = model[SHAPE12_KEYS:KEYS].astype(np.int64)
+    blocks = {
+        "keys12": model[:SHAPE12_KEYS],
+        "keys24_hi": (keys24 >> 24).astype(np.float64),
+        "keys24_lo": (keys24 & (HALF - 1)).astype(np.float64),
+        "w": model[KEYS:],
+    }
+    return write_archive(path, blocks, FEATURE_SET, FEATURE_VERSION, 1.0, **notes)
 
 
 def read_model(path) -> tuple[np.ndarray, dict]:
@@ -297,11 +313,13 @@ def read_model(path) -> tuple[np.ndarray, dict]:
     feature set or version, wrong shapes, checksum, NaN, keys out of order)."""
     from eval.weightfile import WeightFileError
 
-    blocks, meta = read_archive(path, FEATURE_SET, {FEATURE_VERSION: {"keys": (SHAPE12_KEYS,), "w": (N_WEIGHTS,)}})
-    keys = blocks["keys"]
-    if np.any(np.diff(keys) < 0) or np.any(keys < 0) or np.any(keys != np.floor(keys)):
-        raise WeightFileError(path, "shape keys are not ascending non-negative integers")
-    return np.concatenate([keys, blocks["w"]]), meta
+    shapes = {"keys12": (SHAPE12_KEYS,), "keys24_hi": (SHAPE24_KEYS,), "keys24_lo": (SHAPE24_KEYS,), "w": (N_WEIGHTS,)}
+    blocks, meta = read_archive(path, FEATURE_SET, {FEATURE_VERSION: shapes})
+    keys24 = blocks["keys24_hi"] * HALF + blocks["keys24_lo"]
+    for keys in (blocks["keys12"], keys24):
+        if np.any(np.diff(keys) < 0) or np.any(keys < 0) or np.any(keys != np.floor(keys)):
+            raise WeightFileError(path, "shape keys are not ascending non-negative integers")
+    return np.concatenate([blocks["keys12"], keys24, blocks["w"]]), meta
 
 
 def shipped_model(size: int) -> Path:
