@@ -5,6 +5,7 @@ import random
 
 import numpy as np
 import pytest
+from board_oracle import block
 
 from usi_engine.go import GoBoard
 from usi_engine.go import layout as L
@@ -20,18 +21,7 @@ ORACLE_PLIES = 160
 # --- the independent reader: GoBoard plays every move, liberties by flood fill over pos ------------------
 def _block_libs(b: GoBoard, p: int) -> tuple[set, set]:
     """(stones, liberties) of the block at point p."""
-    w, board = b.size + 1, b.pos[L.BOARD : L.BOARD + L.BOARD_CAP]
-    c = board[p]
-    stones, libs, todo = {p}, set(), [p]
-    while todo:
-        q = todo.pop()
-        for r in (q + 1, q - 1, q + w, q - w):
-            if board[r] == L.EMPTY:
-                libs.add(r)
-            elif board[r] == c and r not in stones:
-                stones.add(r)
-                todo.append(r)
-    return stones, libs
+    return block(b.pos[L.BOARD : L.BOARD + L.BOARD_CAP], b.size + 1, p)
 
 
 def _try(b: GoBoard, colour: int, p: int) -> bool:

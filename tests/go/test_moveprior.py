@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 import pytest
+from board_oracle import block
 
 from eval.weightfile import WeightFileError
 from learn.__main__ import main as learn_main
@@ -47,21 +48,6 @@ def _features(b: GoBoard, p: int) -> np.ndarray:
     return out
 
 
-def _block(board, w, p):
-    """(stones, liberties) of the block at p on a plain board."""
-    c = board[p]
-    stones, libs, todo = {p}, set(), [p]
-    while todo:
-        q = todo.pop()
-        for r in (q + 1, q - 1, q + w, q - w):
-            if board[r] == L.EMPTY:
-                libs.add(r)
-            elif board[r] == c and r not in stones:
-                stones.add(r)
-                todo.append(r)
-    return stones, libs
-
-
 def _oracle(b: GoBoard, p: int) -> dict:
     """The tactical, distance and edge groups read independently from the board by flood fill."""
     size, w = b.size, b.size + 1
@@ -69,8 +55,8 @@ def _oracle(b: GoBoard, p: int) -> dict:
     c = int(b.pos[L.SIDE])
     o = 3 - c
     near = {p + d for d in (1, -1, w, -w)}
-    opp = [_block(board, w, q) for q in near if board[q] == o]
-    own = [_block(board, w, q) for q in near if board[q] == c]
+    opp = [block(board, w, q) for q in near if board[q] == o]
+    own = [block(board, w, q) for q in near if board[q] == c]
     captured = set().union(*[s for s, libs in opp if len(libs) == 1]) if opp else set()
     own_atari = any(len(libs) == 1 for _, libs in own)
     f = {"capture": 0, "escape": 0, "self_atari": 0, "atari": 0}
@@ -78,10 +64,10 @@ def _oracle(b: GoBoard, p: int) -> dict:
         f["capture"] = 3 if own_atari else (1 if len(captured) == 1 else 2)
     else:
         board[p] = c
-        stones, libs = _block(board, w, p)
+        stones, libs = block(board, w, p)
         for q in near:
             if board[q] == o:
-                s, lq = _block(board, w, q)
+                s, lq = block(board, w, q)
                 if len(lq) == 1:
                     f["atari"] = max(f["atari"], 1 if len(s) == 1 else 2)
         board[p] = L.EMPTY

@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pytest
+from board_oracle import block
 
 from usi_engine.go import GoBoard
 from usi_engine.go import board as kb
@@ -210,17 +211,9 @@ def test_pattern_moves_answer_the_last_move_uniformly(moves, expected):
 
 
 def _block(board: np.ndarray, w: int, p: int) -> tuple[int, int]:
-    """(stones, liberties) of the block at p."""
-    colour, seen, libs, todo = board[p], {p}, set(), [p]
-    while todo:
-        s = todo.pop()
-        for q in (s + 1, s - 1, s + w, s - w):
-            if board[q] == L.EMPTY:
-                libs.add(q)
-            elif board[q] == colour and q not in seen:
-                seen.add(q)
-                todo.append(q)
-    return len(seen), len(libs)
+    """(stones, liberties) of the block at p, counted."""
+    stones, libs = block(board, w, p)
+    return len(stones), len(libs)
 
 
 def test_pattern_playouts_are_legal_and_fill_no_eye_and_make_no_big_self_atari():

@@ -37,7 +37,7 @@ from numba import njit
 from eval.weightfile import read_archive, write_archive
 from usi_engine.go.ladder import S_ROWS, escape_is_laddered, liberties
 from usi_engine.go.layout import BLACK, BORDER, EMPTY, HIST, HIST_STRIDE, H_MOVE, PASS, PLY, SIDE, SIZE, STRIDE, WHITE
-from usi_engine.go.patterns import NEIGHBOUR_CELLS, N_CODES
+from usi_engine.go.patterns import NEIGHBOUR_CELLS, N_CODES, neighbourhood_code
 from usi_engine.go.playout import R_BOARD, R_GSIZE, R_HEAD, _in_atari, _setup
 from usi_engine.go.shapes import square_maps
 
@@ -159,16 +159,7 @@ def candidate_features(ws, sc, stamp, w, size, p, c, last, prev, out):
     board of ws is left as it was."""
     board, head, gsize = ws[R_BOARD], ws[R_HEAD], ws[R_GSIZE]
     o = 3 - c
-    code = (
-        board[p - w - 1]
-        + 4 * board[p - w]
-        + 16 * board[p - w + 1]
-        + 64 * board[p - 1]
-        + 256 * board[p + 1]
-        + 1024 * board[p + w - 1]
-        + 4096 * board[p + w]
-        + 16384 * board[p + w + 1]
-    )
+    code = neighbourhood_code(board, w, p)
     out[G_SHAPE3] = SHAPE3_CLASS[code if c == BLACK else SWAP3[code]]
     out[G_SHAPE12], out[G_SHAPE24] = shape_codes(board, w, size, p, c)
     captured = 0
