@@ -65,17 +65,6 @@ SHAPE_OFFSETS = tuple(
 )
 
 
-def _symmetry(g: int, dx: int, dy: int) -> tuple[int, int]:
-    """Symmetry g (0..7) of the square applied to an offset from the centre (shapes._transform's order)."""
-    if g & 4:
-        dx, dy = dy, dx
-    if g & 1:
-        dx = -dx
-    if g & 2:
-        dy = -dy
-    return dx, dy
-
-
 def _shape3_classes() -> tuple[np.ndarray, int]:
     """class[code] for the mover-normalised 3x3 codes (digits: EMPTY 0, X 1, O 2, BORDER 3) and the number of
     classes: codes equal under a symmetry of the square share a class."""
@@ -98,9 +87,8 @@ _D = (np.arange(N_CODES)[:, None] >> (2 * np.arange(8))) & 3
 SWAP3 = (np.where((_D == 1) | (_D == 2), 3 - _D, _D) << (2 * np.arange(8))).sum(axis=1).astype(np.int32)
 del _D
 # SHAPE_PERM[g, k] = the offset index that symmetry g maps offset k to
-SHAPE_PERM = np.array(
-    [[SHAPE_OFFSETS.index(_symmetry(g, dx, dy)) for dx, dy in SHAPE_OFFSETS] for g in range(8)], np.int64
-)
+_CELL7 = [(dy + 3) * 7 + dx + 3 for dx, dy in SHAPE_OFFSETS]  # the offsets as cells of a 7x7 square
+SHAPE_PERM = np.array([[_CELL7.index(int(square_maps(7)[g, c])) for c in _CELL7] for g in range(8)], np.int64)
 SHAPE_DX = np.array([o[0] for o in SHAPE_OFFSETS], np.int64)
 SHAPE_DY = np.array([o[1] for o in SHAPE_OFFSETS], np.int64)
 
