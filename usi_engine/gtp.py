@@ -506,7 +506,7 @@ def build_parser():
         type=float,
         default=0.0,
         help="RAVE prior on boards of 15 and more: weight b of the learned move prior against the heuristic one "
-        "(0..1; default 0 = off)",
+        "(0..1; on, it gets 400 virtual visits; default 0 = off until a match measures it, docs/go.md)",
     )
     p.add_argument(
         "--move-model",
@@ -517,13 +517,15 @@ def build_parser():
         "--prior-visits",
         type=float,
         default=None,
-        help="RAVE prior: virtual MC visits of the heuristic prior (default 10, 50 on boards of 15 and more)",
+        help="RAVE prior: virtual MC visits of the prior (default 10; on boards of 15 and more 400 with the learned "
+        "move prior, else 50)",
     )
     p.add_argument(
         "--prior-amaf",
         type=float,
         default=None,
-        help="RAVE prior: virtual AMAF visits of the heuristic prior (default 20, 50 on boards of 15 and more)",
+        help="RAVE prior: virtual AMAF visits of the prior (default 20; on boards of 15 and more 400 with the "
+        "learned move prior, else 50)",
     )
     p.add_argument("--resign", type=float, default=0.05, help="resign below this winrate (0 = never)")
     p.add_argument("--size", type=int, default=19)

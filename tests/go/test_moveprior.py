@@ -321,5 +321,60 @@ def test_gtp_options_load_the_model_on_large_boards_and_survive_a_bad_file(tmp_p
     player = GoPlayer(player_settings(build_parser().parse_args(argv)))
     assert player._searcher(19).adapter.move_model is None
     assert "learned move prior off" in capsys.readouterr().err
-    off = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1"])))
+    off = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1", "--prior-moves", "0"])))
     assert off._searcher(19).adapter.params[P_PRIOR_MOVES] == 0.0 and off._searcher(19).adapter.move_model is None
+
+
+def test_the_move_prior_option_loads_the_shipped_model_with_its_weight_on_large_boards_only():
+    player = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1", "--prior-moves", "1"])))
+    large = player._searcher(19)
+    assert large.adapter.params[P_PRIOR_MOVES] == 1.0 and large.adapter.move_model is not None
+    assert (large.options.prior_visits, large.options.prior_amaf) == (400.0, 400.0)
+    small = player._searcher(9)
+    assert small.adapter.move_model is None and (small.options.prior_visits, small.options.prior_amaf) == (10.0, 20.0)
+    off = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1"])))  # the default: off
+    searcher = off._searcher(19)
+    assert searcher.adapter.move_model is None and searcher.options.prior_visits == 50.0
+
+
+@pytest.mark.parametrize("prior_moves", [0.0, 1.0])
+def test_root_winrates_leave_out_the_priors_virtual_visits(prior_moves):
+    """RAVE starts each edge with C virtual visits of value H (eq. 49): the reported winrate is the edge's real
+    MC winrate (H before any real visit), and the adapter's priors are the ones expand_amaf gave."""
+    from usi_engine.go.game import GoAdapter, default_params
+    from usi_engine.search import core
+    from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+    from usi_engine.search.values import is_proven
+
+    b, _ = _random_game(19, 12, 13)
+    adapter = GoAdapter(19, default_params(prior_patterns=True, prior_moves=prior_moves))
+    adapter.set_move_model(M.read_model(M.shipped_model(19))[0])
+    moves = np.empty(L.BOARD_CAP + 1, np.int32)
+    n = gen_moves(b.pos, moves)
+    cap = adapter.amaf_capacity(b.pos)
+    prior = np.empty(L.BOARD_CAP + 1)
+    expand_amaf(
+        b.pos, adapter.weights, adapter.params, seed_rng(1), np.empty(L.BOARD_CAP + 1, np.int32),
+        np.empty(L.BOARD_CAP + 1), np.empty(L.BOARD_CAP + 1, np.int32), prior, np.empty(cap, np.int32),
+        np.empty(L.BOARD_CAP + 2, np.int64),
+    )  # fmt: skip
+    assert np.allclose(adapter.priors(b.pos, moves[:n]), prior[:n])
+    pn = 50.0
+    s = Searcher(adapter, SearchOptions(policy="rave", hash_mb=16, seed=1, prior_visits=pn, prior_amaf=pn))
+    r = s.search(b.pos, Limits(samples=300), multipv=400)
+    t = s.pool.tree
+    f, k = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
+    h = adapter.priors(b.pos, t[core.T_EMOVE][f : f + k])
+    index = {int(m): j for j, m in enumerate(t[core.T_EMOVE][f : f + k])}
+    visited = 0
+    for rm in r.root:
+        j = index[rm.move]
+        real = t[core.T_RN][f + j] - pn
+        if is_proven(float(t[core.T_VALUE][t[core.T_ECHILD][f + j]])):
+            continue  # a proven result's winrate is 0 or 1
+        if real < 0.5:
+            assert rm.winrate == h[j]
+        else:
+            visited += 1
+            assert rm.winrate == pytest.approx((t[core.T_RW][f + j] - pn * h[j]) / real)
+    assert visited >= 5 and len(r.root) == k

@@ -9,7 +9,16 @@ from usi_engine.go import layout as L
 from usi_engine.go import shapes as S
 from usi_engine.go import value as V
 from usi_engine.go.board import do_move, undo_move
-from usi_engine.go.game import LEAF_LEARNED, MAX_MOVES, NO_SIM, GoAdapter, default_params, expand, expand_amaf
+from usi_engine.go.game import (
+    LEAF_LEARNED,
+    MAX_MOVES,
+    NO_SIM,
+    GoAdapter,
+    default_params,
+    expand,
+    expand_amaf,
+    split_weights,
+)
 from usi_engine.go.player import GoPlayer, PlayerSettings
 from usi_engine.go.playout import seed_rng
 
@@ -88,12 +97,17 @@ def test_td_think_moves_the_short_term_memory_and_reset_restores_the_long_term()
     adapter.set_value_weights(theta)
     before = L.live_state(pos).copy()
     assert adapter.td_think(pos, 0.2) > 0
-    nw = len(theta)
     assert np.any(adapter.short_term != 0)
-    assert np.allclose(adapter.weights[1 : 1 + nw], theta + adapter.short_term)
+    assert np.allclose(split_weights(adapter.weights)[0], theta + adapter.short_term)
     assert np.array_equal(L.live_state(pos), before)
     adapter.reset_short_term()
-    assert not adapter.short_term.any() and np.array_equal(adapter.weights[1 : 1 + nw], theta)
+    assert not adapter.short_term.any() and np.array_equal(split_weights(adapter.weights)[0], theta)
+    model = np.arange(5.0)
+    adapter.set_move_model(model)  # the move model joins the packed array; the value weights stay
+    theta_now, model_now, tab = split_weights(adapter.weights)
+    assert np.array_equal(theta_now, theta) and np.array_equal(model_now, model) and len(tab) > 0
+    adapter.clear_value_weights()
+    assert [len(a) for a in split_weights(adapter.weights)] == [0, 5, 0]
     with pytest.raises(ValueError, match="shape"):
         adapter.set_value_weights(theta[:-1])
 
@@ -142,4 +156,5 @@ def test_player_loads_weights_per_board_size_and_says_when_there_are_none(tmp_pa
     assert player._searcher(9).adapter.long_term is None
     assert "learned value off" in capsys.readouterr().err
     plain = GoPlayer(PlayerSettings(policy="softmax"))
-    assert plain._searcher(9).adapter.long_term is None and plain._searcher(9).adapter.weights.shape == (1,)
+    assert plain._searcher(9).adapter.long_term is None
+    assert [len(a) for a in split_weights(plain._searcher(9).adapter.weights)] == [0, 0, 0]

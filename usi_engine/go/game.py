@@ -226,6 +226,35 @@ def _learned_child_values(pos, weights, moves, n):
 
 
 @njit(cache=True, nogil=True)
+def _mix_priors(pos, ws, weights, params, moves, n, prior, learned):
+    """The learned parts of expand_amaf's prior, in place over the heuristic prior: the move prior's share
+    P_PRIOR_MOVES, then the learned value's share P_PRIOR_MIX (learned: the children's learned values, or empty)."""
+    _, model, _ = split_weights(weights)
+    b = params[P_PRIOR_MOVES]
+    if b > 0.0 and model.shape[0] > 0:
+        learned_moves = np.empty(n, np.float64)
+        moves_prior(pos, ws, model, moves, n, learned_moves)
+        for i in range(n):
+            prior[i] = (1.0 - b) * prior[i] + b * learned_moves[i]
+    if learned.shape[0] > 0:
+        mix = params[P_PRIOR_MIX]
+        for i in range(n):
+            prior[i] = (1.0 - mix) * prior[i] + mix * learned[i]
+
+
+@njit(cache=True, nogil=True)
+def prior_values(pos, weights, params, moves, n, out):
+    """out[i] = the prior expand_amaf gives moves[i] (heuristic, then the learned mixes), without expanding."""
+    ws = np.empty((WS_ROWS, BOARD_CAP), np.int64)
+    move_priors(pos, ws, moves, n, out, params[P_PRIOR_PATTERNS] != 0.0, params[P_PRIOR_LADDERS] != 0.0)
+    theta, _, _ = split_weights(weights)
+    learned = np.zeros(0, np.float64)
+    if theta.shape[0] > 0 and params[P_PRIOR_MIX] > 0.0:
+        learned = _learned_child_values(pos, weights, moves, n)
+    _mix_priors(pos, ws, weights, params, moves, n, out, learned)
+
+
+@njit(cache=True, nogil=True)
 def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, amaf):
     """expand (amaf False: K playouts per child) or expand_amaf (amaf True: priors, one traced playout
     per child)."""
@@ -239,7 +268,7 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
     mix = params[P_PRIOR_MIX] if amaf else 0.0
     learned_leaf = not amaf and params[P_LEAF] == LEAF_LEARNED
     patterns = params[P_PLAYOUT_PATTERNS] != 0.0
-    theta, model, _ = split_weights(weights)
+    theta, _, _ = split_weights(weights)
     has_value = theta.shape[0] > 0 and (learned_leaf or mix > 0.0)
     if has_value:
         learned = _learned_child_values(pos, weights, out_moves, n)
@@ -248,15 +277,9 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
     if amaf:
         move_priors(pos, ws, out_moves, n, out_prior, params[P_PRIOR_PATTERNS] != 0.0, params[P_PRIOR_LADDERS] != 0.0)
         _choose_simulated(n, int(params[P_RAVE_PLAYOUTS]), out_prior, rng, simulate)
-        b = params[P_PRIOR_MOVES]
-        if b > 0.0 and model.shape[0] > 0:
-            learned_moves = np.empty(n, np.float64)
-            moves_prior(pos, ws, model, out_moves, n, learned_moves)
-            for i in range(n):
-                out_prior[i] = (1.0 - b) * out_prior[i] + b * learned_moves[i]
-        if has_value:
-            for i in range(n):
-                out_prior[i] = (1.0 - mix) * out_prior[i] + mix * learned[i]
+        _mix_priors(
+            pos, ws, weights, params, out_moves, n, out_prior, learned if mix > 0.0 else np.zeros(0, np.float64)
+        )
     none = np.empty(0, np.float64)
     work = 0
     top = 0
@@ -396,6 +419,13 @@ class GoAdapter:
     @staticmethod
     def copy(pos):
         return pos.copy()
+
+    def priors(self, pos, moves) -> np.ndarray:
+        """The RAVE prior H of each of these legal moves of pos (what expand_amaf gives them)."""
+        moves = np.asarray(moves, np.int32)
+        out = np.empty(len(moves), np.float64)
+        prior_values(pos, self.weights, self.params, moves, len(moves), out)
+        return out
 
     def move_to_str(self, move) -> str:
         return vertex_str(int(move), self.size)

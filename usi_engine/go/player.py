@@ -35,8 +35,10 @@ PLAYOUT_POLL_SECONDS = 0.002
 # RAVE's prior weight, virtual MC and AMAF visits of the heuristic prior H (seed 000 eq. 49, 51), by board size:
 # on large boards (playout.LARGE_BOARD and up) MC values of opening moves are noise at a few thousand playouts
 # per move, so the prior's knowledge (open corners, the third line) must outweigh them for longer.
+# With the learned move prior (moveprior.py, large boards) its knowledge leads the search for longer still.
 PRIOR_VISITS_SMALL, PRIOR_AMAF_SMALL = 10.0, 20.0
 PRIOR_VISITS_LARGE, PRIOR_AMAF_LARGE = 50.0, 50.0
+PRIOR_VISITS_MOVES, PRIOR_AMAF_MOVES = 400.0, 400.0
 
 
 @dataclass
@@ -76,6 +78,8 @@ class PlayerSettings:
         large = size >= LARGE_BOARD
         visits = PRIOR_VISITS_LARGE if large else PRIOR_VISITS_SMALL
         amaf = PRIOR_AMAF_LARGE if large else PRIOR_AMAF_SMALL
+        if large and self.prior_moves > 0:
+            visits, amaf = PRIOR_VISITS_MOVES, PRIOR_AMAF_MOVES
         return (
             visits if self.prior_visits is None else self.prior_visits,
             amaf if self.prior_amaf is None else self.prior_amaf,

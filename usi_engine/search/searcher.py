@@ -262,6 +262,7 @@ class Searcher:
         if self.options.threads < 1 or self.options.hash_mb <= 0:
             raise ValueError("threads must be >= 1 and hash_mb > 0")
         self.kernels = games.kernels(adapter.game)
+        self._priors_cache: np.ndarray | None = None  # RAVE: the root moves' priors (_root_priors)
         self.pool: NodePool | None = None  # built by the first search (_prepare)
         self._last_pos = None
         self._last_params = None
@@ -292,6 +293,7 @@ class Searcher:
         if over:
             return SearchResult(None, None, float(value), is_proven(value))
         reused = self._prepare(pos)
+        self._priors_cache = None
         self.prunes = 0
         self.verified = {}
         verifier = getattr(self.adapter, 'root_verifier', None)
@@ -335,7 +337,7 @@ class Searcher:
                     workers = self._verify_best(workers, pos, verifier, deadline)
             if on_info is not None and now >= next_info:
                 next_info = now + info_interval
-                on_info(self._result(start, multipv, reused))
+                on_info(self._result(start, multipv, reused, pos))
             if ctl[core.C_STOP]:
                 for w in workers:
                     w.join()
@@ -346,7 +348,7 @@ class Searcher:
             for _ in range(FINAL_VERIFY_MOVES):
                 if not self._verify_edge(pos, verifier, max(0.0, end - time.perf_counter())):
                     break  # nothing new to ask, or the best move stands
-        return self._result(start, multipv, reused)
+        return self._result(start, multipv, reused, pos)
 
     # --- internals ----------------------------------------------------------------------------------
     def helper_count(self) -> int:
@@ -575,7 +577,7 @@ class Searcher:
     def _pv_length(self):
         return len(self._pv(0))
 
-    def _result(self, start, multipv, reused):
+    def _result(self, start, multipv, reused, pos):
         t, ctl = self.pool.tree, self.pool.ctl
         value = float(t[core.T_VALUE][0])
         pv = self._pv(0)
@@ -592,6 +594,7 @@ class Searcher:
             prob = np.exp(-(ev - ev.min()) / max(self.options.t_sel, 1e-9))
             prob /= prob.sum()
             vscale = getattr(self.adapter, 'value_scale', DEFAULT_VALUE_SCALE)
+            priors = self._root_priors(pos, t[core.T_EMOVE][f : f + n])
             for j in np.argsort(-rank, kind='stable')[: max(1, multipv)]:
                 child = int(children[j])
                 move = int(t[core.T_EMOVE][f + j])
@@ -599,7 +602,13 @@ class Searcher:
                 line = [move] + self._pv(child)
                 lines.append((move, mv, line))
                 root.append(
-                    RootMove(move, self._visits(f + j, prob[j]), self._winrate(f + j, mv, vscale), float(prob[j]), line)
+                    RootMove(
+                        move,
+                        self._visits(f + j, prob[j]),
+                        self._winrate(f + j, mv, vscale, None if priors is None else float(priors[j])),
+                        float(prob[j]),
+                        line,
+                    )
                 )
         best = pv[0] if pv else None
         to_str = self.adapter.move_to_str
@@ -630,8 +639,25 @@ class Searcher:
             return int(t[core.T_EVISITS][e])
         return int(round(prob * self.pool.ctl[core.C_SAMPLES]))
 
-    def _winrate(self, e, move_val, vscale):
+    def _root_priors(self, pos, moves):
+        """RAVE: the prior H of the root's moves from the adapter's optional `priors(pos, moves)` (the same values
+        the expansion gave them), computed once per search; None without RAVE or the hook."""
+        if not self.pool.rave or not hasattr(self.adapter, 'priors'):
+            return None
+        if self._priors_cache is None or len(self._priors_cache) != len(moves):
+            self._priors_cache = self.adapter.priors(pos, moves)
+        return self._priors_cache
+
+    def _winrate(self, e, move_val, vscale, prior=None):
+        """RAVE: the edge's MC winrate without the prior's virtual visits (eq. 49's C visits of value H), or H
+        itself before any real visit; else the value mapped to [0, 1]."""
         t = self.pool.tree
         if self.pool.rave and not is_proven(move_val):
-            return float(t[core.T_RW][e] / max(t[core.T_RN][e], 1e-9))
+            if prior is None:
+                return float(t[core.T_RW][e] / max(t[core.T_RN][e], 1e-9))
+            pn = self.options.prior_visits
+            real = t[core.T_RN][e] - pn
+            if real < 0.5:
+                return prior
+            return float(min(1.0, max(0.0, (t[core.T_RW][e] - pn * prior) / real)))
         return float(min(1.0, max(0.0, 0.5 + 0.5 * move_val / vscale)))
