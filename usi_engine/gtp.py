@@ -504,9 +504,9 @@ def build_parser():
     p.add_argument(
         "--prior-moves",
         type=float,
-        default=0.0,
+        default=1.0,
         help="RAVE prior on boards of 15 and more: weight b of the learned move prior against the heuristic one "
-        "(0..1; on, it gets 400 virtual visits; default 0 = off until a match measures it, docs/go.md)",
+        "(0..1; default 1, with 400 virtual visits; 0 = off: the heuristic prior with 50, docs/go.md)",
     )
     p.add_argument(
         "--move-model",

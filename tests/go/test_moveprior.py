@@ -325,14 +325,14 @@ def test_gtp_options_load_the_model_on_large_boards_and_survive_a_bad_file(tmp_p
     assert off._searcher(19).adapter.params[P_PRIOR_MOVES] == 0.0 and off._searcher(19).adapter.move_model is None
 
 
-def test_the_move_prior_option_loads_the_shipped_model_with_its_weight_on_large_boards_only():
-    player = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1", "--prior-moves", "1"])))
+def test_the_default_player_uses_the_shipped_move_prior_with_its_weight_on_large_boards_only():
+    player = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1"])))
     large = player._searcher(19)
     assert large.adapter.params[P_PRIOR_MOVES] == 1.0 and large.adapter.move_model is not None
     assert (large.options.prior_visits, large.options.prior_amaf) == (400.0, 400.0)
     small = player._searcher(9)
     assert small.adapter.move_model is None and (small.options.prior_visits, small.options.prior_amaf) == (10.0, 20.0)
-    off = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1"])))  # the default: off
+    off = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1", "--prior-moves", "0"])))
     searcher = off._searcher(19)
     assert searcher.adapter.move_model is None and searcher.options.prior_visits == 50.0
 

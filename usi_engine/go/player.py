@@ -66,7 +66,7 @@ class PlayerSettings:
     playout_patterns: bool = True  # playouts use MoGo's 3x3 patterns around the last move (playout.py rule 3)
     prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
     prior_ladders: bool = False  # RAVE prior (large boards): PRIOR_LADDERED for escapes into a working ladder
-    prior_moves: float = 0.0  # RAVE prior (large boards): weight of the learned move prior (moveprior.py)
+    prior_moves: float = 1.0  # RAVE prior (large boards): weight of the learned move prior (moveprior.py)
     move_model: str | None = None  # learned move prior file (None: the shipped one)
     prior_visits: float | None = None  # RAVE prior: virtual MC visits (None: by board size, prior_weight)
     prior_amaf: float | None = None  # RAVE prior: virtual AMAF visits (None: by board size, prior_weight)
