@@ -23,15 +23,19 @@ from usi_engine.go.playout import _setup, new_workspace, seed_rng
 from usi_engine.gtp import build_parser, player_settings
 
 
-def _random_game(size: int, plies: int, seed: int, colours=("b", "w")) -> tuple[GoBoard, list]:
-    """A board after random legal moves (no passes), and the moves as GTP vertices."""
+def _random_game(size: int, plies: int, seed: int, colours=("b", "w"), local: bool = False) -> tuple[GoBoard, list]:
+    """A board after random legal moves (no passes), and the moves as GTP vertices; local: every move after the
+    first is next to the one before when it can be (a local player)."""
     rnd = random.Random(seed)
     b = GoBoard(size, 7.5)
-    played = []
+    played: list = []
     for i in range(plies):
         legal = [v for v in b.legal_moves() if v != "pass"]
         if not legal:
             break
+        if local and played:
+            last = b.parse_vertex(played[-1])
+            legal = [v for v in legal if abs(b.parse_vertex(v) - last) in (1, size + 1)] or legal
         v = rnd.choice(legal)
         b.play(colours[i % 2], v)
         played.append(v)
@@ -235,25 +239,6 @@ def test_records_parse_with_sgf_coordinates_and_plain_games_only():
     assert parse_moves("(;SZ[19];B[pd];B[dd]" + ";W[aa];B[ss]" * 5 + ")", 19) is None
 
 
-def _local_game(size: int, plies: int, rnd: random.Random) -> list:
-    """A game whose every move after the first is next to the one before when it can be (a local player)."""
-    b = GoBoard(size, 7.5)
-    out = []
-    for _ in range(plies):
-        legal = [v for v in b.legal_moves() if v != "pass"]
-        if not legal:
-            break
-        if out:
-            last = b.parse_vertex(out[-1])
-            w = size + 1
-            near = [v for v in legal if abs(b.parse_vertex(v) - last) in (1, w)]
-            legal = near or legal
-        v = rnd.choice(legal)
-        b.play(b.to_move, v)
-        out.append(v)
-    return out
-
-
 def _sgf(size: int, moves: list, b: GoBoard) -> str:
     body = ""
     for i, v in enumerate(moves):
@@ -265,10 +250,9 @@ def _sgf(size: int, moves: list, b: GoBoard) -> str:
 
 def test_fitting_learns_a_local_player_and_writes_a_usable_model(tmp_path, capsys):
     size = 9
-    rnd = random.Random(11)
     b = GoBoard(size, 7.5)
     for i in range(40):
-        (tmp_path / f"g{i:02d}.sgf").write_text(_sgf(size, _local_game(size, 40, rnd), b))
+        (tmp_path / f"g{i:02d}.sgf").write_text(_sgf(size, _random_game(size, 40, 1100 + i, local=True)[1], b))
     out = tmp_path / "m.npz"
     argv = ["go-moves", str(out), "--games", str(tmp_path), "--size", "9", "--test-games", "8", "--epochs", "4"]
     assert learn_main(argv + ["--sample", "0.5", "--lr", "0.1", "--min-count", "2"]) == 0
