@@ -19,7 +19,7 @@ from usi_engine.go.board import gen_moves
 from usi_engine.go.game import P_PRIOR_MOVES, expand_amaf, moves_prior
 from usi_engine.go.ladder import S_ROWS, escape_is_laddered
 from usi_engine.go.player import GoPlayer
-from usi_engine.go.playout import _setup, new_workspace, seed_rng
+from usi_engine.go.playout import PRIOR_EYE, PRIOR_PASS, PRIOR_SELF_ATARI, _setup, move_priors, new_workspace, seed_rng
 from usi_engine.gtp import build_parser, player_settings
 
 
@@ -287,10 +287,29 @@ def test_expand_amaf_uses_the_learned_prior_with_its_weight():
             b.pos, adapter.weights, adapter.params, seed_rng(1), out_moves, values, flags, prior, trace, tstart
         )
         assert k == n and np.array_equal(out_moves[:n], moves[:n])
+        heuristic = np.empty(n)
+        move_priors(b.pos, new_workspace(), moves, n, heuristic, False, False)
+        veto = (moves[:n] == L.PASS) | (heuristic == PRIOR_EYE) | (heuristic == PRIOR_SELF_ATARI)
+        assert veto.sum() >= 1 and np.array_equal(prior[:n][veto], heuristic[veto])  # the vetoes stay
         if mix:
-            assert np.allclose(prior[:n], want)
+            assert np.allclose(prior[:n][~veto], want[~veto])
         else:
-            assert not np.allclose(prior[:n], want)
+            assert not np.allclose(prior[:n][~veto], want[~veto])
+
+
+def test_the_move_prior_keeps_the_vetoes_on_filling_an_own_eye_and_passing():
+    """Strong players never fill their own eyes, so the model rates it improbable, not terrible (H near 1/2); the
+    heuristic's 0.05 stays, below a pass (0.1): at a game's end the engine passes instead of killing itself."""
+    from usi_engine.go.game import GoAdapter, default_params
+
+    b = GoBoard(19, 7.5)
+    for v in ["A2", "Q16", "B1", "D4", "B2", "Q4"]:
+        b.play(b.to_move, v)
+    adapter = GoAdapter(19, default_params(prior_moves=1.0))
+    adapter.set_move_model(M.read_model(M.shipped_model(19))[0])
+    moves = np.array([b.parse_vertex("A1"), L.PASS, b.parse_vertex("K10")], np.int32)
+    h = adapter.priors(b.pos, moves)
+    assert h[0] == PRIOR_EYE and h[1] == PRIOR_PASS and h[2] > 0.5
 
 
 def test_gtp_options_load_the_model_on_large_boards_and_survive_a_bad_file(tmp_path, capsys):

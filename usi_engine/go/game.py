@@ -76,6 +76,8 @@ from usi_engine.go.playout import (
     DEFAULT_CAP_FACTOR,
     PRIOR_CAPTURE,
     PRIOR_ESCAPE,
+    PRIOR_EYE,
+    PRIOR_SELF_ATARI,
     WS_ROWS,
     move_priors,
     rand_below,
@@ -228,14 +230,17 @@ def _learned_child_values(pos, weights, moves, n):
 @njit(cache=True, nogil=True)
 def _mix_priors(pos, ws, weights, params, moves, n, prior, learned):
     """The learned parts of expand_amaf's prior, in place over the heuristic prior: the move prior's share
-    P_PRIOR_MOVES, then the learned value's share P_PRIOR_MIX (learned: the children's learned values, or empty)."""
+    P_PRIOR_MOVES, then the learned value's share P_PRIOR_MIX (learned: the children's learned values, or empty).
+    The move prior leaves the heuristic's vetoes alone: a pass, filling an own eye, a self-atari of a block (moves
+    strong players never make, so the model only knows them as improbable, i.e. about 1/2)."""
     _, model, _ = split_weights(weights)
     b = params[P_PRIOR_MOVES]
     if b > 0.0 and model.shape[0] > 0:
         learned_moves = np.empty(n, np.float64)
         moves_prior(pos, ws, model, moves, n, learned_moves)
         for i in range(n):
-            prior[i] = (1.0 - b) * prior[i] + b * learned_moves[i]
+            if moves[i] != PASS and prior[i] != PRIOR_EYE and prior[i] != PRIOR_SELF_ATARI:
+                prior[i] = (1.0 - b) * prior[i] + b * learned_moves[i]
     if learned.shape[0] > 0:
         mix = params[P_PRIOR_MIX]
         for i in range(n):
