@@ -16,7 +16,7 @@ from usi_engine.go import GoBoard
 from usi_engine.go import layout as L
 from usi_engine.go import moveprior as M
 from usi_engine.go.board import gen_moves
-from usi_engine.go.game import P_PRIOR_MOVES, expand_amaf, moves_prior
+from usi_engine.go.game import MOVES_EVEN, MOVES_WINS, P_PRIOR_MOVES, expand_amaf, moves_prior
 from usi_engine.go.ladder import S_ROWS, escape_is_laddered
 from usi_engine.go.player import GoPlayer
 from usi_engine.go.playout import PRIOR_EYE, PRIOR_PASS, PRIOR_SELF_ATARI, _setup, move_priors, new_workspace, seed_rng
@@ -274,8 +274,14 @@ def test_expand_amaf_uses_the_learned_prior_with_its_weight():
     moves = np.empty(L.BOARD_CAP + 1, np.int32)
     n = gen_moves(b.pos, moves)
     want = np.empty(n)
-    moves_prior(b.pos, new_workspace(), model, moves, n, want)
+    ws = new_workspace()
+    _setup(b.pos, ws)
+    moves_prior(b.pos, ws, model, moves, n, want)
     assert want.max() > 0.6 and want.min() >= 0.5
+    p = np.empty(n)
+    M.move_probabilities(b.pos, new_workspace(), model, moves, n, p)
+    root = np.sqrt(p)
+    assert np.allclose(want, (0.5 * MOVES_EVEN + MOVES_WINS * root) / (MOVES_EVEN + MOVES_WINS * root))
     for mix in (1.0, 0.0):
         adapter = GoAdapter(19, default_params(prior_moves=mix))
         adapter.set_move_model(model)

@@ -71,7 +71,7 @@ from usi_engine.go.layout import (
     SIZE,
     SUICIDE_OK,
 )
-from usi_engine.go.moveprior import move_probabilities
+from usi_engine.go.moveprior import probabilities_set_up
 from usi_engine.go.playout import (
     DEFAULT_CAP_FACTOR,
     PRIOR_CAPTURE,
@@ -156,8 +156,8 @@ def pack_weights(theta, model, tab) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def moves_prior(pos, ws, model, moves, n, out):
     """out[i] = H_moves of moves[i] (the learned move prior as a value in [1/2, 1), MOVES_EVEN / MOVES_WINS above);
-    a pass gets 1/2."""
-    move_probabilities(pos, ws, model, moves, n, out)
+    a pass gets 1/2. ws must hold playout._setup of pos (move_priors leaves it so)."""
+    probabilities_set_up(pos, ws, model, moves, n, out)
     for i in range(n):
         root = np.sqrt(out[i])
         out[i] = (0.5 * MOVES_EVEN + MOVES_WINS * root) / (MOVES_EVEN + MOVES_WINS * root)

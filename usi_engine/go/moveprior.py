@@ -236,6 +236,12 @@ def last_moves(pos):
 def move_probabilities(pos, ws, model, moves, n, out):
     """out[i] = P(moves[i]) under the model for the side to move of pos (0 for a pass); uses ws."""
     _setup(pos, ws)
+    probabilities_set_up(pos, ws, model, moves, n, out)
+
+
+@njit(cache=True, nogil=True)
+def probabilities_set_up(pos, ws, model, moves, n, out):
+    """move_probabilities with ws already holding playout._setup of pos (as playout.move_priors leaves it)."""
     w, size, c = pos[STRIDE], pos[SIZE], pos[SIDE]
     last, prev = last_moves(pos)
     wt = model[KEYS:]
