@@ -180,3 +180,12 @@ def test_search_bench_prints_a_key_value_line():
     pps, per_cpu, line = measure_search(size=5, seconds=0.5, policy="rave")
     assert pps > 0 and per_cpu > 0
     assert line.split()[-1].startswith("search_playouts_per_sec=")
+
+
+def test_search_bench_compares_the_move_prior_with_the_search_without_it(capsys):
+    from usi_engine.go.bench import main
+
+    main(["--size", "7", "--seconds", "0.3", "--search", "--move-prior"])
+    without, with_prior, ratio = capsys.readouterr().out.strip().splitlines()[-3:]
+    assert "move_prior=0" in without.split() and "move_prior=1" in with_prior.split()
+    assert ratio.startswith("move_prior_speed_ratio=") and float(ratio.split("=")[1]) > 0

@@ -1,5 +1,5 @@
-"""Playout benchmark: ``python -m usi_engine.go.bench [--size 9] [--seconds 3] [--search [--policy P]]
-[--playout-patterns]``.
+"""Playout benchmark: ``python -m usi_engine.go.bench [--size 9] [--seconds 3] [--search [--policy P]
+[--move-prior]] [--playout-patterns]``.
 
 Runs playouts from the empty board on one thread (after a warm-up call that compiles or loads the
 kernels), then game.expand with one playout per child (children/s = playouts/s inside the search's
@@ -7,7 +7,9 @@ leaf evaluation, including move generation with superko checks), and prints ``pl
 moves_per_sec=Y`` as its last line. With ``--search`` it instead runs the full search (Searcher, one
 thread, fresh tree, policy rave by default) from the empty board and prints
 ``search_playouts_per_sec=X`` last (playouts = children evaluated, one playout each). ``--playout-patterns``
-measures the playouts with MoGo's pattern rule on (playout.py rule 3).
+measures the playouts with MoGo's pattern rule on (playout.py rule 3). ``--search --move-prior`` runs the search
+twice in the same process, first without and then with the shipped learned move prior (moveprior.py, the default
+on boards of 15 and more), and prints what the prior's features cost as ``move_prior_speed_ratio=X`` last.
 """
 
 import argparse
@@ -60,14 +62,26 @@ def measure_expand(size: int = 9, seconds: float = 1.0, seed: int = 2, patterns:
     return children / elapsed, work / elapsed
 
 
-def measure_search(size: int = 9, seconds: float = 3.0, policy: str = "rave", seed: int = 1, patterns: bool = False):
-    """(playouts/s wall, playouts per CPU second, KEY=VALUE line) of the full one-thread search."""
+def measure_search(
+    size: int = 9,
+    seconds: float = 3.0,
+    policy: str = "rave",
+    seed: int = 1,
+    patterns: bool = False,
+    move_prior: bool = False,
+):
+    """(playouts/s wall, playouts per CPU second, KEY=VALUE line) of the full one-thread search; move_prior: RAVE's
+    prior mixes in the shipped learned move prior at weight 1."""
     from usi_engine.go.game import GoAdapter, default_params
+    from usi_engine.go.moveprior import read_model, shipped_model
     from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 
     pos = new_pos(size, komi=7.0)
+    adapter = GoAdapter(size, default_params(playout_patterns=patterns, prior_moves=1.0 if move_prior else 0.0))
+    if move_prior:
+        adapter.set_move_model(read_model(shipped_model(19))[0])
     searcher = Searcher(
-        GoAdapter(size, default_params(playout_patterns=patterns)),
+        adapter,
         SearchOptions(policy=policy, hash_mb=256, reuse=False, seed=seed, t_sel=300.0, t_back=300.0, c_uct=300.0),
     )
     searcher.search(pos, Limits(samples=2))  # compile / load from cache
@@ -76,7 +90,8 @@ def measure_search(size: int = 9, seconds: float = 3.0, policy: str = "rave", se
     cpu = max(time.process_time() - cpu, 1e-9)
     pps = r.children / (r.time_ms / 1000.0)
     line = (
-        f"size={size} policy={policy} samples={r.samples} playouts={r.children} depth={r.depth} "
+        f"size={size} policy={policy} move_prior={int(move_prior)} samples={r.samples} playouts={r.children} "
+        f"depth={r.depth} "
         f"best={r.best_move_str} playouts_per_cpu_sec={r.children / cpu:.0f} "
         f"search_playouts_per_sec={pps:.0f}"
     )
@@ -90,8 +105,18 @@ def main(argv=None):
     ap.add_argument("--search", action="store_true", help="benchmark the full search instead")
     ap.add_argument("--policy", choices=("rave", "softmax", "uct"), default="rave")
     ap.add_argument("--playout-patterns", action="store_true", help="playouts with MoGo's pattern rule")
+    ap.add_argument(
+        "--move-prior", action="store_true", help="with --search: the search without, then with the learned move prior"
+    )
     args = ap.parse_args(argv)
     patterns = args.playout_patterns
+    if args.search and args.move_prior:
+        reference, _, line = measure_search(args.size, args.seconds, args.policy, patterns=patterns)
+        print(line)
+        with_prior, _, line = measure_search(args.size, args.seconds, args.policy, patterns=patterns, move_prior=True)
+        print(line)
+        print(f"move_prior_speed_ratio={with_prior / reference:.3f}")
+        return
     if args.search:
         print(measure_search(args.size, args.seconds, args.policy, patterns=patterns)[2])
         return
