@@ -91,9 +91,8 @@ def measure_search(
     pps = r.children / (r.time_ms / 1000.0)
     line = (
         f"size={size} policy={policy} move_prior={int(move_prior)} samples={r.samples} playouts={r.children} "
-        f"depth={r.depth} "
-        f"best={r.best_move_str} playouts_per_cpu_sec={r.children / cpu:.0f} "
-        f"search_playouts_per_sec={pps:.0f}"
+        f"depth={r.depth} best={r.best_move_str} "
+        f"playouts_per_cpu_sec={r.children / cpu:.0f} search_playouts_per_sec={pps:.0f}"
     )
     return pps, r.children / cpu, line
 
