@@ -80,15 +80,21 @@ def check_accounting(searcher):
     expanded = (t[core.T_STATE][:used] & core.PHASE_MASK) == core.EXPANDED
     assert not np.any((t[core.T_STATE][:used] & core.PHASE_MASK) == core.EXPANDING)
     linked = int(t[core.T_COUNT][:used][expanded].sum())
-    assert edges == linked + ctl[core.C_WASTED_EDGES]
+    # progressive widening reserves an edge for every move; the ones not entered yet have no child
+    reserved = int(t[core.T_NMOVES][:used][expanded].sum()) if pool.widen else linked
+    assert edges == reserved + ctl[core.C_WASTED_EDGES]
     if pool.graph:
         assert used == ctl[core.C_TABLE] + ctl[core.C_PRIVATE]
     else:
         assert used == 1 + linked
     for v in np.nonzero(expanded)[0]:
         f, n = t[core.T_FIRST][v], t[core.T_COUNT][v]
-        assert 0 <= f and f + n <= edges
+        m = t[core.T_NMOVES][v] if pool.widen else n
+        assert 0 <= f and n <= m and f + m <= edges
         assert np.all((t[core.T_ECHILD][f : f + n] >= 0) & (t[core.T_ECHILD][f : f + n] < used))
+        assert np.all(t[core.T_ECHILD][f + n : f + m] == -1)
+        if pool.widen:
+            assert t[core.T_WIDE][v] == n  # no entry left claimed
 
 
 def backup_error(searcher):

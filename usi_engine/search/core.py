@@ -13,6 +13,9 @@ Pool (structure of arrays, preallocated; ``tree`` is a tuple of them, indices T_
          N(s,a) and summed outcome, AMAF count N~(s,a) and summed outcome (seed 000 eq. 13-17), outcomes
          in [0, 1] from the mover's side, virtual prior visits included (eq. 48-51)
   table  key i64, node i64 (open addressing, graph mode only; node -1 empty, -2 being written)
+  widening (progressive widening only; length 1 otherwise): moves i32 per node, the edges reserved at its
+         expansion (all its moves, the ones not yet entered after the `count` entered ones, child -1), and
+         wide i64 per node, the entered children plus one while a thread is entering the next (widen_claim)
 A node is *proven* when |value| >= MATE_THRESHOLD; that is derived from the value, not stored.
 ``ctl`` is one shared int64 array of control words and counters (indices C_*); hot counters sit on their
 own cache lines.
@@ -38,6 +41,7 @@ FLAG_FORCING = 8  # the move to this child is forcing (shogi: a check): selectio
 T_VALUE, T_FIRST, T_COUNT, T_KEY, T_STATE, T_FLAGS, T_DEPTH = 0, 1, 2, 3, 4, 5, 6
 T_EMOVE, T_ECHILD, T_EVISITS, T_TKEY, T_TNODE = 7, 8, 9, 10, 11
 T_RN, T_RW, T_AN, T_AW = 12, 13, 14, 15
+T_NMOVES, T_WIDE = 16, 17
 
 # --- ctl indices ------------------------------------------------------------------------------------
 C_STOP, C_NODE_LIMIT, C_SAMPLE_LIMIT, C_ROOT, C_MEMFULL = 0, 1, 2, 3, 4
@@ -55,7 +59,8 @@ CTL_SIZE = 56
 FP_TSEL, FP_TBACK, FP_CUCT, FP_VSCALE, FP_RAVE_BIAS, FP_PRIOR_N, FP_PRIOR_AMAF, FP_FORCING = 0, 1, 2, 3, 4, 5, 6, 7
 FP_ANNEAL_N, FP_TSEL_MIN = 8, 9  # visit-annealed selection temperature (annealed_temperature)
 FP_BACK_ANNEAL_N, FP_TBACK_MIN = 10, 11  # visit-annealed backup temperature (backup_node)
-FP_SIZE = 12
+FP_WIDEN_K0, FP_WIDEN_A, FP_WIDEN_B = 12, 13, 14  # progressive widening (widen_target); k0 = 0: off
+FP_SIZE = 16
 IP_POLICY, IP_GRAPH, IP_MAXDEPTH, IP_THREAD, IP_JOINT, IP_PUBLISH = 0, 1, 2, 3, 4, 5
 IP_SIZE = 6
 POLICY_SOFTMAX, POLICY_UCT, POLICY_RAVE = 0, 1, 2
@@ -77,11 +82,13 @@ NO_LIMIT = np.iinfo(np.int64).max
 _INF = np.inf
 
 
-def new_tree(n_nodes, n_edges, table_slots=1, uct=False, rave=False):
+def new_tree(n_nodes, n_edges, table_slots=1, uct=False, rave=False, widen=False):
     """The one constructor of the pool's tree tuple (indices T_*): every pool has the same array types, so
-    numba compiles each tree kernel once. Per-edge visit counts only for UCT and RAVE statistics only for
-    RAVE (length 1 otherwise); table_slots a power of two (graph mode) or 1."""
+    numba compiles each tree kernel once. Per-edge visit counts only for UCT, RAVE statistics only for
+    RAVE and the per-node widening arrays only for progressive widening (length 1 otherwise); table_slots a
+    power of two (graph mode) or 1."""
     er = n_edges if rave else 1
+    wn = n_nodes if widen else 1
     return (
         np.zeros(n_nodes, np.float64),
         np.full(n_nodes, -1, np.int64),
@@ -99,6 +106,8 @@ def new_tree(n_nodes, n_edges, table_slots=1, uct=False, rave=False):
         np.zeros(er),
         np.zeros(er),
         np.zeros(er),
+        np.zeros(wn, np.int32),
+        np.zeros(wn, np.int64),
     )
 
 
@@ -225,9 +234,23 @@ def proven_value(tree, v):
             all_won = False
     if min_e <= -MATE_THRESHOLD:
         return True, -min_e - 1.0, min_e
-    if all_won:
+    if all_won and full_width(tree, v):
         return True, -min_e + 1.0, min_e
     return False, 0.0, min_e
+
+
+@njit(cache=True, nogil=True)
+def reserved_edges(tree, v):
+    """The edges v reserved at its expansion: all its moves under progressive widening, else its children."""
+    nm = tree[T_NMOVES]
+    return nm[v] if nm.shape[0] > 1 else tree[T_COUNT][v]
+
+
+@njit(cache=True, nogil=True)
+def full_width(tree, v):
+    """True when every move of v has entered as a child (always, without progressive widening)."""
+    nm = tree[T_NMOVES]
+    return nm.shape[0] <= 1 or tree[T_COUNT][v] >= nm[v]
 
 
 @njit(cache=True, nogil=True)
@@ -622,6 +645,18 @@ def finish_children(pos, weights, params, moves, values, flags, job, base, tag):
 
 
 @njit(cache=True, nogil=True)
+def order_children(pos, weights, params, moves, n, k0):
+    """Stand-in for games without a move order for progressive widening: every move enters at once."""
+    return n
+
+
+@njit(cache=True, nogil=True)
+def child_value(pos, weights, params, move):
+    """Stand-in for games without progressive widening (never called: order_children enters every move)."""
+    return 0.0, 0, 0
+
+
+@njit(cache=True, nogil=True)
 def leaf_value(pos, weights, params):
     """Stand-in for games that never flag a child FLAG_LAZY (so it is never called): (value, work)."""
     return 0.0, 0
@@ -687,23 +722,42 @@ def find_or_insert(tree, ctl, key, value, depth, flags):
 
 
 @njit(cache=True, nogil=True)
-def attach_children(tree, ctl, v, n, moves, values, cflags, keys, graph, child_depth):
-    """Allocate and write v's n children (not yet published: the caller stores v's state). Tree mode: n
-    fresh nodes. Graph mode: non-terminal children are shared through the table; terminal children are
-    private nodes, because terminals such as repetitions depend on the path (docs/search.md). Returns False
-    when the pool is full; the edges reserved by the failed attempt are counted in C_WASTED_EDGES (tree mode
-    reserves the edges and all n nodes up front, so no node is wasted; graph-mode nodes created before the
-    failure stay valid, reachable through the table)."""
+def new_child(tree, ctl, key, value, cflags, graph, depth):
+    """The node of a fresh child (unexpanded, `value`), -1 when the pool is full. Graph mode shares a
+    non-terminal child through the table (find_or_insert); a terminal child is a private node, because
+    terminals such as repetitions depend on the path (docs/search.md); tree mode always makes a new node."""
+    if graph and not cflags & FLAG_TERMINAL:
+        return find_or_insert(tree, ctl, key, value, depth, cflags & (FLAG_LAZY | FLAG_FORCING))
+    c = alloc(ctl, C_NODES, 1, tree[T_VALUE].shape[0])
+    if c >= 0:
+        if graph:
+            init_node(tree, c, value, FLAG_TERMINAL, key, depth)
+        else:
+            init_node(tree, c, value, cflags & (FLAG_TERMINAL | FLAG_LAZY | FLAG_FORCING), 0, depth)
+        if graph:
+            atomic_add(ctl, C_PRIVATE, 1)
+    return c
+
+
+@njit(cache=True, nogil=True)
+def attach_children(tree, ctl, v, n, n_moves, moves, values, cflags, keys, graph, child_depth):
+    """Allocate and write v's n entered children and reserve the edges of all its n_moves moves (not yet
+    published: the caller stores v's state); moves[n:n_moves] are the moves progressive widening may enter
+    later, in that order (their edges have child -1; n_moves = n without widening). Tree mode: n fresh
+    nodes. Graph mode: non-terminal children are shared through the table; terminal children are private
+    nodes (new_child). Returns False when the pool is full; the edges reserved by the failed attempt are
+    counted in C_WASTED_EDGES (tree mode reserves the edges and all n nodes up front, so no node is wasted;
+    graph-mode nodes created before the failure stay valid, reachable through the table)."""
     emove = tree[T_EMOVE]
     echild = tree[T_ECHILD]
     capacity = tree[T_VALUE].shape[0]
-    ebase = alloc(ctl, C_EDGES, n, emove.shape[0])
+    ebase = alloc(ctl, C_EDGES, n_moves, emove.shape[0])
     if ebase < 0:
         return False
     if not graph:
         nbase = alloc(ctl, C_NODES, n, capacity)
         if nbase < 0:
-            atomic_add(ctl, C_WASTED_EDGES, n)
+            atomic_add(ctl, C_WASTED_EDGES, n_moves)
             return False
         for i in range(n):
             init_node(
@@ -713,20 +767,64 @@ def attach_children(tree, ctl, v, n, moves, values, cflags, keys, graph, child_d
             echild[ebase + i] = nbase + i
     else:
         for i in range(n):
-            if cflags[i] & FLAG_TERMINAL:
-                c = alloc(ctl, C_NODES, 1, capacity)
-                if c >= 0:
-                    init_node(tree, c, values[i], cflags[i] & FLAG_TERMINAL, keys[i], child_depth)
-                    atomic_add(ctl, C_PRIVATE, 1)
-            else:
-                c = find_or_insert(tree, ctl, keys[i], values[i], child_depth, cflags[i] & (FLAG_LAZY | FLAG_FORCING))
+            c = new_child(tree, ctl, keys[i], values[i], cflags[i], True, child_depth)
             if c < 0:
-                atomic_add(ctl, C_WASTED_EDGES, n)
+                atomic_add(ctl, C_WASTED_EDGES, n_moves)
                 return False
             emove[ebase + i] = moves[i]
             echild[ebase + i] = c
+    for i in range(n, n_moves):
+        emove[ebase + i] = moves[i]
+        echild[ebase + i] = -1
     tree[T_FIRST][v] = ebase
     tree[T_COUNT][v] = n
+    if tree[T_NMOVES].shape[0] > 1:
+        tree[T_NMOVES][v] = n_moves
+        tree[T_WIDE][v] = n
+    return True
+
+
+@njit(cache=True, nogil=True)
+def widen_target(visits, fp):
+    """Progressive widening: the children a node with `visits` samples backed up through it should hold,
+    k(N) = k0 + floor(log_b(1 + N/a)) (Chaslot et al. 2008's logarithmic schedule; k0 = FP_WIDEN_K0,
+    a = FP_WIDEN_A, b = FP_WIDEN_B)."""
+    return np.int64(fp[FP_WIDEN_K0] + np.floor(np.log(1.0 + visits / fp[FP_WIDEN_A]) / np.log(fp[FP_WIDEN_B])))
+
+
+@njit(cache=True, nogil=True)
+def widen_claim(tree, v, is_root, fp):
+    """The index of the move of v that this thread now enters (claimed), or -1: v has moves not yet entered
+    and wants more children - the root always (every root move is searched), all entered children proven
+    won for their side (backup clamps v's value to the lowest heuristic value; another move may save v),
+    or its visits call for more (widen_target) - and no other thread is entering one (T_WIDE == count)."""
+    nm = tree[T_NMOVES]
+    if nm.shape[0] <= 1:
+        return -1
+    cnt = tree[T_COUNT][v]
+    if cnt >= nm[v]:
+        return -1
+    if not is_root and tree[T_VALUE][v] > 1.0 - MATE_THRESHOLD:
+        if widen_target(tree[T_STATE][v] >> 2, fp) <= cnt:
+            return -1
+    wide = tree[T_WIDE]
+    if atomic_load(wide, v) != cnt or atomic_cas(wide, v, cnt, cnt + 1) != cnt:
+        return -1
+    return cnt
+
+
+@njit(cache=True, nogil=True)
+def widen_publish(tree, ctl, v, i, child):
+    """Enter `child` as v's child i (claimed by widen_claim): its edge is written before the count grows, so
+    a thread that sees the new count sees the child (the read-modify-write is a full barrier); child < 0
+    (the pool is full) gives the claim back and flags the pool full instead."""
+    if child < 0:
+        atomic_store(tree[T_WIDE], v, i)
+        atomic_store(ctl, C_MEMFULL, 1)
+        return False
+    tree[T_ECHILD][tree[T_FIRST][v] + i] = child
+    atomic_add(tree[T_STATE], v, 0)
+    tree[T_COUNT][v] = i + 1
     return True
 
 
@@ -801,6 +899,7 @@ def build_kernels(game, stamp):
     refine = game if hasattr(game, 'leaf_value') else sys.modules[__name__]
     joinable = hasattr(game, 'expand_children')
     joiner = game if joinable else sys.modules[__name__]
+    widener = game if hasattr(game, 'order_children') else sys.modules[__name__]
 
     @_njit(cache=True, nogil=True)
     def run_samples(pos, tree, ctl, weights, gparams, rng, fp, ip, scratch, max_samples):
@@ -825,6 +924,7 @@ def build_kernels(game, stamp):
         max_depth = min(ip[IP_MAXDEPTH], path_nodes.shape[0] - 1)
         t_back = fp[FP_TBACK]
         vscale = fp[FP_VSCALE]
+        widen = tree[T_NMOVES].shape[0] > 1 and fp[FP_WIDEN_K0] > 0.0 and policy != POLICY_RAVE
         root = ctl[C_ROOT]
         done = 0
         collisions = 0
@@ -841,10 +941,23 @@ def build_kernels(game, stamp):
                 path_nodes[0] = root
                 collided = False
                 expanded_leaf = False
+                widened = False
                 while True:
                     st = atomic_load(state, node) & PHASE_MASK
                     if st == EXPANDED:
                         if tree[T_COUNT][node] == 0 or is_proven(value[node]) or d >= max_depth:
+                            break
+                        i = widen_claim(tree, node, node == root, fp) if widen else -1
+                        if i >= 0:  # progressive widening: this sample enters node's next move as a child
+                            wmove = emove[tree[T_FIRST][node] + i]
+                            wvalue, wflags, wwork = widener.child_value(pos, weights, gparams, wmove)
+                            atomic_add(ctl, C_WORK, wwork)
+                            atomic_add(ctl, C_CHILDREN, 1)
+                            game.do_move(pos, wmove)
+                            wkey = game.pos_key(pos)
+                            game.undo_move(pos)
+                            wchild = new_child(tree, ctl, wkey, wvalue, wflags, graph, d + 1)
+                            widened = widen_publish(tree, ctl, node, i, wchild)
                             break
                         e = select_edge(tree, node, policy, fp, rng, wbuf, joint)
                         if e < 0:
@@ -904,6 +1017,7 @@ def build_kernels(game, stamp):
                         expanded_leaf = True
                         break
                     n = -1
+                    n_moves = -1  # the moves of node; more than the n children only under progressive widening
                     em, ev, ef = moves, values, cflags
                     if policy == POLICY_RAVE:
                         n, work = amaf.expand_amaf(
@@ -911,7 +1025,10 @@ def build_kernels(game, stamp):
                         )
                     elif joinable:  # through this thread's job, which others may join (open_job)
                         em, ev, ef = jmoves[me], jvalues[me], jflags[me]
-                        n = game.gen_moves(pos, em)
+                        n_moves = game.gen_moves(pos, em)
+                        n = n_moves
+                        if widen and node != root:  # the most probable moves enter now, the rest in order
+                            n = widener.order_children(pos, weights, gparams, em, n_moves, np.int64(fp[FP_WIDEN_K0]))
                         if publish:
                             jpos[me][:] = pos  # written before open_job's release store of the word
                         open_job(job, my_job, node, n)
@@ -926,6 +1043,8 @@ def build_kernels(game, stamp):
                         n, work = game.expand(pos, weights, gparams, rng, moves, values, cflags)
                         prior[:n] = 0.5
                         tstart[: n + 1] = 0
+                    if n_moves < 0:
+                        n_moves = n
                     atomic_add(ctl, C_WORK, work)
                     atomic_add(ctl, C_CHILDREN, evaluated_children(ef, n))
                     if graph:
@@ -933,13 +1052,13 @@ def build_kernels(game, stamp):
                             game.do_move(pos, em[i])
                             keys[i] = game.pos_key(pos)
                             game.undo_move(pos)
-                    if not attach_children(tree, ctl, node, n, em, ev, ef, keys, graph, d + 1):
+                    if not attach_children(tree, ctl, node, n, n_moves, em, ev, ef, keys, graph, d + 1):
                         atomic_store(ctl, C_MEMFULL, 1)
                         atomic_store(state, node, UNEXPANDED)
                         break
                     if not graph:
                         tree[T_KEY][node] = game.pos_key(pos)
-                    if n == 0:
+                    if n_moves == 0:
                         flags[node] |= FLAG_TERMINAL  # no legal move although the game did not flag it
                     else:
                         if policy == POLICY_RAVE:
@@ -965,10 +1084,11 @@ def build_kernels(game, stamp):
                     expanded_leaf = True
                     break
                 if not collided:
-                    atomic_max(ctl, C_SELDEPTH, d + 1 if expanded_leaf else d)
+                    atomic_max(ctl, C_SELDEPTH, d + 1 if expanded_leaf or widened else d)
                     if policy == POLICY_RAVE and not expanded_leaf:
                         rave_update_end(tree, path_edges, d, value[path_nodes[d]], vscale)
-                    backup_path(tree, path_nodes, d, fp, policy)
+                    # a widening sample ends at the node that gained a child: it is recomputed first
+                    backup_path(tree, path_nodes, d + 1 if widened else d, fp, policy)
                 for _ in range(d):
                     game.undo_move(pos)
                 if not collided:
@@ -1126,7 +1246,8 @@ def collect_probable(tree, new_root, policy, t_sel, prior_n, allow, nmap, order,
     samples that go to c under the tree policy (selection_weight: the softmax pi(c|v) at temperature t_sel, or
     the visit shares of UCT and RAVE; uniform while v's edges have no visits). In graph mode the sum takes the
     parents the walk meets before it numbers c's children (all of them when the transpositions are at equal
-    depth; an approximation otherwise). Returns (nodes kept, edges kept)."""
+    depth; an approximation otherwise). A kept node keeps the edges of the moves progressive widening has not
+    entered yet too (after its children, child -1). Returns (nodes kept, edges kept)."""
     value = tree[T_VALUE]
     echild = tree[T_ECHILD]
     nmap[:] = -1
@@ -1155,6 +1276,10 @@ def collect_probable(tree, new_root, policy, t_sel, prior_n, allow, nmap, order,
         for i in range(n):
             eorder[n_edges] = f + i
             n_edges += 1
+        for i in range(n, reserved_edges(tree, v)):  # moves progressive widening has not entered yet
+            eorder[n_edges] = f + i
+            n_edges += 1
+        for i in range(n):
             c = echild[f + i]
             if z > 0.0:
                 share = reach[j] * selection_weight(tree, f + i, policy, t_sel, prior_n, min_e) / z

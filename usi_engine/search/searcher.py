@@ -31,7 +31,9 @@ EDGE_BYTES = 4 + 4  # move, child
 VISIT_BYTES = 8  # edge visits (UCT policy only)
 RAVE_BYTES = 4 * 8  # MC count/wins and AMAF count/wins per edge (RAVE policy only)
 TABLE_BYTES = 16  # graph table slot: key, node
+WIDEN_BYTES = 4 + 8  # per node under progressive widening: moves reserved, entered children claimed
 GRAPH_EDGES_PER_NODE = 2.0  # in graph mode edges outnumber nodes (shared children)
+WIDEN_EDGES_PER_NODE = 6.0  # progressive widening reserves every move's edge but makes nodes for a few
 POLL_SECONDS = 0.001
 DEPTH_POLL_SECONDS = 0.01
 KERNEL_BATCH = 1 << 40  # samples per kernel call: it returns on stop anyway
@@ -70,6 +72,9 @@ class SearchOptions:
     prune: bool = True  # a full pool frees its improbable part (NodePool.prune) and the search goes on
     joint: bool = True  # threads join each other's expansions (core.open_job; games with expand_children)
     helpers: int = 0  # threads that only evaluate the others' expansions (core run_helper); -1 = all but one
+    widen_k0: int = 0  # progressive widening (games with order_children): children entered at expansion; 0 = off
+    widen_a: float = 4.0  # ... a node holds k0 + floor(log_b(1 + N/a)) children after N samples (core.widen_target)
+    widen_b: float = 1.6
 
 
 @dataclass
@@ -126,20 +131,22 @@ def move_value(child_value):
 class NodePool:
     """The preallocated structure-of-arrays pool (core.T_* tuple) and the shared control array."""
 
-    def __init__(self, hash_mb, graph, uct, min_nodes=4, rave=False):
+    def __init__(self, hash_mb, graph, uct, min_nodes=4, rave=False, widen=False):
         budget = int(hash_mb * 2**20)
         edge_bytes = EDGE_BYTES + (VISIT_BYTES if uct else 0) + (RAVE_BYTES if rave else 0)
-        ratio = GRAPH_EDGES_PER_NODE if graph else 1.0
-        n = max(min_nodes, int(budget // (NODE_BYTES + ratio * edge_bytes + (2.5 * TABLE_BYTES if graph else 0))))
+        node_bytes = NODE_BYTES + (WIDEN_BYTES if widen else 0)
+        ratio = WIDEN_EDGES_PER_NODE if widen else GRAPH_EDGES_PER_NODE if graph else 1.0
+        n = max(min_nodes, int(budget // (node_bytes + ratio * edge_bytes + (2.5 * TABLE_BYTES if graph else 0))))
         while True:
             slots = 1 << max(2, math.ceil(math.log2(1.25 * n))) if graph else 1
             e = max(4, int(ratio * n))
-            total = n * NODE_BYTES + e * edge_bytes + slots * TABLE_BYTES
+            total = n * node_bytes + e * edge_bytes + slots * TABLE_BYTES
             if total <= budget or n <= min_nodes:
                 break
             n = max(min_nodes, int(n * 0.95))
         self.hash_mb, self.graph, self.uct, self.rave, self.bytes = hash_mb, graph, uct, rave, total
-        self.tree = core.new_tree(n, e, slots, uct, rave)
+        self.widen = widen
+        self.tree = core.new_tree(n, e, slots, uct, rave, widen)
         self.ctl = np.zeros(core.CTL_SIZE, np.int64)
         self.ctl[core.C_NODE_LIMIT] = core.NO_LIMIT
         self.ctl[core.C_SAMPLE_LIMIT] = core.NO_LIMIT
@@ -194,7 +201,7 @@ class NodePool:
 
     def _walk(self, node, allow, t_sel=1.0, prior_visits=0.0):
         """core.collect_probable from `node` over the used part of the pool: ((nmap, order, edge order),
-        nodes kept, reach, keep, edges of each kept node)."""
+        nodes kept, reach, keep, edges of each kept node (its moves not entered yet included))."""
         t, ctl = self.tree, self.ctl
         used = int(ctl[core.C_NODES])
         nmap = np.empty(used, np.int64)
@@ -215,7 +222,8 @@ class NodePool:
             reach,
             keep,
         )
-        counts = np.where(keep[:kept].astype(bool), t[core.T_COUNT][order[:kept]], 0)
+        edges = t[core.T_NMOVES] if self.widen else t[core.T_COUNT]
+        counts = np.where(keep[:kept].astype(bool), edges[order[:kept]], 0)
         return (nmap, order[:kept], eorder[:kept_edges]), kept, reach[:kept], keep[:kept], counts
 
     def _compact(self, node, plies, allow):
@@ -233,9 +241,13 @@ class NodePool:
         visits = t[core.T_STATE][order] & ~np.int64(core.PHASE_MASK)
         t[core.T_STATE][:kept] = np.where(expanded, visits | core.EXPANDED, core.UNEXPANDED)
         t[core.T_FIRST][:kept] = np.where(expanded, np.cumsum(counts) - counts, -1)
-        t[core.T_COUNT][:kept] = counts
+        t[core.T_COUNT][:kept] = np.where(expanded, t[core.T_COUNT][order], 0)
+        if self.widen:
+            t[core.T_NMOVES][:kept] = counts
+            t[core.T_WIDE][:kept] = t[core.T_COUNT][:kept]
         t[core.T_EMOVE][:kept_edges] = t[core.T_EMOVE][eorder]
-        t[core.T_ECHILD][:kept_edges] = nmap[t[core.T_ECHILD][eorder]]
+        child = t[core.T_ECHILD][eorder]
+        t[core.T_ECHILD][:kept_edges] = np.where(child >= 0, nmap[child], -1)
         if self.uct:
             t[core.T_EVISITS][:kept_edges] = t[core.T_EVISITS][eorder]
         if self.rave:
@@ -261,6 +273,8 @@ class Searcher:
             raise ValueError(f"unknown policy {self.options.policy!r}; use one of {', '.join(POLICIES)}")
         if self.options.threads < 1 or self.options.hash_mb <= 0:
             raise ValueError("threads must be >= 1 and hash_mb > 0")
+        if self.options.widen_k0 < 0 or self.options.widen_a <= 0 or self.options.widen_b <= 1:
+            raise ValueError("progressive widening needs widen_k0 >= 0, widen_a > 0 and widen_b > 1")
         self.kernels = games.kernels(adapter.game)
         self._priors_cache: np.ndarray | None = None  # RAVE: the root moves' priors (_root_priors)
         self.pool: NodePool | None = None  # built by the first search (_prepare)
@@ -351,6 +365,11 @@ class Searcher:
         return self._result(start, multipv, reused, pos)
 
     # --- internals ----------------------------------------------------------------------------------
+    def _widening(self) -> bool:
+        """Progressive widening is on: asked for, and the game orders its moves (order_children), not RAVE."""
+        opt = self.options
+        return opt.widen_k0 > 0 and opt.policy != 'rave' and hasattr(self.kernels.game, 'order_children')
+
     def helper_count(self) -> int:
         """Threads that only evaluate the sampling threads' expansions: `helpers` (-1 = all but one), at
         least one thread left to sample; none for a game without joint expansion or the RAVE policy."""
@@ -448,9 +467,17 @@ class Searcher:
             or self.pool.uct != uct
             or self.pool.rave != rave
             or self.pool.hash_mb != opt.hash_mb
+            or self.pool.widen != self._widening()
         ):
             # the root's children must always fit, whatever the budget, so there is always a move to play
-            self.pool = NodePool(opt.hash_mb, opt.graph, uct, min_nodes=2 * self.adapter.max_moves + 2, rave=rave)
+            self.pool = NodePool(
+                opt.hash_mb,
+                opt.graph,
+                uct,
+                min_nodes=2 * self.adapter.max_moves + 2,
+                rave=rave,
+                widen=self._widening(),
+            )
             self._last_pos = None
         kept = 0
         # a tree's values hold under the game params it was searched with (draw value, move limit, rules)
@@ -516,6 +543,9 @@ class Searcher:
             fp[core.FP_TSEL_MIN] = opt.t_sel_min
             fp[core.FP_BACK_ANNEAL_N] = opt.back_anneal_visits
             fp[core.FP_TBACK_MIN] = opt.t_back_min
+            fp[core.FP_WIDEN_K0] = opt.widen_k0 if self.pool.widen else 0
+            fp[core.FP_WIDEN_A] = opt.widen_a
+            fp[core.FP_WIDEN_B] = opt.widen_b
             ip = np.zeros(core.IP_SIZE, np.int64)
             ip[core.IP_POLICY] = POLICIES[opt.policy]
             ip[core.IP_GRAPH] = 1 if opt.graph else 0

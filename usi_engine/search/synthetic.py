@@ -39,6 +39,7 @@ SALT_TERMINAL = np.uint64(0x14057B7EF767814F)
 SALT_OUTCOME = np.uint64(0x2545F4914F6CDD1D)
 SALT_VALUE = np.uint64(0x27BB2EE687B0B0FD)
 SALT_MOVE = np.uint64(0x9FB21C651E98DF25)
+SALT_PRIOR = np.uint64(0x7A3B9C1D5E2F4861)
 
 
 @njit(cache=True, nogil=True)
@@ -177,20 +178,41 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
         i = claim_child(job, base, node)
         if i < 0:
             break
-        do_move(pos, moves[i])
-        if _is_game_end(pos):
-            out_values[i] = _end_value(pos)
-            out_flags[i] = TERMINAL
-        elif _is_repetition(pos):
-            out_values[i] = float(pos[P_DRAW])
-            out_flags[i] = TERMINAL
-        else:
-            out_values[i] = _static_value(pos)
-            out_flags[i] = 0
-        undo_move(pos)
+        out_values[i], out_flags[i], _ = child_value(pos, weights, params, moves[i])
         child_done(job, base, 1)
         done += 1
     return done
+
+
+@njit(cache=True, nogil=True)
+def child_value(pos, weights, params, move):
+    """(value from the child's side to move, flags, positions evaluated) of the child after `move`: the value
+    every expansion gives it (game ends and repetitions TERMINAL with their exact value, else static)."""
+    do_move(pos, move)
+    if _is_game_end(pos):
+        value, flags = _end_value(pos), TERMINAL
+    elif _is_repetition(pos):
+        value, flags = float(pos[P_DRAW]), TERMINAL
+    else:
+        value, flags = _static_value(pos), 0
+    undo_move(pos)
+    return value, np.int8(flags), 1
+
+
+@njit(cache=True, nogil=True)
+def order_children(pos, weights, params, moves, n, k0):
+    """Progressive widening's move order: the moves sorted by a hashed prior of (position, move) (a stand-in
+    for a learned move probability, independent of the child values); the first k0 enter at expansion.
+    k0 >= n: every move enters, in generation order (the tree of a search without widening)."""
+    if k0 >= n:
+        return n
+    prior = np.empty(n, np.float64)
+    key = np.uint64(pos_key(pos))
+    for i in range(n):
+        prior[i] = -float(_hash(np.int64(key ^ np.uint64(moves[i])), SALT_PRIOR) >> np.uint64(11))
+    order = np.argsort(prior, kind='mergesort')
+    moves[:n] = moves[:n][order]
+    return k0
 
 
 @njit(cache=True, nogil=True)
