@@ -4,7 +4,7 @@ no proof from a partial width, reuse, pruning and two threads."""
 
 import numpy as np
 import pytest
-from search_helpers import W, P, backup_error, check_accounting
+from search_helpers import P, W, backup_error, check_accounting
 
 from usi_engine.search import core
 from usi_engine.search import synthetic as syn
