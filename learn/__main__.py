@@ -16,6 +16,7 @@ from .match.cli import add_match_parser
 from .match.ladder import add_ladder_parser
 from .plot import add_plot_parser
 from .runner import add_evaluate_parser, add_run_parser
+from .shogi_moves import add_shogi_moves_parser
 
 COMMANDS = (
     add_match_parser,
@@ -26,6 +27,7 @@ COMMANDS = (
     add_plot_parser,
     add_go_td_parser,
     add_go_moves_parser,
+    add_shogi_moves_parser,
 )
 
 

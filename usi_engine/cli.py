@@ -27,6 +27,8 @@ def bench_main(argv):
     an.add_argument("--sfen", default=None, help="position (default: a middlegame)")
     mate = sub.add_parser("mate", help="df-pn mate solver on its tsume problem set (usi_engine/shogi_search/mate.py)")
     mate.add_argument("--seconds", type=float, default=20.0, help="time limit per problem")
+    mp = sub.add_parser("moveprior", help="move prior: moves scored per second, held-out top-1/top-5 (moveprior_bench)")
+    mp.add_argument("--model", default=None, help="move-prior file (default: the shipped model)")
     args, rest = parser.parse_known_args(argv)
     if args.what == "perft":
         from .shogi.bench import run
@@ -44,6 +46,10 @@ def bench_main(argv):
         from .shogi_search.mate import bench as mate_bench
 
         mate_bench(args.seconds)
+    elif args.what == "moveprior":
+        from .shogi_search.moveprior_bench import bench_moveprior
+
+        bench_moveprior(args.model)
     elif args.what == "signature":
         from .shogi_search.bench import bench_signature
 
@@ -73,7 +79,7 @@ def main(argv=None):
         return usi_main()
     print(
         "usage: usi-engine [usi] | usi-engine gtp [options] | "
-        "usi-engine bench perft|eval|qsearch|search|signature|analysis|mate ...",
+        "usi-engine bench perft|eval|qsearch|search|signature|analysis|mate|moveprior ...",
         file=sys.stderr,
     )
     return 2
