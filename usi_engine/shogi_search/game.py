@@ -62,9 +62,11 @@ from usi_engine.shogi.sfen import move_to_usi
 
 from .alphabeta import ab_value
 from .mate_probe import mate_in_one, mated_in_two, probe_scratch
+from .moveprior import move_scores
 from .params import (
     EXPANSION_LAZY,
     EXPANSION_WINDOW,
+    N_PARAMS,
     P_ENTERING_RULE,
     P_EXPANSION,
     P_LEAF_DEPTH,
@@ -121,51 +123,93 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
     when first needed), each child is recorded as row 1 and its quiescence search continues from there
     (eval/shogi_features.py). The scratch arrays are allocated once per call (≈ 0.2 us), not per child.
     """
-    qdepth, see_prune, delta, recapture = quiescence_settings(params)
     mode = np.int64(params[P_EXPANSION])
-    probe = params[P_MATE_PROBE] != 0.0
-    threat = params[P_THREAT_PROBE] != 0.0
-    deep = np.int64(FLAG_LAZY | FLAG_QUIESCED) if params[P_LEAF_DEPTH] > 0.0 else np.int64(0)
-    evasions, attacks, replies = probe_scratch()
+    probes = probe_scratch()
     q, eacc, eidx = child_scratch(pos, weights, params)
-    qmoves, nodes = q[0], q[5]
+    nodes = q[5]
     done = 0
     while True:
         i = claim_child(job, base, node)
         if i < 0:
             break
         before = nodes[0]
-        inc_record(pos, moves[i], weights, eacc, eidx, 0)
-        do_move(pos, moves[i])
-        terminal, value = terminal_value(pos, params, qmoves[0])
-        checked = side_in_check(pos)
-        if not terminal and checked and probe:
-            mated, work = mated_in_two(pos, evasions, attacks, replies)
-            nodes[0] += work
-            if mated:
-                terminal, value = True, -MATE + 2.0  # every evasion allows a mate in one: exact, final
-        elif not terminal and not checked and threat:
-            found, work = mate_in_one(pos, attacks, replies)
-            nodes[0] += work
-            if found:
-                terminal, value = True, MATE - 1.0  # the child's side to move mates in one: exact, final
-        if terminal:
-            out_values[i] = value
-            out_flags[i] = FLAG_TERMINAL
-            nodes[0] += 1
-        elif mode != 0 and not checked:
-            out_values[i] = inc_value(pos, weights, eacc, eidx, 1)
-            if mode == EXPANSION_LAZY:
-                out_values[i] += capture_estimate(pos, weights, moves[i])
-            out_flags[i] = FLAG_LAZY
-            nodes[0] += 1
-        else:
-            out_values[i] = qsearch_inc(pos, weights, -INF, INF, qdepth, *q, eacc, eidx, 1, see_prune, delta, recapture)
-            out_flags[i] = (FLAG_FORCING if checked else 0) | deep
-        undo_move(pos)
+        out_values[i], out_flags[i] = value_child(pos, weights, params, moves[i], mode, q, eacc, eidx, probes)
         child_done(job, base, nodes[0] - before)
         done += 1
     return done
+
+
+@njit(cache=True, nogil=True)
+def value_child(pos, weights, params, move, mode, q, eacc, eidx, probes):
+    """(value from the child's side to move, flags) of the child after `move` from pos, as the expansion
+    `mode` values it (game.py's docstring: terminal rules and probes, then the quiescence search, or in the
+    lazy and window modes the static value of a child not in check, FLAG_LAZY); q, eacc, eidx from
+    child_scratch(pos), probes from probe_scratch(); the positions evaluated are added to q[5][0]."""
+    qdepth, see_prune, delta, recapture = quiescence_settings(params)
+    deep = np.int64(FLAG_LAZY | FLAG_QUIESCED) if params[P_LEAF_DEPTH] > 0.0 else np.int64(0)
+    evasions, attacks, replies = probes
+    qmoves, nodes = q[0], q[5]
+    inc_record(pos, move, weights, eacc, eidx, 0)
+    do_move(pos, move)
+    terminal, value = terminal_value(pos, params, qmoves[0])
+    checked = side_in_check(pos)
+    if not terminal and checked and params[P_MATE_PROBE] != 0.0:
+        mated, work = mated_in_two(pos, evasions, attacks, replies)
+        nodes[0] += work
+        if mated:
+            terminal, value = True, -MATE + 2.0  # every evasion allows a mate in one: exact, final
+    elif not terminal and not checked and params[P_THREAT_PROBE] != 0.0:
+        found, work = mate_in_one(pos, attacks, replies)
+        nodes[0] += work
+        if found:
+            terminal, value = True, MATE - 1.0  # the child's side to move mates in one: exact, final
+    if terminal:
+        flags = np.int64(FLAG_TERMINAL)
+        nodes[0] += 1
+    elif mode != 0 and not checked:
+        value = inc_value(pos, weights, eacc, eidx, 1)
+        if mode == EXPANSION_LAZY:
+            value += capture_estimate(pos, weights, move)
+        flags = np.int64(FLAG_LAZY)
+        nodes[0] += 1
+    else:
+        value = qsearch_inc(pos, weights, -INF, INF, qdepth, *q, eacc, eidx, 1, see_prune, delta, recapture)
+        flags = (FLAG_FORCING if checked else 0) | deep
+    undo_move(pos)
+    return value, flags
+
+
+@njit(cache=True, nogil=True)
+def child_value(pos, weights, params, move):
+    """(value, flags, positions evaluated) of the child after `move` from pos, valued as the exact expansion
+    values every child (value_child in mode exact): progressive widening's entry of one more child."""
+    q, eacc, eidx = child_scratch(pos, weights, params)
+    value, flags = value_child(pos, weights, params, move, np.int64(0), q, eacc, eidx, probe_scratch())
+    return value, np.int8(flags), q[5][0]
+
+
+@njit(cache=True, nogil=True)
+def order_children(pos, weights, params, moves, n, k0):
+    """Progressive widening's order of the moves of pos (core contract): moves[0:k] enter as children now,
+    moves[k:n] later, most probable first, by the move prior (moveprior.py; its model is params[N_PARAMS:]).
+    Entering now: the k0 most probable moves and every move the tactics must not lose (a check, a capture
+    with SEE >= 0: moveprior's tactical flag); in check, every evasion. Returns k; n, order unchanged, when
+    k0 >= n, pos is in check or params carry no model."""
+    if k0 >= n or params.shape[0] <= N_PARAMS or side_in_check(pos):
+        return n
+    scores = np.empty(n, np.float64)
+    tactical = np.empty(n, np.int8)
+    move_scores(pos, params[N_PARAMS:], moves, n, scores, tactical)
+    order = np.argsort(-scores, kind='mergesort')  # most probable first; ties in generation order
+    key = np.empty(n, np.int64)
+    k = 0
+    for r in range(n):
+        i = order[r]
+        enter = r < k0 or tactical[i] != 0
+        key[i] = r if enter else n + r
+        k += 1 if enter else 0
+    moves[:n] = moves[:n][np.argsort(key)]
+    return k
 
 
 @njit(cache=True, nogil=True)
@@ -291,15 +335,17 @@ class ShogiAdapter:
     game = "shogi"
     max_moves = MAX_MOVES
 
-    def __init__(self, weights=None, params=None):
+    def __init__(self, weights=None, params=None, move_model=None):
         self._weights = load_weights() if weights is None else weights
         self._pp_zero = pp_block_zero(self._weights)  # a 9.4 MB scan: once per weights, not per params
+        self._move_model = np.zeros(0) if move_model is None else np.asarray(move_model, np.float64).copy()
         self.params = make_params() if params is None else params
         self.root_verifier = None  # the Searcher's optional prover of root moves (guard.RootMateGuard)
 
     # The adapter keeps params[P_PP_ZERO] true to its weights: set only when their PP block is all zero, so
     # that the search skips the PP sums exactly when they are zero. Params are copied in, so one array handed
-    # to two adapters with different weights cannot carry the wrong flag to either.
+    # to two adapters with different weights cannot carry the wrong flag to either. The move prior's model
+    # (order_children) rides behind the N_PARAMS scalars: params[N_PARAMS:].
     @property
     def weights(self):
         return self._weights
@@ -321,8 +367,18 @@ class ShogiAdapter:
 
     @params.setter
     def params(self, params) -> None:
-        self._params = np.array(params, dtype=np.float64)
+        self._params = np.concatenate([np.asarray(params, np.float64)[:N_PARAMS], self._move_model])
         self._params[P_PP_ZERO] = 1.0 if self._pp_zero else 0.0
+
+    @property
+    def move_model(self):
+        """The move prior's model array (moveprior.py) progressive widening orders moves by; None: none."""
+        return self._move_model.copy() if len(self._move_model) else None
+
+    @move_model.setter
+    def move_model(self, model) -> None:
+        self._move_model = np.zeros(0) if model is None else np.asarray(model, np.float64).copy()
+        self.params = self._params
 
     @staticmethod
     def copy(pos):

@@ -1,0 +1,120 @@
+"""Progressive widening in shogi (game.order_children, game.child_value): which moves enter at expansion, the
+same tree as the full expansion when every move enters, and widened children valued as expanded ones."""
+
+import random
+
+import numpy as np
+import pytest
+
+from usi_engine.search import core
+from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.shogi import Board, move_to_usi
+from usi_engine.shogi.bench import bench_positions
+from usi_engine.shogi.layout import MAX_MOVES
+from usi_engine.shogi.movegen import gen_search_moves
+from usi_engine.shogi_search import moveprior
+from usi_engine.shogi_search.game import ShogiAdapter, child_value, make_params, order_children
+from usi_engine.shogi_search.params import N_PARAMS
+from usi_engine.shogi_search.quiescence import side_in_check
+
+from ..shogi.random_games import random_game
+
+MIDDLEGAME = "ln1g3nl/1r1sk1g2/p1ppppspp/6p2/1p5P1/2P6/PPSPPPP1P/2G2S1R1/LN2KG1NL b Bb 21"
+
+
+@pytest.fixture(scope="module")
+def adapter():
+    return ShogiAdapter(move_model=moveprior.load_model())
+
+
+def game_positions(count, seed):
+    """Positions along seeded random games (their full history), in check or not."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        moves = random_game(rng, max_plies=rng.randint(10, 120))
+        board = Board()
+        for m in moves:
+            board.push_usi(m)
+        out.append(board.pos.copy())
+    return out
+
+
+def ordered(adapter, pos, k0):
+    moves = np.zeros(MAX_MOVES, np.int32)
+    n = gen_search_moves(pos, moves)
+    before = moves[:n].copy()
+    k = order_children(pos, adapter.weights, adapter.params, moves, n, k0)
+    return before, moves[:n].copy(), k
+
+
+def test_the_most_probable_and_the_tactical_moves_enter_first(adapter):
+    checked = 0
+    for pos in game_positions(40, seed=7) + list(bench_positions()[:20]):
+        before, after, k = ordered(adapter, pos, 5)
+        n = len(before)
+        assert sorted(before) == sorted(after)  # a permutation of the moves
+        if side_in_check(pos) or n <= 5:
+            assert k == n and np.array_equal(before, after)  # every evasion enters, in generation order
+            continue
+        scores, tactical = np.zeros(n), np.zeros(n, np.int8)
+        moveprior.move_scores(pos, adapter.params[N_PARAMS:], before, n, scores, tactical)
+        score = dict(zip(before.tolist(), scores))
+        top = set(before[np.argsort(-scores, kind="mergesort")[:5]].tolist())
+        assert set(after[:k].tolist()) == top | set(before[tactical != 0].tolist())
+        rest = [score[m] for m in after[k:].tolist()]
+        assert rest == sorted(rest, reverse=True)  # the others wait in prior order
+        checked += 1
+    assert checked > 30
+
+
+def test_every_move_enters_when_k0_covers_them_or_there_is_no_model(adapter):
+    pos = bench_positions()[3]
+    before, after, k = ordered(adapter, pos, MAX_MOVES)
+    assert k == len(before) and np.array_equal(before, after)
+    bare = ShogiAdapter(adapter.weights)  # no move model: no order to widen by
+    before, after, k = ordered(bare, pos, 3)
+    assert k == len(before) and np.array_equal(before, after)
+
+
+@pytest.mark.parametrize("expansion", ["exact", "window"])
+def test_widening_with_every_move_entering_is_the_full_search(adapter, expansion):
+    pos = bench_positions()[1]
+    results = []
+    for k0 in (0, MAX_MOVES):
+        a = ShogiAdapter(adapter.weights, make_params(expansion=expansion), move_model=adapter.move_model)
+        s = Searcher(a, SearchOptions(threads=1, hash_mb=32, seed=5, widen_k0=k0))
+        r = s.search(pos.copy(), Limits(samples=400))
+        results.append((r.value, r.pv, r.nodes, int(s.pool.ctl[core.C_NODES])))
+    assert results[0] == results[1]
+
+
+def test_a_widened_child_is_valued_as_the_exact_expansion_values_it(adapter):
+    """Tree mode, exact expansion, few children at first: every entered child of every node that widened
+    holds the exact expansion's value of that child (child_value = value_child in mode exact) until expanded."""
+    board = Board(MIDDLEGAME)
+    a = ShogiAdapter(adapter.weights, make_params(expansion="exact"), move_model=adapter.move_model)
+    s = Searcher(a, SearchOptions(threads=1, hash_mb=32, seed=3, graph=False, widen_k0=2, widen_a=1.0))
+    s.search(board.pos.copy(), Limits(samples=600))
+    t = s.pool.tree
+    checked = widened = 0
+
+    def walk(node, depth):
+        nonlocal checked, widened
+        if (t[core.T_STATE][node] & core.PHASE_MASK) != core.EXPANDED or checked >= 60:
+            return
+        f, n = t[core.T_FIRST][node], t[core.T_COUNT][node]
+        if depth > 0 and n > 2:
+            widened += 1
+        for e in range(f, f + n):
+            c, move = int(t[core.T_ECHILD][e]), int(t[core.T_EMOVE][e])
+            if (t[core.T_STATE][c] & core.PHASE_MASK) != core.EXPANDED and depth > 0:
+                value, flags, _ = child_value(board.pos, a.weights, a.params, move)
+                assert t[core.T_VALUE][c] == value, move_to_usi(move)
+                checked += 1
+            board.push_usi(move_to_usi(move))
+            walk(c, depth + 1)
+            board.pop()
+
+    walk(0, 0)
+    assert widened >= 5 and checked >= 50
