@@ -179,13 +179,13 @@ def _planted(data: Data, w: np.ndarray, rng: np.random.Generator) -> Data:
 
 def test_fitting_recovers_a_planted_model_on_real_positions():
     """Moves drawn from a known model over the search moves of real positions: the fit of the planted groups
-    predicts held-out draws nearly as well as the truth (the excess -log P of ~430 weights fitted to ~5,000
+    predicts held-out draws nearly as well as the truth (the excess -log P of ~370 weights fitted to ~5,000
     positions is about d / 2N = 0.04), and ranks moves as it does."""
     rng = np.random.default_rng(7)
     games = [Game(STARTPOS, [usi_to_move(u) for u in moves]) for moves in random_games(71, 40)]
     planted = np.zeros(M.N_WEIGHTS)
     use = np.zeros(M.N_GROUPS, np.bool_)
-    for g in (M.G_CAPTURE, M.G_SEE, M.G_CHECK, M.G_ESCAPE, M.G_SUPPORT, M.G_LAST, M.G_THREAT, M.G_TO_ENEMY):
+    for g in (M.G_CAPTURE, M.G_CHECK, M.G_ESCAPE, M.G_FROM_OWN, M.G_FROM_ENEMY):
         planted[M.OFFSETS[g] : M.OFFSETS[g + 1]] = rng.normal(0.0, 1.0, M.GROUP_SIZES[g])
         use[g] = True
     train = _planted(extract(games[:32], 1.0, rng), planted, rng)
@@ -198,7 +198,7 @@ def test_fitting_recovers_a_planted_model_on_real_positions():
     fitted, true = row_scores(test.rows, w, use), row_scores(test.rows, planted, use)
     centred = [np.concatenate([s[a:b] - s[a:b].mean() for a, b in zip(test.starts[:-1], test.starts[1:])])
                for s in (fitted, true)]  # fmt: skip
-    assert np.corrcoef(*centred)[0, 1] > 0.95
+    assert np.corrcoef(*centred)[0, 1] > 0.9
 
 
 def test_baseline_temperature_is_fitted_by_likelihood():

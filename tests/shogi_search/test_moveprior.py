@@ -14,6 +14,7 @@ from usi_engine.shogi.layout import (
     BOARD,
     DEMOTE,
     DROP_BASE,
+    HAND,
     HIST,
     HIST_STRIDE,
     H_MOVE,
@@ -135,19 +136,21 @@ def _oracle(pos, move) -> dict:
         escape = pt + (14 if cheaper or not _attackers(before, frm, us) else 0)
     ply = int(pos[PLY])
     last = int(pos[HIST + HIST_STRIDE * (ply - 1) + H_MOVE]) & 127 if ply else -1
+    held = int(pos[HAND : HAND + 16].sum())
     return {
         M.G_SQUARE: mover * 81 + (to if us == 0 else 80 - to),
         M.G_CAPTURE: victim,
-        M.G_SEE: M.N_SEE * (0 if victim else 2 if drop else 1) + M.see_class(value),
+        M.G_SEE: 3 * M.N_SEE * mover + M.N_SEE * (0 if victim else 2 if drop else 1) + M.see_class(value),
         M.G_CHECK: 0 if not (direct or discovered) else (mover if not discovered else 28 if not direct else 29),
         M.G_TO_OWN: mover * M.N_DIST + (DISTANCE[to, own] if own >= 0 else M.NO_KING),
         M.G_TO_ENEMY: mover * M.N_DIST + (DISTANCE[to, ek] if ek >= 0 else M.NO_KING),
         M.G_FROM_OWN: 0 if drop else pt * M.N_DIST + (DISTANCE[frm, own] if own >= 0 else M.NO_KING),
         M.G_FROM_ENEMY: 0 if drop else pt * M.N_DIST + (DISTANCE[frm, ek] if ek >= 0 else M.NO_KING),
         M.G_ESCAPE: escape,
-        M.G_SUPPORT: (9 if drop else 0) + 3 * min(len(enemy), 2) + min(len(friends), 2),
-        M.G_LAST: 0 if last < 0 else 1 + min(DISTANCE[to, last], 3) + (4 if victim else 0),
-        M.G_THREAT: (max(threats)[1] if threats else 0) + (15 if len(threats) >= 2 else 0),
+        M.G_SUPPORT: 9 * mover + 3 * min(len(enemy), 2) + min(len(friends), 2),
+        M.G_LAST: 9 * mover + (0 if last < 0 else 1 + min(DISTANCE[to, last], 3) + (4 if victim else 0)),
+        M.G_THREAT: 30 * mover + (max(threats)[1] if threats else 0) + (15 if len(threats) >= 2 else 0),
+        M.G_PHASE: 4 * mover + (0 if held == 0 else 1 if held <= 3 else 2 if held <= 7 else 3),
     }
 
 
@@ -184,10 +187,11 @@ def test_features_match_an_independent_reading_of_the_board(seed):
             want = _oracle(b.pos, int(m))
             got = {g: int(row[g]) for g in want}
             assert got == want, (b.sfen(), move_to_usi(m))
-            seen |= {g for g, v in want.items() if v and g in (M.G_CHECK, M.G_ESCAPE, M.G_THREAT, M.G_CAPTURE)}
+            classes = {g: want[g] for g in (M.G_CHECK, M.G_ESCAPE, M.G_CAPTURE)} | {M.G_THREAT: want[M.G_THREAT] % 30}
+            seen |= {g for g, v in classes.items() if v}
             seen |= {"discovered"} if want[M.G_CHECK] >= 28 else set()
             seen |= {"hanging"} if want[M.G_ESCAPE] > 14 else set()
-            seen |= {"fork"} if want[M.G_THREAT] > 15 else set()
+            seen |= {"fork"} if want[M.G_THREAT] % 30 > 15 else set()
     assert {M.G_CHECK, M.G_ESCAPE, M.G_THREAT, M.G_CAPTURE, "hanging", "fork", "discovered"} <= seen  # all occur
 
 

@@ -12,24 +12,26 @@ and the enemy king), so a position and its colour-flipped mirror (board turned 1
 swapped) give corresponding moves the same score. The mover code of a move: a board move of piece type pt
 without promotion is pt (1..14), with promotion 14 + pt (15..20 for pawn..rook), a drop of pt is 20 + pt (21..27).
 
-Feature groups:
+Feature groups (all but G_CAPTURE, G_CHECK, G_ESCAPE and the origin distances crossed with the mover code):
 - G_SQUARE: mover code x destination square (its own frame).
 - G_CAPTURE: the captured piece type (0 = none).
-- G_SEE: the static exchange on the destination, in classes SEE_BOUNDS, x (capture, other board move, drop). A
-  capture: quiescence's `see` with the default evaluation's material values (SEE_VALUES). Any other move: one
-  exchange, minus the value of the moved piece when the enemy attacks its destination, plus the value of the
-  enemy's least valuable attacker there when we can take back (never above 0).
+- G_SEE: mover code x the static exchange on the destination in classes SEE_BOUNDS x (capture, other board
+  move, drop). A capture: quiescence's `see` with the default evaluation's material values (SEE_VALUES). Any
+  other move: one exchange, minus the value of the moved piece when the enemy attacks its destination, plus the
+  value of the enemy's least valuable attacker there when we can take back (never above 0).
 - G_CHECK: 0 no check; a direct check: its mover code; 28 a discovered check only, 29 both.
 - G_TO_OWN, G_TO_ENEMY: mover code x Chebyshev distance of the destination to the own / the enemy king (9: none).
 - G_FROM_OWN, G_FROM_ENEMY: piece type x distance of the origin to each king (drops: 0).
 - G_ESCAPE: the moved piece stands attacked on its origin: its type + 14 when it hangs there (undefended, or
   attacked by a cheaper piece); 0 otherwise and for drops.
-- G_SUPPORT: the enemy's and the own pieces' attacks on the destination after the move (each capped at 2) x
-  (board move, drop).
-- G_LAST: the Chebyshev distance of the destination to the square of the opponent's last move (capped at 3) x
-  capture, so 5 is a recapture; 0 without a last move.
-- G_THREAT: the type of the most valuable enemy piece (not the king) the moved piece newly attacks from its
-  destination while that piece is undefended or worth more than the mover, + 15 when there are two or more.
+- G_SUPPORT: mover code x the enemy's and the own pieces' attacks on the destination after the move (each
+  capped at 2).
+- G_LAST: mover code x the Chebyshev distance of the destination to the square of the opponent's last move
+  (capped at 3) x capture, so 5 is a recapture; 0 without a last move.
+- G_THREAT: mover code x the type of the most valuable enemy piece (not the king) the moved piece newly attacks
+  from its destination while that piece is undefended (before the move) or worth more than the mover, + 15 when
+  there are two or more.
+- G_PHASE: mover code x the game's progress (phase_class: the pieces in both hands).
 
 Attacks are the pieces' effects with pins ignored (kings included), counted once per call for the whole board
 (`board_tables`: attack counts, least valuable attackers, the first piece along every line, the enemy pieces'
@@ -52,6 +54,7 @@ from usi_engine.shogi.layout import (
     BOARD,
     DEMOTE,
     DROP_BASE,
+    HAND,
     HIST,
     HIST_STRIDE,
     H_MOVE,
@@ -79,7 +82,7 @@ from usi_engine.shogi.tables import (
 from .quiescence import ORDER_VALUE, RAYS, RAY_COUNT, RAY_KNIGHT, RAY_SLIDE, SEE_STACK, see
 
 FEATURE_SET = "shogi-moves"
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2  # 2: the mover code crossed with SEE, support, last move and threat; the phase group
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 SHIPPED_MODEL = WEIGHTS_DIR / "moves.npz"
 
@@ -96,10 +99,11 @@ SHIPPED_MODEL = WEIGHTS_DIR / "moves.npz"
     G_SUPPORT,
     G_LAST,
     G_THREAT,
-) = range(12)
-N_GROUPS = 12
+    G_PHASE,
+) = range(13)
+N_GROUPS = 13
 GROUP_NAMES = ("square", "capture", "see", "check", "to_own", "to_enemy", "from_own", "from_enemy", "escape",
-               "support", "last", "threat")  # fmt: skip
+               "support", "last", "threat", "phase")  # fmt: skip
 
 N_MOVER = 28  # mover codes 1..27 (0 unused)
 NO_KING = 9  # the distance class of a missing king
@@ -122,16 +126,17 @@ GROUP_SIZES = np.array(
     [
         N_MOVER * 81,  # G_SQUARE
         15,  # G_CAPTURE
-        3 * N_SEE,  # G_SEE
+        N_MOVER * 3 * N_SEE,  # G_SEE
         30,  # G_CHECK
         N_MOVER * N_DIST,  # G_TO_OWN
         N_MOVER * N_DIST,  # G_TO_ENEMY
         15 * N_DIST,  # G_FROM_OWN
         15 * N_DIST,  # G_FROM_ENEMY
         29,  # G_ESCAPE
-        2 * 9,  # G_SUPPORT
-        9,  # G_LAST
-        30,  # G_THREAT
+        N_MOVER * 9,  # G_SUPPORT
+        N_MOVER * 9,  # G_LAST
+        N_MOVER * 30,  # G_THREAT
+        N_MOVER * 4,  # G_PHASE
     ],
     np.int64,
 )
@@ -322,10 +327,20 @@ def last_square(pos):
 
 
 @njit(cache=True, nogil=True)
-def move_features(pos, move, count, low, first, prey, last, f, gains, removed):
+def phase_class(pos):
+    """The game's progress by the pieces in both hands: 0 none, 1 one to three, 2 four to seven, 3 more."""
+    held = 0
+    for pt in range(1, 8):
+        held += pos[HAND + pt] + pos[HAND + 8 + pt]
+    return 0 if held == 0 else (1 if held <= 3 else (2 if held <= 7 else 3))
+
+
+@njit(cache=True, nogil=True)
+def move_features(pos, move, count, low, first, prey, last, phase, f, gains, removed):
     """f[g] = the weight index (OFFSETS[g] + value) of group g for the search move `move` of pos's side to move;
-    count, low, first, prey: board_tables of pos; last: last_square(pos); gains and removed: `see` scratch (SEE_STACK
-    each). Returns the tactical flag: 1 for a check or a capture with SEE >= 0, else 0. pos is restored."""
+    count, low, first, prey: board_tables of pos; last: last_square(pos); phase: phase_class(pos); gains and
+    removed: `see` scratch (SEE_STACK each). Returns the tactical flag: 1 for a check or a capture with SEE >= 0,
+    else 0. pos is restored."""
     us = pos[SIDE]
     them = 1 - us
     own, ek = pos[KING_SQ + us], pos[KING_SQ + them]
@@ -375,8 +390,8 @@ def move_features(pos, move, count, low, first, prey, last, f, gains, removed):
             value = -swing(piece & 15)
             if friends > 0:
                 value = min(0.0, value + swing(least & 15))
-    f[G_SEE] = OFFSETS[G_SEE] + N_SEE * kind + see_class(value)
-    f[G_SUPPORT] = OFFSETS[G_SUPPORT] + (9 if drop else 0) + 3 * min(enemy, 2) + min(friends, 2)
+    f[G_SEE] = OFFSETS[G_SEE] + 3 * N_SEE * mover + N_SEE * kind + see_class(value)
+    f[G_SUPPORT] = OFFSETS[G_SUPPORT] + 9 * mover + 3 * min(enemy, 2) + min(friends, 2)
 
     checks = check_kind(pos, first, piece, vacated, to, ek, us)
     f[G_CHECK] = OFFSETS[G_CHECK] + (0 if checks == 0 else (mover if checks == 1 else 26 + checks))
@@ -395,8 +410,11 @@ def move_features(pos, move, count, low, first, prey, last, f, gains, removed):
             hanging = count[us, frm] == 0 or low[them, frm] < 16 * ORDER_VALUE[pt]
             escape = pt + (14 if hanging else 0)
         f[G_ESCAPE] = OFFSETS[G_ESCAPE] + escape
-    f[G_LAST] = OFFSETS[G_LAST] + (0 if last < 0 else 1 + min(DISTANCE[to, last], 3) + (4 if victim != 0 else 0))
-    f[G_THREAT] = OFFSETS[G_THREAT] + threat_class(pos, count, first, prey, piece, vacated, to, us)
+    f[G_LAST] = (
+        OFFSETS[G_LAST] + 9 * mover + (0 if last < 0 else 1 + min(DISTANCE[to, last], 3) + (4 if victim != 0 else 0))
+    )
+    f[G_THREAT] = OFFSETS[G_THREAT] + 30 * mover + threat_class(pos, count, first, prey, piece, vacated, to, us)
+    f[G_PHASE] = OFFSETS[G_PHASE] + 4 * mover + phase
     return 1 if checks != 0 or (victim != 0 and value >= 0.0) else 0
 
 
@@ -412,8 +430,9 @@ def position_features(pos, moves, n, rows, tactical):
     gains = np.empty(SEE_STACK, np.float64)
     removed = np.empty(SEE_STACK, np.int64)
     last = last_square(pos)
+    phase = phase_class(pos)
     for i in range(n):
-        tactical[i] = move_features(pos, moves[i], count, low, first, prey, last, rows[i], gains, removed)
+        tactical[i] = move_features(pos, moves[i], count, low, first, prey, last, phase, rows[i], gains, removed)
 
 
 @njit(cache=True, nogil=True)
@@ -430,8 +449,9 @@ def move_scores(pos, model, moves, n, out_scores, out_tactical):
     removed = np.empty(SEE_STACK, np.int64)
     f = np.empty(N_GROUPS, np.int64)
     last = last_square(pos)
+    phase = phase_class(pos)
     for i in range(n):
-        out_tactical[i] = move_features(pos, moves[i], count, low, first, prey, last, f, gains, removed)
+        out_tactical[i] = move_features(pos, moves[i], count, low, first, prey, last, phase, f, gains, removed)
         s = 0.0
         for g in range(N_GROUPS):
             s += model[f[g]]
