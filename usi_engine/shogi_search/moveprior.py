@@ -1,11 +1,11 @@
 """A learned move prior for shogi: the features of a move in its position and a softmax model over them (numba).
 
-Model (Tsuruoka, Yokoyama & Inui 2002, realization probabilities of move categories; as a log-linear model over
-several categories at once in the manner of Gikou's move probabilities): every search move m of the side to move
-(movegen.gen_search_moves: the legal moves less the dominated plain twins) takes exactly one value v_g(m) in each
-feature group g below, its score is s(m) = sum_g w[OFFSETS[g] + v_g(m)], and the probability that m is the move
-played is P(m) = exp(s(m)) / sum_j exp(s(j)) over the search moves. All-zero weights give every move the same
-probability.
+Model (Tsuruoka, Yokoyama & Chikayama 2002: the realization probabilities of move categories; here a log-linear
+model over several categories at once, as Gikou's move probabilities are; docs/eval.md "The move prior"): every
+search move m of the side to move (movegen.gen_search_moves: the legal moves less the dominated plain twins) takes
+exactly one value v_g(m) in each feature group g below, its score is s(m) = sum_g w[OFFSETS[g] + v_g(m)], and the
+probability that m is the move played is P(m) = exp(s(m)) / sum_j exp(s(j)) over the search moves. All-zero
+weights give every move the same probability.
 
 Everything is seen from the side to move (squares in its frame, sq' = sq for Black and 80 - sq for White, its own
 and the enemy king), so a position and its colour-flipped mirror (board turned 180 degrees, colours and hands
