@@ -413,8 +413,7 @@ def extract(games: list[Game], sample: float, rng: np.random.Generator, baseline
         n_pos += p
         n_rows += r
     starts[n_pos] = n_rows
-    return Data(rows[:n_rows].copy(), starts[: n_pos + 1].copy(), played[:n_pos].copy(), keys[:n_rows].copy(),
-                static[:n_rows].copy())  # fmt: skip
+    return Data(rows[:n_rows], starts[: n_pos + 1], played[:n_pos], keys[:n_rows], static[:n_rows])
 
 
 # --- fitting ---------------------------------------------------------------------------------------------------
