@@ -9,6 +9,7 @@ import pytest
 
 from eval.weightfile import WeightFileError, load_weights, write_archive
 from tests.shogi.random_games import random_games
+from usi_engine.cli import bench_main
 from usi_engine.shogi.board import Board
 from usi_engine.shogi.layout import (
     BOARD,
@@ -310,7 +311,7 @@ def test_model_files_round_trip_and_bad_files_are_refused_naming_the_file(tmp_pa
         M.save_model(tmp_path / "x.npz", np.zeros(5))
 
 
-def test_the_shipped_model_loads_and_the_bench_beats_a_uniform_guess():
+def test_the_shipped_model_loads_and_the_bench_beats_a_uniform_guess(capsys):
     model = M.load_model()
     assert model.shape == (M.N_WEIGHTS,) and np.any(model != 0.0)
     out = io.StringIO()
@@ -318,3 +319,5 @@ def test_the_shipped_model_loads_and_the_bench_beats_a_uniform_guess():
     assert r["positions"] == 300 and r["moves_per_cpu_s"] > 0 and r["us_per_move"] > 0
     assert r["top1"] > 5 * r["uniform_top1"] and r["top5"] > 3 * r["uniform_top5"] and r["nll"] < r["uniform_nll"]
     assert out.getvalue().splitlines()[-1].startswith("positions=300 ")
+    assert bench_main(["moveprior"]) == 0  # `usi-engine bench moveprior`
+    assert capsys.readouterr().out.splitlines()[-1].startswith("positions=300 ")

@@ -68,9 +68,10 @@ def accuracy(scores: np.ndarray, counts: np.ndarray, played: np.ndarray) -> tupl
     return nll / len(counts), top1 / len(counts), top5 / len(counts)
 
 
-def bench_moveprior(model_path=None, fixture=FIXTURE, out=sys.stdout) -> dict:
+def bench_moveprior(model_path=None, fixture=FIXTURE, out=None) -> dict:
     """Time move_scores over the fixture and measure the model's accuracy there beside the uniform guess; prints
-    and returns the KEY=VALUE dict of the last line."""
+    (to `out`, default the current sys.stdout) and returns the KEY=VALUE dict of the last line."""
+    out = sys.stdout if out is None else out
     model = load_model(model_path)
     positions, moves, counts, played = load_fixture(fixture)
     scores = np.zeros(moves.shape)
