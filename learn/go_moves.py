@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from learn.adam import adam_step
 from usi_engine.go import moveprior as M
 from usi_engine.go.board import do_move, gen_moves
 from usi_engine.go.ladder import S_ROWS
@@ -33,7 +34,6 @@ from usi_engine.go.layout import BOARD_CAP, PASS, SIDE, SIZE, STRIDE, new_pos, p
 from usi_engine.go.playout import WS_ROWS, _setup
 
 MOVE_RE = re.compile(r";\s*([BW])\[([a-t]{2})?\]")
-ADAM_B1, ADAM_B2, ADAM_EPS = 0.9, 0.999, 1e-8
 
 
 def add_go_moves_parser(sub) -> None:
@@ -253,14 +253,7 @@ def train_epoch(rows, starts, played, order, w, m1, m2, step, lr, l2, batch):
             t = order[j]
             nll, _ = _position_nll(rows, starts[t], starts[t + 1], played[t], w, p, grad, 1.0 / (j1 - j0))
             total += nll
-        step[0] += 1
-        c1 = 1.0 - ADAM_B1 ** step[0]
-        c2 = 1.0 - ADAM_B2 ** step[0]
-        for i in range(w.shape[0]):
-            g = grad[i] + l2 * w[i]
-            m1[i] = ADAM_B1 * m1[i] + (1.0 - ADAM_B1) * g
-            m2[i] = ADAM_B2 * m2[i] + (1.0 - ADAM_B2) * g * g
-            w[i] -= lr * (m1[i] / c1) / (np.sqrt(m2[i] / c2) + ADAM_EPS)
+        adam_step(w, grad, m1, m2, step, lr, l2)
     return total / max(1, order.shape[0])
 
 

@@ -44,6 +44,7 @@ from numba import njit
 
 from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record, inc_value, pp_block_zero
 from eval.weightfile import load_weights
+from learn.adam import adam_step
 from usi_engine.shogi.layout import (
     BOARD,
     DROP_BASE,
@@ -61,7 +62,6 @@ from usi_engine.shogi_search import moveprior as M
 from usi_engine.shogi_search.quiescence import order_key
 from usi_engine.usi import parse_position
 
-ADAM_B1, ADAM_B2, ADAM_EPS = 0.9, 0.999, 1e-8
 CSA_TYPES = {"FU": 1, "KY": 2, "KE": 3, "GI": 4, "KA": 5, "HI": 6, "KI": 7, "OU": 8}
 CSA_TYPES |= {"TO": 9, "NY": 10, "NK": 11, "NG": 12, "UM": 13, "RY": 14}
 CSA_MOVE = re.compile(r"^([+-])(\d)(\d)(\d)(\d)([A-Z]{2})")
@@ -456,14 +456,7 @@ def train_epoch(rows, starts, played, order, w, use, m1, m2, step, lr, l2, batch
         for j in range(j0, j1):
             t = order[j]
             total += _position_nll(rows, starts[t], starts[t + 1], played[t], w, use, s, grad, 1.0 / (j1 - j0))
-        step[0] += 1
-        c1 = 1.0 - ADAM_B1 ** step[0]
-        c2 = 1.0 - ADAM_B2 ** step[0]
-        for i in range(w.shape[0]):
-            g = grad[i] + l2 * w[i]
-            m1[i] = ADAM_B1 * m1[i] + (1.0 - ADAM_B1) * g
-            m2[i] = ADAM_B2 * m2[i] + (1.0 - ADAM_B2) * g * g
-            w[i] -= lr * (m1[i] / c1) / (np.sqrt(m2[i] / c2) + ADAM_EPS)
+        adam_step(w, grad, m1, m2, step, lr, l2)
     return total / max(1, order.shape[0])
 
 

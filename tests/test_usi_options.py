@@ -1,6 +1,8 @@
 """Options over the real engine process: config files, LogFile, EvalFile errors, TryRule, ResignValue,
 ConsiderationMode; plus the option table itself."""
 
+from pathlib import Path
+
 import pytest
 
 from tests.usi_driver import UsiProcess, option, running_engine
@@ -107,6 +109,27 @@ def test_bad_evalfile_falls_back_to_default(eng, tmp_path):
     assert lines[-1].split()[1] not in ("resign", "win")
     eng.send("setoption name EvalFile value <empty>")
     eng.isready(60.0)  # as a GUI does: the weights reload here, not inside the next test's timed go
+
+
+def test_bad_move_prior_falls_back_to_no_prior(eng, tmp_path):
+    """A corrupt or mismatched MovePriorFile: an error naming the file, and the widened search still plays (every
+    child enters at once); the shipped prior loads again afterwards."""
+    corrupt = tmp_path / "broken-prior.npz"
+    corrupt.write_bytes(b"not a zip")
+    mismatched = tmp_path / "eval-as-prior.npz"  # a real archive of another kind: the evaluation weights
+    mismatched.write_bytes((Path(__file__).resolve().parent.parent / "eval" / "weights" / "material.npz").read_bytes())
+    with option(eng, "WidenChildren", 4, 0):
+        for bad in (corrupt, mismatched):
+            eng.send(f"setoption name MovePriorFile value {bad}")
+            lines, _ = eng.isready(60.0)
+            assert any(s.startswith("info string error: MovePriorFile") and str(bad) in s for s in lines), lines
+            eng.send("position startpos moves 7g7f 3c3d")
+            eng.send("go movetime 300")
+            lines, _ = eng.expect_prefix("bestmove", 10.0)
+            assert lines[-1].split()[1] not in ("resign", "win")
+        eng.send("setoption name MovePriorFile value <empty>")
+        lines, _ = eng.isready(60.0)
+        assert not any("error" in s for s in lines)
 
 
 def test_try_rule_plays_the_try_move(eng):

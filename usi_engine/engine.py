@@ -215,7 +215,7 @@ class Engine:
         self.mate_solver: MateSolver | None = None
         self._search_key: tuple | None = None
         self._weights_path: str | None = None
-        self._move_prior_path: tuple[str | None] | None = None  # (MovePriorFile) of the loaded prior
+        self._move_prior_option: str | None = None  # the MovePriorFile value of the loaded prior
         self._ready = False
         self._lock = threading.Lock()  # preparation (prepare, a go without prepare)
         self._search_lock = threading.Lock()  # one Searcher.search at a time
@@ -558,20 +558,18 @@ class Engine:
     def _load_move_prior(self) -> None:
         """The move prior progressive widening orders moves by (MovePriorFile: empty = the shipped file, none =
         no prior; a bad file -> error message and no prior, so every child enters at once)."""
-        from .shogi_search.moveprior import load_model
+        from .shogi_search.moveprior import option_model
 
         assert self.adapter is not None  # made by _load_adapter
-        path = self.options["MovePriorFile"] or None
-        if self._move_prior_path is not None and path == self._move_prior_path[0]:
+        value = self.options["MovePriorFile"]
+        if value == self._move_prior_option:
             return
-        model = None
-        if path is None or path.lower() != "none":
-            try:
-                model = load_model(path)
-            except (ValueError, OSError) as e:
-                self._error(f"MovePriorFile {path}: {e}; no move prior (every child enters at once)")
-        self.adapter.move_model = model
-        self._move_prior_path = (path,)
+        try:
+            self.adapter.move_model = option_model(value)
+        except (ValueError, OSError) as e:
+            self._error(f"MovePriorFile {value}: {e}; no move prior (every child enters at once)")
+            self.adapter.move_model = None
+        self._move_prior_option = value
 
     def _set_draw_value(self, turn: int) -> None:
         """Repetition value from Black's view, given the colour we play (YaneuraOu's DrawValue*)."""

@@ -21,6 +21,7 @@ from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi.bench import bench_positions
 
 from .game import ShogiAdapter, make_params
+from .moveprior import option_model
 from .quiescence import DEFAULT_MAX_DEPTH, INF, QBuffers, qsearch
 
 SEARCH_POSITIONS = 8  # the first positions of the set (middle games) for `bench search --game shogi`
@@ -89,7 +90,7 @@ def shogi_search_set(overrides=()):
         values.set(name, text)
     if values["EvalFile"]:
         raise ValueError("bench search runs the shipped weights; EvalFile is not taken")
-    adapter = ShogiAdapter(params=make_params(**game_params(values)))
+    adapter = ShogiAdapter(params=make_params(**game_params(values)), move_model=option_model(values["MovePriorFile"]))
     settings = {k: v for k, v in search_options(values).items() if k not in ("threads", "hash_mb", "seed")}
     return adapter, [p.copy() for p in bench_positions()[:SEARCH_POSITIONS]], settings
 

@@ -419,9 +419,9 @@ def move_features(pos, move, count, low, first, prey, last, phase, f, gains, rem
 
 
 @njit(cache=True, nogil=True)
-def position_features(pos, moves, n, rows, tactical):
-    """rows[i, :] = move_features of moves[i] (the weight indices of its groups) and tactical[i] its tactical
-    flag, for i < n: the features of search moves of one position, the board tables computed once."""
+def position_tables(pos):
+    """What move_features reads of the position, computed once per position: (count, low, first, prey from
+    board_tables, the SEE scratch gains and removed, the last move's square, the game-phase class)."""
     count = np.empty((2, 81), np.int64)
     low = np.empty((2, 81), np.int64)
     first = np.empty((8, 81), np.int64)
@@ -429,8 +429,14 @@ def position_features(pos, moves, n, rows, tactical):
     board_tables(pos, count, low, first, prey)
     gains = np.empty(SEE_STACK, np.float64)
     removed = np.empty(SEE_STACK, np.int64)
-    last = last_square(pos)
-    phase = phase_class(pos)
+    return count, low, first, prey, gains, removed, last_square(pos), phase_class(pos)
+
+
+@njit(cache=True, nogil=True)
+def position_features(pos, moves, n, rows, tactical):
+    """rows[i, :] = move_features of moves[i] (the weight indices of its groups) and tactical[i] its tactical
+    flag, for i < n: the features of search moves of one position, the board tables computed once."""
+    count, low, first, prey, gains, removed, last, phase = position_tables(pos)
     for i in range(n):
         tactical[i] = move_features(pos, moves[i], count, low, first, prey, last, phase, rows[i], gains, removed)
 
@@ -440,16 +446,8 @@ def move_scores(pos, model, moves, n, out_scores, out_tactical):
     """out_scores[i] = the logit s(moves[i]) under `model` (N_WEIGHTS weights) and out_tactical[i] = 1 for a check
     or a capture with SEE >= 0 (the moves a search must keep), else 0, for the search moves moves[0:n] of pos.
     Works in any position of a game (in check, a king missing); pos is restored."""
-    count = np.empty((2, 81), np.int64)
-    low = np.empty((2, 81), np.int64)
-    first = np.empty((8, 81), np.int64)
-    prey = np.empty(81, np.float64)
-    board_tables(pos, count, low, first, prey)
-    gains = np.empty(SEE_STACK, np.float64)
-    removed = np.empty(SEE_STACK, np.int64)
+    count, low, first, prey, gains, removed, last, phase = position_tables(pos)
     f = np.empty(N_GROUPS, np.int64)
-    last = last_square(pos)
-    phase = phase_class(pos)
     for i in range(n):
         out_tactical[i] = move_features(pos, moves[i], count, low, first, prey, last, phase, f, gains, removed)
         s = 0.0
@@ -518,6 +516,14 @@ def read_model(path=None) -> tuple[np.ndarray, dict]:
     path = SHIPPED_MODEL if path is None else path
     blocks, meta = read_archive(path, FEATURE_SET, {FEATURE_VERSION: {"w": (N_WEIGHTS,)}})
     return blocks["w"], meta
+
+
+def option_model(value: str) -> np.ndarray | None:
+    """The model the USI option MovePriorFile names: empty = the shipped file, `none` = no prior (None), else a
+    path; ValueError (naming the file and its problem) or OSError for a bad file."""
+    if value.lower() == "none":
+        return None
+    return load_model(value or None)
 
 
 def load_model(path=None) -> np.ndarray:
