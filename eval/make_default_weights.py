@@ -3,7 +3,7 @@
 default = eval/weights/learned.npz (self-play run learn-9, checkpoint v16: material, KP and PP learned from
 the material-only start; docs/learning.md) + three hand-made king terms, nothing else changed:
 
-1. KP term (the positive control of learning session 3, docs/experiments/2026-11-21-learning-baseline-factor-
+1. KP term (the positive control of the 2026-11-21 learning runs, docs/experiments/2026-11-21-learning-baseline-factor-
    lambda.md): for each king, a silver or a gold-moving piece of its own side at Chebyshev distance 1 from it
    +40 cp, at distance 2 +20 cp; any piece of the other side there -24 / -12 cp. From the side to move's view:
    added to its own king's KP rows, subtracted (with the sides swapped) in the other king's rows.

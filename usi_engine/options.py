@@ -147,6 +147,7 @@ OPTIONS = (
     _spin("WidenChildren", 0, 0, 1000, "progressive widening: children a node enters at expansion (0 = all)"),
     _spin("WidenVisits", 4, 1, 1000000, "widening: a node holds WidenChildren + log_b(1 + N/this) children"),
     _spin("WidenGrowth", 160, 101, 10000, "percent: b of the widening schedule (one more child each b-fold N)"),
+    _spin("MovePriorBias", 0, 0, 1000, "percent: widening's selection weighs a child by p^(this/100) (0 = off)"),
     _spin("LeafDepth", 0, 0, 2, "plies of full-width alpha-beta valuing a child when first reached (0 = quiescence)"),
     _check("MateProbe", False, "at each expansion, test every checking move for a mate in three"),
     _check("ThreatProbe", False, "at each expansion, test every other move for allowing a mate in one"),
@@ -189,6 +190,7 @@ SEARCH_OPTION_FIELDS = {
     "widen_k0": ("WidenChildren", int),
     "widen_a": ("WidenVisits", float),
     "widen_b": ("WidenGrowth", lambda percent: percent / 100.0),
+    "prior_beta": ("MovePriorBias", lambda percent: percent / 100.0),
     "seed": ("Seed", int),
 }
 GAME_PARAM_FIELDS = {

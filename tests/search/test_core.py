@@ -297,6 +297,27 @@ def test_selection_bonus_of_forcing_children(bonus):
     assert abs(forcing / draws - expected) < 0.015
 
 
+@pytest.mark.parametrize('beta', [0.0, 0.5, 1.0])
+def test_progressive_bias_draws_children_by_their_prior(beta):
+    """Under widening (T_EBIAS) select_softmax weighs a child by p^beta exp(-E/T_sel): two children of
+    equal value with priors 0.8 and 0.2 are drawn 0.8^beta : 0.2^beta; a pool without the per-edge priors
+    ignores beta."""
+    for widen in (True, False):
+        tree = core.new_tree(3, 2, widen=widen)
+        tree[core.T_FIRST][0] = 0
+        tree[core.T_COUNT][0] = 2
+        tree[core.T_ECHILD][:] = [1, 2]
+        tree[core.T_VALUE][1:] = 10.0
+        if widen:
+            tree[core.T_EBIAS][:] = np.log([0.8, 0.2])
+        rng = np.array([np.uint64(11)], dtype=np.uint64)
+        wbuf = np.empty(2)
+        draws = 20000
+        first = sum(core.select_softmax(tree, 0, 40.0, 0.0, rng, wbuf, True, beta) == 0 for _ in range(draws))
+        expected = 0.8**beta / (0.8**beta + 0.2**beta) if widen else 0.5
+        assert abs(first / draws - expected) < 0.015
+
+
 def test_annealed_temperature_follows_the_node_visits():
     """annealed_temperature: T / sqrt(1 + N(v)/anneal_n) with N(v) = the samples backed up through v (its
     sequence count), floored at t_min; anneal_n 0 keeps T_sel. After a one-thread search of S samples the

@@ -130,19 +130,52 @@ def test_all_moves_lost_is_proven_once_every_move_entered():
     assert r.proven and r.value == MATE - 2
 
 
+def check_priors(s, pos, depth=2):
+    """Every edge of the expanded nodes within `depth` plies of the root (entered or waiting) holds the log
+    prior the game's order_children gives its move in that node's position (T_EBIAS: reserved at
+    expansion, kept by pruning and reuse). Returns the edges checked."""
+    t = s.pool.tree
+    moves = np.zeros(256, np.int32)
+    logp = np.zeros(256)
+    checked = 0
+
+    def walk(node, d):
+        nonlocal checked
+        if (t[core.T_STATE][node] & core.PHASE_MASK) != core.EXPANDED:
+            return
+        n = syn.gen_moves(pos, moves)
+        syn.order_children(pos, W, P, moves, n, 1000, logp)
+        expected = dict(zip(moves[:n].tolist(), logp[:n].tolist()))
+        f = t[core.T_FIRST][node]
+        for e in range(f, f + t[core.T_NMOVES][node]):
+            move = int(t[core.T_EMOVE][e])
+            assert t[core.T_EBIAS][e] == np.float32(expected[move])
+            checked += 1
+            c = int(t[core.T_ECHILD][e])
+            if c >= 0 and d < depth:
+                syn.do_move(pos, move)
+                walk(c, d + 1)
+                syn.undo_move(pos)
+
+    walk(0, 0)
+    return checked
+
+
 @pytest.mark.parametrize('graph', [False, True])
 @pytest.mark.parametrize('threads,helpers', [(1, 0), (2, 0), (2, 1)])
 def test_reuse_prune_and_threads_keep_the_pool_consistent(graph, threads, helpers):
-    """A small pool (several prunes per search), four moves of tree reuse, one or two threads: the accounting
-    holds (every reserved edge counted, moves not entered have no child, no claim left open) and, in tree
-    mode, every expanded node equals the recompute from its entered children."""
+    """A small pool (several prunes per search), four moves of tree reuse, one or two threads, a progressive
+    bias: the accounting holds (every reserved edge counted, moves not entered have no child, no claim left
+    open), every edge keeps its move's log prior and, in tree mode, every expanded node equals the recompute
+    from its entered children."""
     pos = syn.make_pos(mode=syn.MODE_MULTISET, seed=5, bmin=10, bmax=30, term_depth=30, value_range=300, leaf_cost=20)
-    s = searcher(hash_mb=2, graph=graph, seed=9, widen_k0=3, threads=threads, helpers=helpers)
+    s = searcher(hash_mb=2, graph=graph, seed=9, widen_k0=3, threads=threads, helpers=helpers, prior_beta=1.0)
     p = pos.copy()
     reused = 0
     for _ in range(4):
         r = s.search(p, Limits(samples=20000))
         check_accounting(s)
+        assert check_priors(s, p.copy()) > 30
         if not graph:
             assert backup_error(s)[0] == 0.0
         assert s.prunes >= 1
@@ -157,3 +190,5 @@ def test_widening_is_off_for_rave_and_games_without_a_move_order():
     assert not s.pool.widen
     with pytest.raises(ValueError, match='widen'):
         searcher(widen_k0=3, widen_b=1.0)
+    with pytest.raises(ValueError, match='bias'):
+        searcher(widen_k0=3, prior_beta=-1.0)

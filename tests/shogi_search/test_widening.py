@@ -40,11 +40,12 @@ def game_positions(count, seed):
     return out
 
 
-def ordered(adapter, pos, k0):
+def ordered(adapter, pos, k0, logp=None):
     moves = np.zeros(MAX_MOVES, np.int32)
     n = gen_search_moves(pos, moves)
     before = moves[:n].copy()
-    k = order_children(pos, adapter.weights, adapter.params, moves, n, k0)
+    logp = np.zeros(MAX_MOVES) if logp is None else logp
+    k = order_children(pos, adapter.weights, adapter.params, moves, n, k0, logp)
     return before, moves[:n].copy(), k
 
 
@@ -75,6 +76,60 @@ def test_every_move_enters_when_k0_covers_them_or_there_is_no_model(adapter):
     bare = ShogiAdapter(adapter.weights)  # no move model: no order to widen by
     before, after, k = ordered(bare, pos, 3)
     assert k == len(before) and np.array_equal(before, after)
+
+
+def test_the_log_priors_are_the_move_probabilities(adapter):
+    """order_children's logp[i] is log p of the move it put at i, p the prior's softmax over every legal move
+    (moveprior.move_probabilities), whether the moves were reordered (k0 small), kept (k0 >= n) or are
+    evasions; without a model every log prior is 0."""
+    for pos in game_positions(12, seed=11) + list(bench_positions()[:4]):
+        for k0 in (3, MAX_MOVES):
+            logp = np.full(MAX_MOVES, np.nan)
+            before, after, k = ordered(adapter, pos, k0, logp)
+            n = len(before)
+            p = np.zeros(n)
+            moveprior.move_probabilities(pos, adapter.params[N_PARAMS:], before, n, p)
+            prob = dict(zip(before.tolist(), p))
+            assert np.allclose(np.exp(logp[:n]), [prob[m] for m in after.tolist()], rtol=1e-9, atol=1e-15)
+            assert abs(np.exp(logp[:n]).sum() - 1.0) < 1e-9
+    logp = np.full(MAX_MOVES, np.nan)
+    before, _, _ = ordered(ShogiAdapter(adapter.weights), bench_positions()[3], 3, logp)
+    assert not logp[: len(before)].any()
+
+
+@pytest.mark.parametrize("expansion", ["exact", "window"])
+def test_widened_edges_keep_their_moves_log_prior(adapter, expansion):
+    """A widening search with the progressive bias: each edge of the root and of its expanded children holds
+    the log prior of its move, also after the window expansion sorted the entered children by value."""
+    board = Board(MIDDLEGAME)
+    a = ShogiAdapter(adapter.weights, make_params(expansion=expansion), move_model=adapter.move_model)
+    s = Searcher(a, SearchOptions(threads=1, hash_mb=32, seed=3, widen_k0=3, prior_beta=0.5))
+    s.search(board.pos.copy(), Limits(samples=800))
+    t = s.pool.tree
+    checked = 0
+    for depth_one in (False, True):
+        roots = [(0, None)]
+        if depth_one:
+            f0 = t[core.T_FIRST][0]
+            roots = [(int(t[core.T_ECHILD][e]), int(t[core.T_EMOVE][e])) for e in range(f0, f0 + t[core.T_COUNT][0])]
+        for node, move in roots:
+            if (t[core.T_STATE][node] & core.PHASE_MASK) != core.EXPANDED or t[core.T_COUNT][node] == 0:
+                continue
+            if move is not None:
+                board.push_usi(move_to_usi(move))
+            moves = np.zeros(MAX_MOVES, np.int32)
+            n = gen_search_moves(board.pos, moves)
+            p = np.zeros(n)
+            moveprior.move_probabilities(board.pos, a.params[N_PARAMS:], moves, n, p)
+            prob = dict(zip(moves[:n].tolist(), p))
+            f = t[core.T_FIRST][node]
+            assert t[core.T_NMOVES][node] == n
+            for e in range(f, f + n):
+                assert np.isclose(np.exp(t[core.T_EBIAS][e]), prob[int(t[core.T_EMOVE][e])], rtol=1e-5)
+                checked += 1
+            if move is not None:
+                board.pop()
+    assert checked > 300
 
 
 @pytest.mark.parametrize("expansion", ["exact", "window"])

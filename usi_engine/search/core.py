@@ -42,6 +42,7 @@ T_VALUE, T_FIRST, T_COUNT, T_KEY, T_STATE, T_FLAGS, T_DEPTH = 0, 1, 2, 3, 4, 5, 
 T_EMOVE, T_ECHILD, T_EVISITS, T_TKEY, T_TNODE = 7, 8, 9, 10, 11
 T_RN, T_RW, T_AN, T_AW = 12, 13, 14, 15
 T_NMOVES, T_WIDE = 16, 17
+T_EBIAS = 18  # per edge under progressive widening: log p of the move by the game's prior (order_children)
 
 # --- ctl indices ------------------------------------------------------------------------------------
 C_STOP, C_NODE_LIMIT, C_SAMPLE_LIMIT, C_ROOT, C_MEMFULL = 0, 1, 2, 3, 4
@@ -60,6 +61,7 @@ FP_TSEL, FP_TBACK, FP_CUCT, FP_VSCALE, FP_RAVE_BIAS, FP_PRIOR_N, FP_PRIOR_AMAF, 
 FP_ANNEAL_N, FP_TSEL_MIN = 8, 9  # visit-annealed selection temperature (annealed_temperature)
 FP_BACK_ANNEAL_N, FP_TBACK_MIN = 10, 11  # visit-annealed backup temperature (backup_node)
 FP_WIDEN_K0, FP_WIDEN_A, FP_WIDEN_B = 12, 13, 14  # progressive widening (widen_target); k0 = 0: off
+FP_PRIOR_BETA = 15  # progressive bias: selection weighs a child by p^beta (select_softmax); 0 = off
 FP_SIZE = 16
 IP_POLICY, IP_GRAPH, IP_MAXDEPTH, IP_THREAD, IP_JOINT, IP_PUBLISH = 0, 1, 2, 3, 4, 5
 IP_SIZE = 6
@@ -85,10 +87,11 @@ _INF = np.inf
 def new_tree(n_nodes, n_edges, table_slots=1, uct=False, rave=False, widen=False):
     """The one constructor of the pool's tree tuple (indices T_*): every pool has the same array types, so
     numba compiles each tree kernel once. Per-edge visit counts only for UCT, RAVE statistics only for
-    RAVE and the per-node widening arrays only for progressive widening (length 1 otherwise); table_slots a
-    power of two (graph mode) or 1."""
+    RAVE and the per-node widening arrays and per-edge log priors only for progressive widening (length 1
+    otherwise); table_slots a power of two (graph mode) or 1."""
     er = n_edges if rave else 1
     wn = n_nodes if widen else 1
+    we = n_edges if widen else 1
     return (
         np.zeros(n_nodes, np.float64),
         np.full(n_nodes, -1, np.int64),
@@ -108,6 +111,7 @@ def new_tree(n_nodes, n_edges, table_slots=1, uct=False, rave=False, widen=False
         np.zeros(er),
         np.zeros(wn, np.int32),
         np.zeros(wn, np.int64),
+        np.zeros(we, np.float32),
     )
 
 
@@ -349,10 +353,12 @@ def annealed_temperature(visits, t, anneal_n, t_min):
 
 
 @njit(cache=True, nogil=True)
-def select_softmax(tree, v, t_sel, bonus, rng, wbuf, skip_busy=True):
+def select_softmax(tree, v, t_sel, bonus, rng, wbuf, skip_busy=True, beta=0.0):
     """Sample an edge of v by pi(c|v) = exp(-E(c)/T_sel)/Z (seed 001 eq. 1-2), max-shifted. A child flagged
     FLAG_FORCING is selected as if E(c) were `bonus` lower (a prior on forcing moves; 0 = the paper's
-    policy); backups and the best move use the plain values.
+    policy). Progressive bias (beta > 0, a pool with T_EBIAS): the logits are -E(c)/T_sel + beta log p(c),
+    p the game's move prior (pi ~ p^beta exp(-E/T_sel); Chaslot et al. 2008 add their prior to the
+    selection value in the same spirit). Backups and the best move use the plain values.
 
     skip_busy (threads that cannot join each other's expansions): children that another thread is expanding
     right now are left out and the rest renormalised: a thread
@@ -369,10 +375,14 @@ def select_softmax(tree, v, t_sel, bonus, rng, wbuf, skip_busy=True):
     echild = tree[T_ECHILD]
     f = tree[T_FIRST][v]
     n = tree[T_COUNT][v]
+    ebias = tree[T_EBIAS]
+    lift = t_sel * beta if ebias.shape[0] > 1 else 0.0  # log p in cp at T_sel
     min_e = _INF
     for i in range(n):
         c = echild[f + i]
         e = value[c] - bonus if flags[c] & FLAG_FORCING else value[c]
+        if lift != 0.0:
+            e -= lift * ebias[f + i]
         wbuf[i] = e
         if e < min_e:
             min_e = e
@@ -645,8 +655,10 @@ def finish_children(pos, weights, params, moves, values, flags, job, base, tag):
 
 
 @njit(cache=True, nogil=True)
-def order_children(pos, weights, params, moves, n, k0):
-    """Stand-in for games without a move order for progressive widening: every move enters at once."""
+def order_children(pos, weights, params, moves, n, k0, logp):
+    """Stand-in for games without a move order for progressive widening: every move enters at once, no
+    prior (log p = 0)."""
+    logp[:n] = 0.0
     return n
 
 
@@ -740,10 +752,11 @@ def new_child(tree, ctl, key, value, cflags, graph, depth):
 
 
 @njit(cache=True, nogil=True)
-def attach_children(tree, ctl, v, n, n_moves, moves, values, cflags, keys, graph, child_depth):
+def attach_children(tree, ctl, v, n, n_moves, moves, values, cflags, keys, graph, child_depth, logp):
     """Allocate and write v's n entered children and reserve the edges of all its n_moves moves (not yet
     published: the caller stores v's state); moves[n:n_moves] are the moves progressive widening may enter
-    later, in that order (their edges have child -1; n_moves = n without widening). Tree mode: n fresh
+    later, in that order (their edges have child -1; n_moves = n without widening); under widening each
+    edge keeps its move's log prior logp[i] (T_EBIAS, select_softmax's progressive bias). Tree mode: n fresh
     nodes. Graph mode: non-terminal children are shared through the table; terminal children are private
     nodes (new_child). Returns False when the pool is full; the edges reserved by the failed attempt are
     counted in C_WASTED_EDGES (tree mode reserves the edges and all n nodes up front, so no node is wasted;
@@ -781,7 +794,25 @@ def attach_children(tree, ctl, v, n, n_moves, moves, values, cflags, keys, graph
     if tree[T_NMOVES].shape[0] > 1:
         tree[T_NMOVES][v] = n_moves
         tree[T_WIDE][v] = n
+        ebias = tree[T_EBIAS]
+        for i in range(n_moves):
+            ebias[ebase + i] = logp[i]
     return True
+
+
+@njit(cache=True, nogil=True)
+def align_prior(moves, n, n_moves, ordered, logp, out):
+    """out[0:n_moves] = the log priors of moves[0:n_moves], given logp[i] of ordered[i] (the order the
+    game's order_children left, before finish_open may have sorted the n entered moves among themselves;
+    the waiting moves n..n_moves keep their places)."""
+    for i in range(n):
+        out[i] = 0.0
+        for j in range(n):
+            if ordered[j] == moves[i]:
+                out[i] = logp[j]
+                break
+    for i in range(n, n_moves):
+        out[i] = logp[i]
 
 
 @njit(cache=True, nogil=True)
@@ -869,7 +900,7 @@ def select_edge(tree, v, policy, fp, rng, wbuf, joint):
     if policy == POLICY_RAVE:
         return select_rave(tree, v, fp)
     t_sel = annealed_temperature(tree[T_STATE][v] >> 2, fp[FP_TSEL], fp[FP_ANNEAL_N], fp[FP_TSEL_MIN])
-    return select_softmax(tree, v, t_sel, fp[FP_FORCING], rng, wbuf, not joint)
+    return select_softmax(tree, v, t_sel, fp[FP_FORCING], rng, wbuf, not joint, fp[FP_PRIOR_BETA])
 
 
 @njit(cache=True, nogil=True)
@@ -924,7 +955,7 @@ def build_kernels(game, stamp):
         max_depth = min(ip[IP_MAXDEPTH], path_nodes.shape[0] - 1)
         t_back = fp[FP_TBACK]
         vscale = fp[FP_VSCALE]
-        widen = tree[T_NMOVES].shape[0] > 1 and fp[FP_WIDEN_K0] > 0.0 and policy != POLICY_RAVE
+        widen = joinable and tree[T_NMOVES].shape[0] > 1 and fp[FP_WIDEN_K0] > 0.0 and policy != POLICY_RAVE
         root = ctl[C_ROOT]
         done = 0
         collisions = 0
@@ -1027,8 +1058,10 @@ def build_kernels(game, stamp):
                         em, ev, ef = jmoves[me], jvalues[me], jflags[me]
                         n_moves = game.gen_moves(pos, em)
                         n = n_moves
-                        if widen and node != root:  # the most probable moves enter now, the rest in order
-                            n = widener.order_children(pos, weights, gparams, em, n_moves, np.int64(fp[FP_WIDEN_K0]))
+                        if widen:  # the most probable moves enter now, the rest in order (the root: all)
+                            k0 = n_moves if node == root else np.int64(fp[FP_WIDEN_K0])
+                            n = widener.order_children(pos, weights, gparams, em, n_moves, k0, prior)
+                            moves[:n] = em[:n]  # finish_open may sort the entered moves: align_prior
                         if publish:
                             jpos[me][:] = pos  # written before open_job's release store of the word
                         open_job(job, my_job, node, n)
@@ -1052,7 +1085,9 @@ def build_kernels(game, stamp):
                             game.do_move(pos, em[i])
                             keys[i] = game.pos_key(pos)
                             game.undo_move(pos)
-                    if not attach_children(tree, ctl, node, n, n_moves, em, ev, ef, keys, graph, d + 1):
+                    if widen:
+                        align_prior(em, n, n_moves, moves, prior, values)
+                    if not attach_children(tree, ctl, node, n, n_moves, em, ev, ef, keys, graph, d + 1, values):
                         atomic_store(ctl, C_MEMFULL, 1)
                         atomic_store(state, node, UNEXPANDED)
                         break

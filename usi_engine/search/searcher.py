@@ -28,6 +28,7 @@ from usi_engine.search.values import MATE_THRESHOLD, is_proven
 
 NODE_BYTES = 8 + 8 + 4 + 8 + 8 + 1 + 2  # value, first, count, key, state, flags, depth
 EDGE_BYTES = 4 + 4  # move, child
+WIDEN_EDGE_BYTES = 4  # per edge under progressive widening: the move's log prior (progressive bias)
 VISIT_BYTES = 8  # edge visits (UCT policy only)
 RAVE_BYTES = 4 * 8  # MC count/wins and AMAF count/wins per edge (RAVE policy only)
 TABLE_BYTES = 16  # graph table slot: key, node
@@ -75,6 +76,7 @@ class SearchOptions:
     widen_k0: int = 0  # progressive widening (games with order_children): children entered at expansion; 0 = off
     widen_a: float = 4.0  # ... a node holds k0 + floor(log_b(1 + N/a)) children after N samples (core.widen_target)
     widen_b: float = 1.6
+    prior_beta: float = 0.0  # progressive bias under widening: selection weighs a child by p^beta (core.select_softmax)
 
 
 @dataclass
@@ -134,6 +136,7 @@ class NodePool:
     def __init__(self, hash_mb, graph, uct, min_nodes=4, rave=False, widen=False):
         budget = int(hash_mb * 2**20)
         edge_bytes = EDGE_BYTES + (VISIT_BYTES if uct else 0) + (RAVE_BYTES if rave else 0)
+        edge_bytes += WIDEN_EDGE_BYTES if widen else 0
         node_bytes = NODE_BYTES + (WIDEN_BYTES if widen else 0)
         ratio = WIDEN_EDGES_PER_NODE if widen else GRAPH_EDGES_PER_NODE if graph else 1.0
         n = max(min_nodes, int(budget // (node_bytes + ratio * edge_bytes + (2.5 * TABLE_BYTES if graph else 0))))
@@ -246,6 +249,8 @@ class NodePool:
             t[core.T_NMOVES][:kept] = counts
             t[core.T_WIDE][:kept] = t[core.T_COUNT][:kept]
         t[core.T_EMOVE][:kept_edges] = t[core.T_EMOVE][eorder]
+        if self.widen:
+            t[core.T_EBIAS][:kept_edges] = t[core.T_EBIAS][eorder]
         child = t[core.T_ECHILD][eorder]
         t[core.T_ECHILD][:kept_edges] = np.where(child >= 0, nmap[child], -1)
         if self.uct:
@@ -275,6 +280,8 @@ class Searcher:
             raise ValueError("threads must be >= 1 and hash_mb > 0")
         if self.options.widen_k0 < 0 or self.options.widen_a <= 0 or self.options.widen_b <= 1:
             raise ValueError("progressive widening needs widen_k0 >= 0, widen_a > 0 and widen_b > 1")
+        if not self.options.prior_beta >= 0:
+            raise ValueError("the progressive bias needs prior_beta >= 0")
         self.kernels = games.kernels(adapter.game)
         self._priors_cache: np.ndarray | None = None  # RAVE: the root moves' priors (_root_priors)
         self.pool: NodePool | None = None  # built by the first search (_prepare)
@@ -546,6 +553,7 @@ class Searcher:
             fp[core.FP_WIDEN_K0] = opt.widen_k0 if self.pool.widen else 0
             fp[core.FP_WIDEN_A] = opt.widen_a
             fp[core.FP_WIDEN_B] = opt.widen_b
+            fp[core.FP_PRIOR_BETA] = opt.prior_beta if self.pool.widen else 0.0
             ip = np.zeros(core.IP_SIZE, np.int64)
             ip[core.IP_POLICY] = POLICIES[opt.policy]
             ip[core.IP_GRAPH] = 1 if opt.graph else 0

@@ -200,18 +200,26 @@ def child_value(pos, weights, params, move):
 
 
 @njit(cache=True, nogil=True)
-def order_children(pos, weights, params, moves, n, k0):
+def order_children(pos, weights, params, moves, n, k0, logp):
     """Progressive widening's move order: the moves sorted by a hashed prior of (position, move) (a stand-in
     for a learned move probability, independent of the child values); the first k0 enter at expansion.
+    logp: log p of a softmax over the hashed scores (in [0, 2)), in the final order.
     k0 >= n: every move enters, in generation order (the tree of a search without widening)."""
-    if k0 >= n:
-        return n
     prior = np.empty(n, np.float64)
     key = np.uint64(pos_key(pos))
     for i in range(n):
-        prior[i] = -float(_hash(np.int64(key ^ np.uint64(moves[i])), SALT_PRIOR) >> np.uint64(11))
+        prior[i] = -2.0 * float(_hash(np.int64(key ^ np.uint64(moves[i])), SALT_PRIOR) >> np.uint64(11)) / 2.0**53
+    total = 0.0
+    for i in range(n):
+        total += np.exp(-prior[i])
+    if k0 >= n:
+        for i in range(n):
+            logp[i] = -prior[i] - np.log(total)
+        return n
     order = np.argsort(prior, kind='mergesort')
     moves[:n] = moves[:n][order]
+    for i in range(n):
+        logp[i] = -prior[order[i]] - np.log(total)
     return k0
 
 

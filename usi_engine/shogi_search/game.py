@@ -189,17 +189,30 @@ def child_value(pos, weights, params, move):
 
 
 @njit(cache=True, nogil=True)
-def order_children(pos, weights, params, moves, n, k0):
+def order_children(pos, weights, params, moves, n, k0, logp):
     """Progressive widening's order of the moves of pos (core contract): moves[0:k] enter as children now,
-    moves[k:n] later, most probable first, by the move prior (moveprior.py; its model is params[N_PARAMS:]).
+    moves[k:n] later, most probable first, by the move prior (moveprior.py; its model is params[N_PARAMS:]),
+    and logp[0:n] = log p of each move in the new order (the progressive bias; 0 without a model).
     Entering now: the k0 most probable moves and every move the tactics must not lose (a check, a capture
     with SEE >= 0: moveprior's tactical flag); in check, every evasion. Returns k; n, order unchanged, when
     k0 >= n, pos is in check or params carry no model."""
-    if k0 >= n or params.shape[0] <= N_PARAMS or side_in_check(pos):
+    if params.shape[0] <= N_PARAMS:
+        logp[:n] = 0.0
         return n
     scores = np.empty(n, np.float64)
     tactical = np.empty(n, np.int8)
     move_scores(pos, params[N_PARAMS:], moves, n, scores, tactical)
+    top = -np.inf
+    for i in range(n):
+        top = max(top, scores[i])
+    total = 0.0
+    for i in range(n):
+        total += np.exp(scores[i] - top)
+    log_z = top + np.log(total)  # log p = s - log sum exp s (the prior's softmax)
+    if k0 >= n or side_in_check(pos):
+        for i in range(n):
+            logp[i] = scores[i] - log_z
+        return n
     order = np.argsort(-scores, kind='mergesort')  # most probable first; ties in generation order
     key = np.empty(n, np.int64)
     k = 0
@@ -208,7 +221,10 @@ def order_children(pos, weights, params, moves, n, k0):
         enter = r < k0 or tactical[i] != 0
         key[i] = r if enter else n + r
         k += 1 if enter else 0
-    moves[:n] = moves[:n][np.argsort(key)]
+    final = np.argsort(key)
+    moves[:n] = moves[:n][final]
+    for i in range(n):
+        logp[i] = scores[final[i]] - log_z
     return k
 
 
