@@ -20,13 +20,12 @@ from __future__ import annotations
 import re
 import sys
 import time
-import zipfile
 from pathlib import Path
 
 import numpy as np
 from numba import njit
 
-from learn.adam import adam_step
+from learn.movefit import contains, position_nll, record_files, record_members, train_epoch
 from usi_engine.go import moveprior as M
 from usi_engine.go.board import do_move, gen_moves
 from usi_engine.go.ladder import S_ROWS
@@ -78,12 +77,8 @@ def parse_moves(text: str, size: int) -> np.ndarray | None:
 
 def _texts(path: Path):
     """Game record texts in a file: an SGF file is one, a month file one per line, a .zip holds either."""
-    if path.suffix.lower() == ".zip":
-        with zipfile.ZipFile(path) as z:
-            for name in z.namelist():
-                yield from _split(z.read(name).decode("utf-8", "replace"))
-    else:
-        yield from _split(path.read_text("utf-8", "replace"))
+    for _, data in record_members(path):
+        yield from _split(data.decode("utf-8", "replace"))
 
 
 def _split(text: str):
@@ -97,11 +92,8 @@ def _split(text: str):
 
 def read_games(paths, size: int, limit: int) -> list:
     """Up to `limit` plain games (parse_moves) from files and folders, in file order."""
-    files: list[Path] = []
-    for p in map(Path, paths):
-        files.extend(sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p])
     games = []
-    for f in files:
+    for f in record_files(paths):
         for text in _texts(f):
             moves = parse_moves(text, size)
             if moves is not None:
@@ -131,10 +123,7 @@ def _replay(pos, moves, keep, model, rows, starts, played, codes):
     for t in range(moves.shape[0]):
         m = moves[t]
         n = gen_moves(pos, legal)
-        found = False
-        for i in range(n):
-            found = found or legal[i] == m
-        if not found:
+        if not contains(legal, n, m):
             break
         if keep[t] and m != PASS:
             _setup(pos, ws)
@@ -212,49 +201,15 @@ def extract(games: list, keeps: list, size: int, model: np.ndarray):
 # --- fitting ---------------------------------------------------------------------------------------------------
 @njit(cache=True)
 def _position_nll(rows, a, b, k, w, p, grad, scale):
-    """-log P(row a + k) among rows a..b under weights w (eq. 1 of moveprior); with scale != 0, adds scale *
-    d(-log P)/dw to grad. p is scratch. Returns (nll, rank of the played row: rows scoring higher)."""
-    top = -np.inf
-    for r in range(a, b):
-        s = 0.0
-        for g in range(rows.shape[1]):
-            s += w[rows[r, g]]
-        p[r - a] = s
-        top = max(top, s)
-    total = 0.0
-    for r in range(b - a):
-        total += np.exp(p[r] - top)
-    nll = top + np.log(total) - p[k]
+    """-log P(row a + k) among rows a..b under weights w (eq. 1 of moveprior; movefit.position_nll); with scale
+    != 0, adds scale * d(-log P)/dw to grad. p is scratch. Returns (nll, rank of the played row: rows scoring
+    higher)."""
+    nll = position_nll(rows, a, b, k, w, np.ones(rows.shape[1], np.bool_), p, grad, scale)
     rank = 0
     for r in range(b - a):
         if p[r] > p[k]:
             rank += 1
-    if scale != 0.0:
-        for r in range(a, b):
-            q = np.exp(p[r - a] - top) / total
-            if r - a == k:
-                q -= 1.0
-            for g in range(rows.shape[1]):
-                grad[rows[r, g]] += scale * q
     return nll, rank
-
-
-@njit(cache=True)
-def train_epoch(rows, starts, played, order, w, m1, m2, step, lr, l2, batch):
-    """One pass of Adam over the positions in `order`, mini-batches of `batch`; returns the mean NLL seen.
-    step[0] counts Adam steps (bias correction)."""
-    grad = np.zeros(w.shape[0])
-    p = np.empty(BOARD_CAP + 1)
-    total = 0.0
-    for j0 in range(0, order.shape[0], batch):
-        j1 = min(order.shape[0], j0 + batch)
-        grad[:] = 0.0
-        for j in range(j0, j1):
-            t = order[j]
-            nll, _ = _position_nll(rows, starts[t], starts[t + 1], played[t], w, p, grad, 1.0 / (j1 - j0))
-            total += nll
-        adam_step(w, grad, m1, m2, step, lr, l2)
-    return total / max(1, order.shape[0])
 
 
 @njit(cache=True)
@@ -281,11 +236,13 @@ def fit(train, test, model, epochs: int, batch: int, lr: float, l2: float, seed:
     w = model[M.KEYS :]
     w[:] = 0.0
     m1, m2, step = np.zeros_like(w), np.zeros_like(w), np.zeros(1, np.int64)
+    use = np.ones(M.N_GROUPS, np.bool_)
     rng = np.random.default_rng(seed)
     curve = []
     for epoch in range(1, epochs + 1):
         t0 = time.time()
-        loss = train_epoch(rows, starts, played, rng.permutation(len(played)), w, m1, m2, step, lr, l2, batch)
+        loss = train_epoch(rows, starts, played, rng.permutation(len(played)), w, use, m1, m2, step, lr, l2, batch,
+                           BOARD_CAP + 1)  # fmt: skip
         nll, top1, top5 = score(test[0], test[1], test[2], w)
         curve.append((float(loss), float(nll), float(top1), float(top5)))
         log(

@@ -35,7 +35,6 @@ from __future__ import annotations
 import re
 import sys
 import time
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,7 +43,7 @@ from numba import njit
 
 from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record, inc_value, pp_block_zero
 from eval.weightfile import load_weights
-from learn.adam import adam_step
+from learn.movefit import contains, record_files, record_members, train_epoch
 from usi_engine.shogi.layout import (
     BOARD,
     DROP_BASE,
@@ -258,17 +257,6 @@ def parse_positions(text: str) -> list[Game]:
     return out
 
 
-def _texts(path: Path):
-    """(name, text) of the records in a file: itself, or each member of a .zip."""
-    if path.suffix.lower() == ".zip":
-        with zipfile.ZipFile(path) as z:
-            for name in z.namelist():
-                if not name.endswith("/"):
-                    yield name, _decode(z.read(name))
-    else:
-        yield path.name, _decode(path.read_bytes())
-
-
 def _decode(data: bytes) -> str:
     try:
         return data.decode("utf-8")
@@ -278,13 +266,11 @@ def _decode(data: bytes) -> str:
 
 def read_games(paths, min_rate: float, min_plies: int, limit: int) -> tuple[list[Game], int]:
     """(up to `limit` games that pass the filters, the number of games filtered out) from files and folders."""
-    files: list[Path] = []
-    for p in map(Path, paths):
-        files.extend(sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p])
     games: list[Game] = []
     dropped = 0
-    for f in files:
-        for name, text in _texts(f):
+    for f in record_files(paths):
+        for name, data in record_members(f):
+            text = _decode(data)
             found = parse_csa(text) if name.lower().endswith(".csa") else parse_usi_lines(text)
             for g in found:
                 if len(g.moves) < min_plies or any(r < min_rate for r in g.rates):
@@ -329,11 +315,7 @@ def _replay(pos, record, keep, rows, starts, played, base, keys, static, w, pp_z
     t = 0
     while t < record.shape[0]:
         m = _resolve(pos, record[t])
-        nl = gen_legal(pos, legal)
-        found = False
-        for i in range(nl):
-            found = found or legal[i] == m
-        if not found:
+        if not contains(legal, gen_legal(pos, legal), m):
             break
         if keep[t]:
             n = gen_search_moves(pos, search)
@@ -418,49 +400,6 @@ def extract(games: list[Game], sample: float, rng: np.random.Generator, baseline
 
 # --- fitting ---------------------------------------------------------------------------------------------------
 @njit(cache=True)
-def _position_nll(rows, a, b, k, w, use, s, grad, scale):
-    """-log P(row a + k) among rows a..b under weights w, the groups with use[g] only (eq. of moveprior); with
-    scale != 0 adds scale * d(-log P)/dw to grad. s: scratch of MAX_MOVES."""
-    top = -np.inf
-    for r in range(a, b):
-        v = 0.0
-        for g in range(rows.shape[1]):
-            if use[g]:
-                v += w[rows[r, g]]
-        s[r - a] = v
-        top = max(top, v)
-    total = 0.0
-    for i in range(b - a):
-        total += np.exp(s[i] - top)
-    if scale != 0.0:
-        for r in range(a, b):
-            q = np.exp(s[r - a] - top) / total
-            if r - a == k:
-                q -= 1.0
-            for g in range(rows.shape[1]):
-                if use[g]:
-                    grad[rows[r, g]] += scale * q
-    return top + np.log(total) - s[k]
-
-
-@njit(cache=True)
-def train_epoch(rows, starts, played, order, w, use, m1, m2, step, lr, l2, batch):
-    """One pass of Adam over the positions in `order` in mini-batches of `batch`; returns the mean -log P seen.
-    step[0] counts Adam steps (bias correction)."""
-    grad = np.zeros(w.shape[0])
-    s = np.empty(MAX_MOVES)
-    total = 0.0
-    for j0 in range(0, order.shape[0], batch):
-        j1 = min(order.shape[0], j0 + batch)
-        grad[:] = 0.0
-        for j in range(j0, j1):
-            t = order[j]
-            total += _position_nll(rows, starts[t], starts[t + 1], played[t], w, use, s, grad, 1.0 / (j1 - j0))
-        adam_step(w, grad, m1, m2, step, lr, l2)
-    return total / max(1, order.shape[0])
-
-
-@njit(cache=True)
 def row_scores(rows, w, use):
     """The model's score of every row (the groups with use[g] only)."""
     out = np.empty(rows.shape[0])
@@ -535,7 +474,7 @@ def fit(
     for epoch in range(1, epochs + 1):
         t0 = time.time()
         loss = train_epoch(train.rows, train.starts, train.played, rng.permutation(train.positions), w, use, m1, m2,
-                           step, lr, l2, batch)  # fmt: skip
+                           step, lr, l2, batch, MAX_MOVES)  # fmt: skip
         nll, top1, top5, top10 = rank_figures(row_scores(test.rows, w, use), test.starts, test.played, 1.0)
         curve.append((float(loss), float(nll), float(top1), float(top5), float(top10)))
         log(

@@ -9,10 +9,10 @@ import pytest
 
 from learn.__main__ import main as learn_main
 from learn.match.records import ShogiRecord, write_csa
+from learn.movefit import position_nll
 from learn.shogi_moves import (
     Data,
     Game,
-    _position_nll,
     _resolve,
     extract,
     fit,
@@ -144,14 +144,14 @@ def test_the_gradient_matches_finite_differences():
     use = np.array([True, False, True])
     grad = np.zeros(12)
     s = np.empty(8)
-    nll = _position_nll(rows, 0, 7, 4, w, use, s, grad, 1.0)
+    nll = position_nll(rows, 0, 7, 4, w, use, s, grad, 1.0)
     scores = w[rows[:, 0]] + w[rows[:, 2]]
     assert nll == pytest.approx(np.log(np.exp(scores).sum()) - scores[4])
     for i in range(12):
         e = np.zeros(12)
         e[i] = 1e-6
-        up = _position_nll(rows, 0, 7, 4, w + e, use, s, np.zeros(0), 0.0)
-        down = _position_nll(rows, 0, 7, 4, w - e, use, s, np.zeros(0), 0.0)
+        up = position_nll(rows, 0, 7, 4, w + e, use, s, np.zeros(0), 0.0)
+        down = position_nll(rows, 0, 7, 4, w - e, use, s, np.zeros(0), 0.0)
         assert grad[i] == pytest.approx((up - down) / 2e-6, abs=1e-6)
 
 
