@@ -47,7 +47,7 @@ from usi_engine.shogi_search.quiescence import DEFAULT_MAX_DEPTH as DEFAULT_QDEP
 from usi_engine.shogi_search.quiescence import quiesce
 
 from .match import Tally, format_summary, summarize
-from .outcome import GameResult
+from .outcome import GameResult, other_side
 from .players import AlphaBetaPlayer, MCSSPlayer, MaterialPlayer, Player
 
 DEFAULT_OPENING_PLIES = 6
@@ -165,10 +165,6 @@ def random_opening(rng: random.Random, plies: int, balance: float, material=None
     raise ValueError(f"no balanced opening of {plies} plies within {balance} cp after {OPENING_TRIES} tries")
 
 
-def _other(side: str) -> str:
-    return "w" if side == "b" else "b"
-
-
 def play_game(players: dict, board: Board, rules: ArenaRules, seed: int, on_move=None):
     """Play one game on `board` (played on, from its current position): players = {"b": Player, "w": Player}.
 
@@ -185,9 +181,9 @@ def play_game(players: dict, board: Board, rules: ArenaRules, seed: int, on_move
             return ended.winner, ended.reason, moves
         move = players[side].choose(board)
         if move is None:
-            return _other(side), "resign", moves
+            return other_side(side), "resign", moves
         if not (board.legal_move_codes() == move).any():
-            return _other(side), "illegal", moves + [f"({move})"]
+            return other_side(side), "illegal", moves + [f"({move})"]
         board.push_code(move)
         moves.append(move_to_usi(move))
         if on_move is not None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from .clock import RefereeClock, TimeControl
 from .engines import EngineError, GtpEngine, GtpError
 from .openings import Opening, format_vertex, parse_vertex
-from .outcome import GameResult
+from .outcome import GameResult, other_side
 from .records import write_sgf
 
 GNUGO_ARGS = "--mode gtp --chinese-rules"
@@ -43,10 +43,6 @@ class GoRules:
     def __post_init__(self):
         if not 2 <= self.size <= 25:
             raise ValueError(f"board size {self.size} outside 2..25")
-
-
-def _other(side: str) -> str:
-    return "w" if side == "b" else "b"
 
 
 def parse_score(text: str) -> tuple[str | None, float]:
@@ -81,17 +77,7 @@ class GoGame:
         started = time.monotonic()
         self._setup_referee()
         winner, reason, detail = self._run()
-        result = GameResult(
-            self.index,
-            self.first_is_black,
-            winner,
-            reason,
-            detail,
-            len(self.moves),
-            self.opening.label,
-            time.monotonic() - started,
-            slowest=GameResult.slowest_by_engine(self.first_is_black, self.slowest),
-        )
+        result = GameResult.of_game(self, winner, reason, detail, started)
         re = (
             "0"
             if winner is None
@@ -134,8 +120,8 @@ class GoGame:
                 engine.command(clock.gtp_time_settings())  # optional command: failure is fine
             except (EngineError, GtpError) as e:
                 engine.kill()
-                return _other(side), getattr(e, "kind", "protocol"), str(e)
-        side = _other(self.moves[-1][0]) if self.moves else "b"
+                return other_side(side), getattr(e, "kind", "protocol"), str(e)
+        side = other_side(self.moves[-1][0]) if self.moves else "b"
         passes = 0
         while passes < 2:
             if self.rules.max_moves and len(self.moves) >= self.rules.max_moves:
@@ -144,7 +130,7 @@ class GoGame:
             if verdict is not None:
                 return verdict
             passes = passes + 1 if point is None else 0
-            side = _other(side)
+            side = other_side(side)
         return self._score()
 
     def _turn(self, side: str, clock: RefereeClock):
@@ -160,22 +146,22 @@ class GoGame:
         except EngineError as e:
             engine.kill()
             reason = "time" if e.kind == "timeout" else e.kind
-            return (_other(side), reason, str(e)), None
+            return (other_side(side), reason, str(e)), None
         if not ok:
             engine.kill()
-            return (_other(side), "protocol", f"genmove failed: {answer}"), None
+            return (other_side(side), "protocol", f"genmove failed: {answer}"), None
         if not clock.on_time(side, elapsed * 1000.0):
-            return (_other(side), "time", f"{elapsed:.3f} s > {allowance_s:.3f} s"), None
+            return (other_side(side), "time", f"{elapsed:.3f} s > {allowance_s:.3f} s"), None
         if answer.strip().lower() == "resign":
-            return (_other(side), "resign", ""), None
+            return (other_side(side), "resign", ""), None
         try:
             point = parse_vertex(answer, self.rules.size)
             self.referee.command_ok(f"play {colour} {format_vertex(point)}")
         except (ValueError, GtpError) as e:
-            return (_other(side), "illegal", f"{answer!r}: {e}"), None
+            return (other_side(side), "illegal", f"{answer!r}: {e}"), None
         clock.spend(side, elapsed * 1000.0)
         self.moves.append((side, point))
-        opponent = self.engines[_other(side)]
+        opponent = self.engines[other_side(side)]
         try:
             opponent.command_ok(f"play {colour} {format_vertex(point)}")
         except (EngineError, GtpError) as e:

@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
+from typing import Protocol
 
 # reasons that are the loser's fault as a program (not a lost position)
 FAULTS = ("time", "hang", "crash", "illegal", "false-declaration", "protocol")
+
+
+def other_side(side: str) -> str:
+    """The opponent of side "b" or "w"."""
+    return "w" if side == "b" else "b"
+
+
+class RefereedGame(Protocol):
+    """What a referee's game (shogi_game.ShogiGame, go_game.GoGame) holds for its result."""
+
+    index: int
+    first_is_black: bool
+    moves: list
+    slowest: dict  # each side's longest answer, s: {"b": s, "w": s}
+
+    @property
+    def opening(self): ...
 
 
 @dataclass
@@ -20,6 +39,21 @@ class GameResult:
     seconds: float = 0.0
     records: list = field(default_factory=list)
     slowest: list = field(default_factory=list)  # [engine 1's, engine 2's] longest answer to one go/genmove, s
+
+    @classmethod
+    def of_game(cls, game: RefereedGame, winner: str | None, reason: str, detail: str, started: float) -> GameResult:
+        """The result of a referee's game that ended now; started: its time.monotonic() at the start."""
+        return cls(
+            game.index,
+            game.first_is_black,
+            winner,
+            reason,
+            detail,
+            len(game.moves),
+            game.opening.label,
+            time.monotonic() - started,
+            slowest=cls.slowest_by_engine(game.first_is_black, game.slowest),
+        )
 
     @staticmethod
     def slowest_by_engine(first_is_black: bool, slowest_by_side: dict) -> list:

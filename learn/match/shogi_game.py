@@ -25,7 +25,7 @@ from usi_engine.shogi.board import DECLARATION_RULES
 from .clock import RefereeClock, TimeControl
 from .engines import EngineError
 from .openings import Opening
-from .outcome import GameResult
+from .outcome import GameResult, other_side
 from .records import ShogiRecord
 
 __all__ = ["DECLARATION_RULES", "DEFAULT_MAX_MOVES", "DEFAULT_STOP_GRACE_S", "ShogiGame", "ShogiRules"]
@@ -62,10 +62,6 @@ def position_command(opening: Opening, moves: list) -> str:
     return f"{base} moves {' '.join(moves)}" if moves else base
 
 
-def _other(side: str) -> str:
-    return "w" if side == "b" else "b"
-
-
 class ShogiGame:
     """One game; `play()` returns the GameResult and the record."""
 
@@ -84,18 +80,8 @@ class ShogiGame:
         started = time.monotonic()
         winner, reason, detail = self._run()
         self._send_gameover(winner)
-        result = GameResult(
-            self.index,
-            self.first_is_black,
-            winner,
-            reason,
-            detail,
-            len(self.moves),
-            self.opening.label,
-            time.monotonic() - started,
-            slowest=GameResult.slowest_by_engine(self.first_is_black, self.slowest),
-        )
-        loser = None if winner is None else _other(winner)
+        result = GameResult.of_game(self, winner, reason, detail, started)
+        loser = None if winner is None else other_side(winner)
         record = ShogiRecord(
             self.engines["b"].name,
             self.engines["w"].name,
@@ -119,7 +105,7 @@ class ShogiGame:
                 engine.new_game()
             except EngineError as e:
                 engine.kill()
-                return _other(side), e.kind if e.kind != "timeout" else "hang", str(e)
+                return other_side(side), e.kind if e.kind != "timeout" else "hang", str(e)
         clock = RefereeClock(self.tc)
         while True:
             side = "b" if self.board.turn == 0 else "w"
@@ -140,21 +126,21 @@ class ShogiGame:
         except EngineError as e:
             self.slowest[side] = max(self.slowest[side], time.monotonic() - asked)  # until the referee gave up
             if e.kind == "timeout" and engine.stop_search(self.rules.stop_grace_s):
-                return _other(side), "time", f"no move within {allowance_s:.3f} s"
+                return other_side(side), "time", f"no move within {allowance_s:.3f} s"
             engine.kill()
             reason = {"timeout": "hang", "crash": "crash"}.get(e.kind, "protocol")
-            return _other(side), reason, str(e)
+            return other_side(side), reason, str(e)
         self.slowest[side] = max(self.slowest[side], elapsed)
         if not clock.on_time(side, elapsed * 1000.0):
-            return _other(side), "time", f"{elapsed:.3f} s > {allowance_s:.3f} s"
+            return other_side(side), "time", f"{elapsed:.3f} s > {allowance_s:.3f} s"
         move = tokens[0]
         if move == "resign":
-            return _other(side), "resign", ""
+            return other_side(side), "resign", ""
         if move == "win":
             declared = adjudicate.declare(self.board, self.game_rules)
             return declared.winner, declared.reason, declared.detail
         if move not in legal:
-            return _other(side), "illegal", f"{move} in {self.board.sfen()}"
+            return other_side(side), "illegal", f"{move} in {self.board.sfen()}"
         clock.spend(side, elapsed * 1000.0)
         self.board.push_usi(move)
         self.moves.append(move)
