@@ -33,6 +33,7 @@ import shutil
 import sys
 import time
 import tomllib
+from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from multiprocessing import active_children, get_context
@@ -514,7 +515,7 @@ class Run:
             "plies": float(np.mean([len(m["moves"]) for m in ms])),
             "positions_per_s": sum(m["nodes"] for m in ms) / max(secs, 1e-9),
             "game_seconds": secs / len(ms),
-            "reasons": _count(m["reason"] for m in ms),
+            "reasons": dict(Counter(m["reason"] for m in ms)),
             "leaf_mismatch": max(m["leaf_mismatch"] for m in ms),
             "material": opt.w[:24].round(1).tolist(),
         }
@@ -730,13 +731,6 @@ def pooled_signal_games(parts) -> dict:
         mean_sq = (float(total @ total) - square_sum) / (n * (n - 1))
         variance = square_sum / n - mean_sq
         out[f"signal_games_{name}"] = round(variance / mean_sq, 2) if mean_sq > 0 else None
-    return out
-
-
-def _count(items) -> dict:
-    out: dict = {}
-    for x in items:
-        out[x] = out.get(x, 0) + 1
     return out
 
 

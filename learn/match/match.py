@@ -18,6 +18,7 @@ import random
 import sys
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from . import elo
@@ -129,7 +130,7 @@ def summarize(tally: Tally, names: tuple, sprt: SprtSpec | None, confidence: flo
         "los": elo.los(w, l),
         "faults": _faults(tally, names),
         "restarts": restarts,
-        "reasons": _count(r.reason for r in tally.results.values()),
+        "reasons": dict(Counter(r.reason for r in tally.results.values())),
         "slowest_move_s": _slowest(tally, names),
     }
     if sprt is not None:
@@ -137,13 +138,6 @@ def summarize(tally: Tally, names: tuple, sprt: SprtSpec | None, confidence: flo
             pairs, elo0=sprt.elo0, elo1=sprt.elo1, alpha=sprt.alpha, beta=sprt.beta
         ).as_dict()
     return summary
-
-
-def _count(items) -> dict:
-    out: dict = {}
-    for item in items:
-        out[item] = out.get(item, 0) + 1
-    return out
 
 
 def _slowest(tally: Tally, names: tuple) -> dict:
