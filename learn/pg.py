@@ -309,14 +309,24 @@ def path_to(tree, parent_node, parent_edge, v, out_moves):
 
 
 @njit(cache=True, nogil=True)
-def node_quiescence_gradient(
-    pos, w, qdepth, see_prune, pp_zero, scratch, tree, parent_node, parent_edge, v, path, idx, coef
-):
+def gradient_scratch(qdepth):
+    """The scratch of node_quiescence_gradient: (qsearch_scratch(qdepth), path, idx, coef)."""
+    return (
+        qsearch_scratch(qdepth),
+        np.empty(MAX_PATH, np.int32),
+        np.empty(MAX_FEATURES, np.int64),
+        np.empty(MAX_FEATURES, np.float64),
+    )
+
+
+@njit(cache=True, nogil=True)
+def node_quiescence_gradient(pos, w, qdepth, see_prune, pp_zero, work, tree, parent_node, parent_edge, v):
     """(quiescence value q of node v's position, nf) with dq/dw = sum_i coef[i] e_idx[i] for i < nf (gradient at
-    the quiescence PV leaf): v is reached by replaying its moves on pos, which is unchanged on return.
-    scratch = qsearch_scratch(qdepth); see_prune as in the search that built the tree (game params P_QSEE:
-    captures with a negative static exchange left out), so q is the value the tree stored; pp_zero: the weights'
-    PP block is all zero (P_PP_ZERO; the pair sums are skipped, the value is the same)."""
+    the quiescence PV leaf; idx and coef from work): v is reached by replaying its moves on pos, which is
+    unchanged on return. work = gradient_scratch(qdepth); see_prune as in the search that built the tree (game
+    params P_QSEE: captures with a negative static exchange left out), so q is the value the tree stored;
+    pp_zero: the weights' PP block is all zero (P_PP_ZERO; the pair sums are skipped, the value is the same)."""
+    scratch, path, idx, coef = work
     moves, keys, pv, frames, counts, nodes = scratch
     d = path_to(tree, parent_node, parent_edge, v, path)
     for i in range(d):
@@ -337,17 +347,15 @@ def shogi_leaf_gradients(
     by replaying its moves on pos, its quiescence value recomputed and differentiated at the quiescence
     PV leaf (pv_leaf_gradient). acc[l] is reset to 0. pos is unchanged on return. Returns the largest
     |recomputed - stored| leaf value (a consistency check: the weights must be the search's)."""
-    scratch = qsearch_scratch(qdepth)
-    idx = np.empty(MAX_FEATURES, np.int64)
-    coef = np.empty(MAX_FEATURES, np.float64)
-    path = np.empty(MAX_PATH, np.int32)
+    work = gradient_scratch(qdepth)
+    idx, coef = work[2], work[3]
     worst = 0.0
     for j in range(n_touched):
         leaf = touched[j]
         k = acc[leaf]
         acc[leaf] = 0.0
         value, nf = node_quiescence_gradient(
-            pos, w, qdepth, see_prune, pp_zero, scratch, tree, parent_node, parent_edge, leaf, path, idx, coef
+            pos, w, qdepth, see_prune, pp_zero, work, tree, parent_node, parent_edge, leaf
         )
         worst = max(worst, abs(value - tree[core.T_VALUE][leaf]))
         for j in range(grads.shape[0]):
@@ -367,17 +375,13 @@ def shogi_strap_gradients(
     with q(v) the quiescence value of v's position, E(v) its backed-up value and p(x) = tanh(x / (2 vscale)):
     a step along it moves each static value toward what the search found (the gradient of
     -1/2 sum_v (p(E(v)) - p(q(v)))^2). parent links from parent_links(tree, root, ...). Returns the nodes used."""
-    scratch = qsearch_scratch(qdepth)
-    idx = np.empty(MAX_FEATURES, np.int64)
-    coef = np.empty(MAX_FEATURES, np.float64)
-    path = np.empty(MAX_PATH, np.int32)
+    work = gradient_scratch(qdepth)
+    idx, coef = work[2], work[3]
     used = 0
     for v in range(n_nodes):
         if (v != root and parent_edge[v] < 0) or not is_inner(tree, v):
             continue
-        q, nf = node_quiescence_gradient(
-            pos, w, qdepth, see_prune, pp_zero, scratch, tree, parent_node, parent_edge, v, path, idx, coef
-        )
+        q, nf = node_quiescence_gradient(pos, w, qdepth, see_prune, pp_zero, work, tree, parent_node, parent_edge, v)
         pq = np.tanh(q / (2.0 * vscale))
         k = weight * (np.tanh(tree[core.T_VALUE][v] / (2.0 * vscale)) - pq) * (1.0 - pq * pq) / (2.0 * vscale)
         for i in range(nf):
