@@ -321,24 +321,29 @@ def test_lambda_needs_a_baseline():
         SelfPlayConfig.from_dict({"value_weight": -1.0, "baseline_scale": 600.0})
 
 
+SHORT_GAME = dict(
+    samples=12,
+    grad_samples=16,
+    qdepth=QDEPTH,
+    opening_min=2,
+    opening_max=2,
+    max_moves=10,
+    baseline_scale=300.0,
+    lam=0.7,
+)
+
+
+def _short_game(**overrides):
+    """(moves, Black's advantage rows) of one short self-play game (game seed 3), SHORT_GAME with overrides."""
+    player = SelfPlayer(load_weights(), SelfPlayConfig.from_dict(dict(SHORT_GAME, **overrides)), seed=1)
+    grads = {s: AdvantageSum(N_WEIGHTS, 0.7) for s in "bw"}
+    out = player.play(3, grads)
+    return out.moves, grads["b"].rows.copy()
+
+
 def test_critic_game_adds_the_value_gradient():
     """value_weight > 0: the same game (same moves) with each move's rows moved by value_weight * db_t/dw."""
-    base = dict(
-        samples=12,
-        grad_samples=16,
-        qdepth=QDEPTH,
-        opening_min=2,
-        opening_max=2,
-        max_moves=10,
-        baseline_scale=300.0,
-        lam=0.7,
-    )
-    totals = {}
-    for vw in (0.0, 2.0):
-        player = SelfPlayer(load_weights(), SelfPlayConfig.from_dict(dict(base, value_weight=vw)), seed=1)
-        grads = {s: AdvantageSum(N_WEIGHTS, 0.7) for s in "bw"}
-        out = player.play(3, grads)
-        totals[vw] = (out.moves, grads["b"].rows.copy())
+    totals = {vw: _short_game(value_weight=vw) for vw in (0.0, 2.0)}
     assert totals[0.0][0] == totals[2.0][0]
     value_part = totals[2.0][1] - totals[0.0][1]
     # the PE block (one entry per board piece) is active in every position: the value term moves it in both rows
@@ -378,24 +383,10 @@ def test_search_bootstrapping_is_the_gradient_of_the_regression(searched):
 def test_pg_weight_scales_the_policy_term_and_zero_leaves_bootstrapping_only():
     """The same game (same seed, same moves) with pg_weight 1, 2 and 0: the advantage rows scale exactly with
     it; at 0 only the result-free bootstrapping row is left (the ablation's 'bootstrapping only')."""
-    base = dict(
-        samples=12,
-        grad_samples=16,
-        qdepth=QDEPTH,
-        opening_min=2,
-        opening_max=2,
-        max_moves=10,
-        baseline_scale=300.0,
-        lam=0.7,
-    )
-    rows = {}
-    for pw, strap in ((1.0, 0.0), (2.0, 0.0), (0.0, 5.0), (1.0, 5.0)):
-        player = SelfPlayer(
-            load_weights(), SelfPlayConfig.from_dict(dict(base, pg_weight=pw, strap_weight=strap)), seed=1
-        )
-        grads = {s: AdvantageSum(N_WEIGHTS, 0.7) for s in "bw"}
-        out = player.play(3, grads)
-        rows[pw, strap] = (out.moves, grads["b"].rows.copy())
+    rows = {
+        (pw, strap): _short_game(pg_weight=pw, strap_weight=strap)
+        for pw, strap in ((1.0, 0.0), (2.0, 0.0), (0.0, 5.0), (1.0, 5.0))
+    }
     assert len({tuple(m) for m, _ in rows.values()}) == 1
     assert np.abs(rows[1.0, 0.0][1]).sum() > 0
     np.testing.assert_allclose(rows[2.0, 0.0][1], 2.0 * rows[1.0, 0.0][1], rtol=1e-12, atol=1e-12)
@@ -403,7 +394,7 @@ def test_pg_weight_scales_the_policy_term_and_zero_leaves_bootstrapping_only():
     assert not np.any(strap_only[0]) and np.any(strap_only[1])
     np.testing.assert_allclose(rows[1.0, 5.0][1], rows[1.0, 0.0][1] + strap_only, rtol=1e-9, atol=1e-9)
     with pytest.raises(ValueError, match="learns nothing"):
-        SelfPlayConfig.from_dict(dict(base, pg_weight=0.0))
+        SelfPlayConfig.from_dict(dict(SHORT_GAME, pg_weight=0.0))
 
 
 def test_gradient_quiescence_must_match_the_search(searched):
