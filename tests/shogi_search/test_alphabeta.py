@@ -4,12 +4,12 @@ negamax over the same quiescence search, exact mate distances, and the search's 
 import numpy as np
 import pytest
 
+from tests.shogi_search.tree_walk import unexpanded_nodes
 from usi_engine.search import core
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE
 from usi_engine.shogi.bench import random_game_sfens
 from usi_engine.shogi.board import Board
-from usi_engine.shogi.sfen import move_to_usi
 from usi_engine.shogi_search.alphabeta import ab_value
 from usi_engine.shogi_search.game import ShogiAdapter, leaf_value
 from usi_engine.shogi_search.params import make_params, quiescence_settings
@@ -120,25 +120,11 @@ def test_deep_leaf_search_refines_every_leaf_before_expanding_it(adapter, expans
     t, ctl = searcher.pool.tree, searcher.pool.ctl
     assert ctl[core.C_REFINED] > 0 and ctl[core.C_EXPANSIONS] > 1
     checked = 0
-
-    def walk(node, depth):
-        nonlocal checked
-        expanded = (t[core.T_STATE][node] & core.PHASE_MASK) == core.EXPANDED
-        flags = t[core.T_FLAGS][node]
-        assert not (expanded and flags & core.FLAG_LAZY)
-        if not expanded:
-            if depth > 0 and not flags & (core.FLAG_LAZY | core.FLAG_TERMINAL) and checked < 12:
-                expected, _ = ab_value(board.pos, deep.weights, deep.params, 2, -INF, INF, qs, deep.pp_zero)
-                assert t[core.T_VALUE][node] == pytest.approx(expected)
-                checked += 1
-            return
-        f = t[core.T_FIRST][node]
-        for e in range(f, f + t[core.T_COUNT][node]):
-            board.push_usi(move_to_usi(int(t[core.T_EMOVE][e])))
-            walk(int(t[core.T_ECHILD][e]), depth + 1)
-            board.pop()
-
-    walk(0, 0)
+    for node, depth in unexpanded_nodes(t, board):
+        if depth > 0 and not t[core.T_FLAGS][node] & (core.FLAG_LAZY | core.FLAG_TERMINAL) and checked < 12:
+            expected, _ = ab_value(board.pos, deep.weights, deep.params, 2, -INF, INF, qs, deep.pp_zero)
+            assert t[core.T_VALUE][node] == pytest.approx(expected)
+            checked += 1
     assert checked > 0
     best = core.child_of(t, np.int64(0), np.int32(result.best_move))
     assert not t[core.T_FLAGS][best] & core.FLAG_LAZY

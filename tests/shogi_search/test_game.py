@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from tests.shogi_search.tree_walk import unexpanded_nodes
 from usi_engine.search.core import FLAG_FORCING
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE
@@ -224,26 +225,13 @@ def test_lazy_search_refines_a_child_before_expanding_it(adapter, graph):
     t, ctl = searcher.pool.tree, searcher.pool.ctl
     assert ctl[core.C_REFINED] > 0
     refined_leaves = 0
-
-    def walk(node, depth):
-        nonlocal refined_leaves
-        expanded = (t[core.T_STATE][node] & core.PHASE_MASK) == core.EXPANDED
-        lazy = t[core.T_FLAGS][node] & core.FLAG_LAZY
-        assert not (expanded and lazy)
-        if not expanded:
-            if not lazy and not t[core.T_FLAGS][node] & core.FLAG_TERMINAL and depth > 0 and refined_leaves < 40:
+    if not graph:
+        for node, depth in unexpanded_nodes(t, board):
+            flags = t[core.T_FLAGS][node]
+            if not flags & (core.FLAG_LAZY | core.FLAG_TERMINAL) and depth > 0 and refined_leaves < 40:
                 expected, _ = quiesce(board.pos, adapter.weights)
                 assert t[core.T_VALUE][node] == pytest.approx(expected)
                 refined_leaves += 1
-            return
-        f = t[core.T_FIRST][node]
-        for e in range(f, f + t[core.T_COUNT][node]):
-            board.push_usi(move_to_usi(int(t[core.T_EMOVE][e])))
-            walk(int(t[core.T_ECHILD][e]), depth + 1)
-            board.pop()
-
-    if not graph:
-        walk(0, 0)
         assert refined_leaves > 0
     best = core.child_of(t, np.int64(0), np.int32(result.best_move))
     assert not t[core.T_FLAGS][best] & core.FLAG_LAZY
