@@ -69,6 +69,25 @@ def timed(run):
             return work, elapsed, time.process_time() - cpu
 
 
+def rates(unit: str, n: int, dt: float, cpu: float) -> dict:
+    """The figures of n units of work done in dt wall and cpu CPU seconds, keyed by the unit's name: units,
+    seconds, cpu_seconds, units_per_s, units_per_cpu_s, us_per_unit (CPU)."""
+    return {
+        f"{unit}s": n,
+        "seconds": round(dt, 3),
+        "cpu_seconds": round(cpu, 3),
+        f"{unit}s_per_s": round(n / dt),
+        f"{unit}s_per_cpu_s": round(n / cpu),
+        f"us_per_{unit}": round(cpu / n * 1e6, 3),
+    }
+
+
+def report(result: dict, out=sys.stdout, flush: bool = False) -> dict:
+    """Prints a benchmark's KEY=VALUE line (what scripts and tests read) and returns result."""
+    print(" ".join(f"{k}={v}" for k, v in result.items()), file=out, flush=flush)
+    return result
+
+
 def bench_eval(weights_path=None, out=sys.stdout):
     """Full static evaluations per second, and the cost of a child's evaluation made in full and made
     incrementally from its parent (make/unmake included in both), the latter as the search makes it (PP sums
@@ -89,12 +108,7 @@ def bench_eval(weights_path=None, out=sys.stdout):
         child_cpu[kind] = kcpu / kids * 1e6
     result = {
         "positions": positions.shape[0],
-        "evals": n,
-        "seconds": round(dt, 3),
-        "cpu_seconds": round(cpu, 3),
-        "evals_per_s": round(n / dt),
-        "evals_per_cpu_s": round(n / cpu),
-        "us_per_eval": round(cpu / n * 1e6, 3),
+        **rates("eval", n, dt, cpu),
         "us_per_child_full": round(child_cpu["full"], 3),
         "us_per_child_inc": round(child_cpu["inc"], 3),
         "us_per_child_inc_pp": round(child_cpu["inc_pp"], 3),
@@ -108,8 +122,7 @@ def bench_eval(weights_path=None, out=sys.stdout):
         f"({child_cpu['inc_pp']:.3f} us with the PP sums{'' if pp_zero else '; PP in use'})",
         file=out,
     )
-    print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)
-    return result
+    return report(result, out)
 
 
 def main(argv=None):

@@ -13,7 +13,7 @@ import time
 
 from numba import njit
 
-from eval.bench import timed
+from eval.bench import rates, report, timed
 from eval.shogi_features import pp_block_zero
 from eval.weightfile import load_weights
 from usi_engine.search import bench as search_bench
@@ -61,12 +61,7 @@ def bench_qsearch(weights_path=None, max_depth=DEFAULT_MAX_DEPTH, out=sys.stdout
     result = {
         "positions": positions.shape[0],
         "max_depth": max_depth,
-        "nodes": n,
-        "seconds": round(dt, 3),
-        "cpu_seconds": round(cpu, 3),
-        "nodes_per_s": round(n / dt),
-        "nodes_per_cpu_s": round(n / cpu),
-        "us_per_node": round(cpu / n * 1e6, 3),
+        **rates("node", n, dt, cpu),
         "pp_zero": int(pp_zero),
         "nodes_per_cpu_s_pp": round(n_pp / cpu_pp),
     }
@@ -75,8 +70,7 @@ def bench_qsearch(weights_path=None, max_depth=DEFAULT_MAX_DEPTH, out=sys.stdout
         f"({n_pp / cpu_pp:,.0f} with the PP sums{'' if pp_zero else '; PP in use'})",
         file=out,
     )
-    print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)
-    return result
+    return report(result, out)
 
 
 def shogi_search_set(overrides=()):
@@ -148,8 +142,7 @@ def bench_signature(samples=SIGNATURE_SAMPLES, out=sys.stdout):
         "cpu_seconds": round(cpu, 3),
         "nodes_per_cpu_s": round(nodes / max(cpu, 1e-9)),
     }
-    print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)
-    return result
+    return report(result, out)
 
 
 ANALYSIS_SFEN = "ln1g3nl/1r1sk1g2/p1ppppspp/6p2/1p5P1/2P6/PPSPPPP1P/2G2S1R1/LN2KG1NL b Bb 21"  # a middlegame
@@ -202,7 +195,7 @@ def bench_analysis(minutes=10.0, threads=None, hash_mb=256.0, sfen=ANALYSIS_SFEN
         }
         last.update(samples=result.samples, nodes=result.nodes)
         rows.append(row)
-        print(" ".join(f"{k}={v}" for k, v in row.items()), file=out, flush=True)
+        report(row, out, flush=True)
 
     def on_info(result):
         if int((time.monotonic() - start) // 60.0) > len(rows):  # a minute has ended

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from eval.bench import timed
+from eval.bench import report, timed
 from usi_engine.shogi.board import Board
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_search_moves
@@ -110,5 +110,4 @@ def bench_moveprior(model_path=None, fixture=FIXTURE, out=None) -> dict:
         f" {uniform[2]:.1%}, {uniform[0]:.3f})",
         file=out,
     )
-    print(" ".join(f"{k}={v}" for k, v in result.items()), file=out)
-    return result
+    return report(result, out)
