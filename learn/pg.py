@@ -308,6 +308,11 @@ def path_to(tree, parent_node, parent_edge, v, out_moves):
     return d
 
 
+def _quiescence_args(pos, weights, qdepth, see_prune, pp_zero, tree) -> tuple:
+    """The leading arguments of the gradient kernels (node_quiescence_gradient's), in the kernels' types."""
+    return pos, weights, np.int64(qdepth), bool(see_prune), bool(pp_zero), tree
+
+
 @njit(cache=True, nogil=True)
 def gradient_scratch(qdepth):
     """The scratch of node_quiescence_gradient: (qsearch_scratch(qdepth), path, idx, coef)."""
@@ -528,12 +533,7 @@ class TreeGradient:
         n = leaves.shape[0]
         parent_links(tree, np.int64(root), self.parent_node, self.parent_edge, self.queue)
         worst = shogi_leaf_gradients(
-            pos,
-            weights,
-            np.int64(qdepth),
-            bool(see_prune),
-            bool(pp_zero),
-            tree,
+            *_quiescence_args(pos, weights, qdepth, see_prune, pp_zero, tree),
             self.parent_node,
             self.parent_edge,
             self.touched,
@@ -552,12 +552,7 @@ class TreeGradient:
         parent_links(tree, np.int64(root), self.parent_node, self.parent_edge, self.queue)
         return int(
             shogi_strap_gradients(
-                pos,
-                weights,
-                np.int64(qdepth),
-                bool(see_prune),
-                bool(pp_zero),
-                tree,
+                *_quiescence_args(pos, weights, qdepth, see_prune, pp_zero, tree),
                 np.int64(root),
                 np.int64(n_nodes),
                 self.parent_node,
