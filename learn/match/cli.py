@@ -23,6 +23,20 @@ def add_option_argument(parser, flag: str, help: str) -> None:
     parser.add_argument(flag, type=_option, action="append", default=[], metavar="NAME=VALUE", help=help)
 
 
+def add_openings_arguments(parser) -> None:
+    """--openings and --shuffle-openings (a match's or a ladder's)."""
+    parser.add_argument("--openings", help="opening file (see docs/match.md)")
+    parser.add_argument("--shuffle-openings", type=int, metavar="SEED", default=None)
+
+
+def add_clock_arguments(group) -> None:
+    """The clock's --time, --byoyomi, --inc and --margin, in milliseconds (a match's or a ladder's)."""
+    group.add_argument("--time", type=int, default=0, help="main time per side")
+    group.add_argument("--byoyomi", type=int, default=0)
+    group.add_argument("--inc", type=int, default=0, help="Fischer increment per move")
+    group.add_argument("--margin", type=int, default=DEFAULT_MARGIN_MS, help="grace added to the clock")
+
+
 def add_match_parser(sub) -> None:
     p = sub.add_parser(
         "match",
@@ -38,15 +52,11 @@ def add_match_parser(sub) -> None:
     add_option_argument(p, "--option2", "USI option for engine 2 (repeatable)")
     p.add_argument("--games", type=int, default=2, help="number of games (pairs of colours per opening)")
     p.add_argument("--concurrency", type=int, default=1, help="games played at the same time")
-    p.add_argument("--openings", help="opening file (see docs/match.md)")
-    p.add_argument("--shuffle-openings", type=int, metavar="SEED", default=None)
+    add_openings_arguments(p)
     t = p.add_argument_group("time control (milliseconds)")
-    t.add_argument("--time", type=int, default=0, help="main time per side")
-    t.add_argument("--byoyomi", type=int, default=0)
-    t.add_argument("--inc", type=int, default=0, help="Fischer increment per move")
+    add_clock_arguments(t)
     t.add_argument("--movetime", type=int, default=0, help="fixed time per move (no clock)")
     t.add_argument("--nodes", type=int, default=0, help="fixed nodes per move (no clock; USI only)")
-    t.add_argument("--margin", type=int, default=DEFAULT_MARGIN_MS, help="grace added to the clock")
     t.add_argument(
         "--fixed-timeout",
         type=int,

@@ -31,8 +31,8 @@ import sys
 from dataclasses import dataclass
 
 from . import elo
-from .cli import add_option_argument
-from .clock import DEFAULT_FIXED_TIMEOUT_MS, DEFAULT_MARGIN_MS, TimeControl
+from .cli import add_clock_arguments, add_openings_arguments, add_option_argument
+from .clock import DEFAULT_FIXED_TIMEOUT_MS, TimeControl
 from .match import EngineSpec, Match, MatchConfig, MatchError, load_openings
 from .shogi_game import DECLARATION_RULES, DEFAULT_MAX_MOVES, DEFAULT_STOP_GRACE_S, ShogiRules
 
@@ -114,13 +114,9 @@ def add_ladder_parser(sub) -> None:
     )
     p.add_argument("--games", type=int, default=20, help="games per rung (pairs of colours per opening)")
     p.add_argument("--concurrency", type=int, default=1)
-    p.add_argument("--openings", help="opening file (see docs/match.md)")
-    p.add_argument("--shuffle-openings", type=int, metavar="SEED", default=None)
+    add_openings_arguments(p)
     t = p.add_argument_group("clock of both engines (milliseconds)")
-    t.add_argument("--time", type=int, default=0, help="main time per side")
-    t.add_argument("--byoyomi", type=int, default=0)
-    t.add_argument("--inc", type=int, default=0, help="Fischer increment per move")
-    t.add_argument("--margin", type=int, default=DEFAULT_MARGIN_MS, help="grace added to the clock")
+    add_clock_arguments(t)
     t.add_argument("--fixed-timeout", type=int, default=DEFAULT_FIXED_TIMEOUT_MS)
     p.add_argument("--max-moves", type=int, default=DEFAULT_MAX_MOVES)
     p.add_argument("--declaration-rule", choices=DECLARATION_RULES, default="CSARule27")
