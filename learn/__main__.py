@@ -15,7 +15,7 @@ from .match.arena import add_arena_parser
 from .match.cli import add_match_parser
 from .match.ladder import add_ladder_parser
 from .plot import add_plot_parser
-from .runner import add_evaluate_parser, add_run_parser
+from .run_cli import add_evaluate_parser, add_run_parser
 from .shogi_moves import add_shogi_moves_parser
 
 COMMANDS = (

@@ -3,7 +3,7 @@
 Top: Elo of each evaluated checkpoint vs the start weights and vs the previous best, with the 95 %
 intervals, over self-play games; one series per opponent, opening set and nodes per move (`learn evaluate
 --vs/--vs-weights, --openings-seed, --nodes`). Bottom: the batch surrogate loss -mean r log pi_a(a_t) and
-the AdaGrad step norm over games. Reads RUN/metrics.jsonl (learn/runner.py).
+the AdaGrad step norm over games. Reads RUN/metrics.jsonl (learn/run.py).
 """
 
 from __future__ import annotations

@@ -129,8 +129,9 @@ def test_ray_task_takes_weights_from_the_object_store_and_returns_the_game(clust
     gradient and records included; it runs in a Ray worker process, not in the driver."""
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     from eval.weightfile import load_weights
-    from learn.runner import RayBackend, game_seed
+    from learn.backends import RayBackend
     from learn.selfplay import SelfPlayConfig
+    from learn.worker import game_seed
 
     backend = RayBackend(cluster, 2)
     try:

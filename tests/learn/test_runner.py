@@ -226,7 +226,7 @@ def test_cli_errors(tmp_path):
 
 ORPHAN_PROBE = """
 import sys, time
-from learn.runner import LocalBackend
+from learn.backends import LocalBackend
 backend = LocalBackend(2)
 pids = [backend.pool.submit(__import__("os").getpid).result() for _ in range(4)]
 print(" ".join(map(str, sorted(set(pids)))), flush=True)
@@ -252,7 +252,7 @@ def test_workers_exit_when_the_run_process_is_killed_alone():
 
 BUSY_PROBE = """
 import os, time
-from learn.runner import LocalBackend
+from learn.backends import LocalBackend
 backend = LocalBackend(2)
 pids = sorted({backend.pool.submit(os.getpid).result() for _ in range(4)})
 games = [backend.pool.submit(time.sleep, 600) for _ in range(4)]  # both workers busy, two tasks queued
@@ -286,7 +286,7 @@ def pid_alive(pid: int) -> bool:
 
 def test_pooled_signal_games_measures_agreement_between_games():
     from eval.shogi_features import OFF_KP
-    from learn.runner import pooled_signal_games
+    from learn.batchstats import pooled_signal_games
 
     idx = np.array([1, 5, OFF_KP + 100, OFF_KP + 2000])
     same = [(idx, np.array([1.0, -2.0, 0.5, 0.25]))] * 4
@@ -313,7 +313,7 @@ def test_pooled_signal_games_measures_agreement_between_games():
 def test_ablation_arms_differ_only_in_the_terms_they_switch():
     from dataclasses import asdict
 
-    from learn.runner import load_config
+    from learn.runconfig import load_config
 
     arms = {name: asdict(load_config(ROOT / "configs" / f"ablation-{name}.toml")) for name in ("both", "pg", "strap")}
     terms = {name: (a["selfplay"].pop("pg_weight"), a["selfplay"].pop("strap_weight")) for name, a in arms.items()}
@@ -330,7 +330,8 @@ def test_resume_drops_batch_rows_of_versions_never_checkpointed(tmp_path):
     stale row goes, rows of saved versions and evaluation rows stay."""
     import dataclasses
 
-    from learn.runner import Run, load_config
+    from learn.run import Run
+    from learn.runconfig import load_config
 
     cfg = dataclasses.replace(load_config(SMOKE), dir=str(tmp_path))
     rows = [
@@ -349,7 +350,9 @@ def test_resume_removes_what_a_kill_right_after_a_checkpoint_left(tmp_path):
     optimiser state) leaves files of applied games behind; --resume removes them and keeps the current batch's."""
     import dataclasses
 
-    from learn.runner import Run, load_config, pending_path
+    from learn.run import Run
+    from learn.runconfig import load_config
+    from learn.runfiles import pending_path
 
     cfg = dataclasses.replace(load_config(SMOKE), dir=str(tmp_path))
     run = Run(cfg, SMOKE)
@@ -370,7 +373,8 @@ def test_checkpoint_keeps_the_optimiser_state_compact_and_exact(tmp_path):
     import dataclasses
 
     from learn.optim import load_state
-    from learn.runner import Run, load_config
+    from learn.run import Run
+    from learn.runconfig import load_config
 
     run_dir = tmp_path / "run"
     cfg = dataclasses.replace(load_config(SMOKE), dir=str(run_dir))

@@ -1,0 +1,115 @@
+"""Where a run's self-play games are played: worker processes on this machine, or Ray tasks on a cluster.
+
+Both backends take the same tasks (learn/worker.py) and give back the same results, so the run (learn/run.py)
+does not know which one plays: `set_weights` once per version, `submit` a task (a future), `wait_any` for the
+futures that have finished (with their results, within about a second), `close` to stop at once.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from multiprocessing import active_children, get_context
+from pathlib import Path
+from typing import Any, Iterable, Protocol
+
+import numpy as np
+
+from .worker import play_game, play_local
+
+
+class Backend(Protocol):
+    """What the run needs of a backend."""
+
+    def set_weights(self, version: int, w: np.ndarray, path: Path) -> None:
+        """The weights of the tasks submitted next (checkpoint `version`: `w`, stored at `path`)."""
+
+    def submit(self, task: dict) -> Any:
+        """Start one game; returns its future."""
+
+    def wait_any(self, futures: Iterable[Any]) -> list[tuple[Any, dict]]:
+        """The finished futures with their results (none after about a second without one)."""
+
+    def close(self) -> None:
+        """Stop at once, games in flight included."""
+
+
+def exit_with_parent(parent_pid: int, poll_s: float = 0.5) -> None:
+    """Worker initializer: end this process when the run process is gone (kill -9 of the run alone would
+    otherwise leave idle workers behind)."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(poll_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+class LocalBackend:
+    """Worker processes on this machine (spawned: each loads the numba kernels from the cache). They read the
+    version's weight file from the run folder; the driver writes everything."""
+
+    def __init__(self, workers: int):
+        self.pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=get_context("spawn"), initializer=exit_with_parent, initargs=(os.getpid(),)
+        )
+        self.weights_file = ""
+
+    def set_weights(self, version: int, w: np.ndarray, path: Path) -> None:
+        """The weights of the next tasks: the workers read them from `path`."""
+        self.weights_file = str(path)
+
+    def submit(self, task: dict) -> Future:
+        """Queue one game."""
+        return self.pool.submit(play_local, task, self.weights_file)
+
+    @staticmethod
+    def wait_any(futures: Iterable[Future]) -> list[tuple[Future, dict]]:
+        """The finished futures with their results (none after a second without one)."""
+        done, _ = wait(futures, return_when=FIRST_COMPLETED, timeout=1.0)
+        return [(f, f.result()) for f in done]
+
+    def close(self) -> None:
+        """Stop now: queued games are cancelled and running ones killed, so that a run stopped by ^C or by an
+        error mid-batch exits at once instead of waiting for its workers' games (the driver has no other
+        multiprocessing children)."""
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for worker in active_children():
+            worker.terminate()
+
+
+class RayBackend:
+    """The same games as Ray tasks on an existing cluster (`pip install '.[ray]'`; every node runs the same
+    project code). Workers need nothing but the cluster: each version's weights go once into Ray's object
+    store, a task returns its game (gradient, outcome, records) as its result, and only the driver writes
+    the run folder."""
+
+    def __init__(self, address: str, workers: int):
+        try:
+            import ray
+        except ImportError:
+            raise RuntimeError("--ray-address needs Ray: pip install '.[ray]' (or pip install ray)") from None
+        self.ray = ray
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+        self.remote = ray.remote(num_cpus=1, max_retries=2)(play_game)
+        self.weights_ref: Any = None  # a ray.ObjectRef of the current version's weights
+
+    def set_weights(self, version: int, w: np.ndarray, path: Path) -> None:
+        """The weights of the next tasks: put once into the object store."""
+        self.weights_ref = self.ray.put(np.asarray(w, dtype=np.float64))
+
+    def submit(self, task: dict) -> object:
+        """Start one game as a Ray task (its ObjectRef)."""
+        return self.remote.remote(task, self.weights_ref)
+
+    def wait_any(self, futures: Iterable[object]) -> list[tuple[object, dict]]:
+        """The finished tasks with their results (none after a second without one)."""
+        done, _ = self.ray.wait(list(futures), num_returns=1, timeout=1.0)
+        return [(f, self.ray.get(f)) for f in done]
+
+    def close(self) -> None:
+        """Disconnect this driver from the cluster."""
+        self.ray.shutdown()

@@ -1,0 +1,90 @@
+"""The files of a run folder: their names, and writes that a kill -9 never leaves half done.
+
+A run lives in one folder (config `run.dir`):
+  config.toml          the configuration the run started with
+  state.json           counters and the current files (replaced atomically, written last)
+  weights/vNNNNNN.npz  weights after each checkpoint (eval/weightfile.py); v000000 = the start
+  opt/oNNNNNN.npz      optimiser state of that checkpoint (AdaGrad accumulators, piece-square factor;
+                       learn/optim.py; only the latest is kept; its nonzero entries only, compressed, exact)
+  pending/gNNNNNNNN.npz  finished games of the current batch: the game's sparse gradient
+                       sum_t A_t e(t) (eq. 14 with an advantage, learn/selfplay.py) and its outcome; written
+                       atomically by the run process as each game's result arrives
+  records/             CSA + KIF of every self-play game;  eval/  match JSON and records
+  metrics.jsonl        one JSON object per batch ("kind": "batch") and per evaluation ("kind": "eval")
+Only the run process writes the folder (learn/run.py); workers return their games as results
+(learn/worker.py). What a commit keeps of a run is config, state, metrics, weights and optimiser state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import IO, Callable
+
+import numpy as np
+
+STATE = "state.json"
+RUN_SUBDIRS = ("weights", "opt", "pending", "records", "eval")  # a run folder's sub-folders
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write via a temporary file, fsync, rename: readers see the old or the new file, never a part."""
+    atomic_save(path, lambda f: f.write(data))
+
+
+def atomic_save(path: Path, writer: Callable[[IO[bytes]], object]) -> None:
+    """writer(file object) then an atomic rename (for np.save / savez)."""
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        writer(f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def weights_path(run_dir: Path, version: int) -> Path:
+    """The weight file of checkpoint `version` (v000000 = the start weights)."""
+    return run_dir / "weights" / f"v{version:06d}.npz"
+
+
+def pending_path(run_dir: Path, index: int) -> Path:
+    """The pending file of self-play game `index` (its gradient and outcome until its batch is applied)."""
+    return run_dir / "pending" / f"g{index:08d}.npz"
+
+
+def checkpoint_games(run_dir: Path, version: int) -> int:
+    """Self-play games behind checkpoint `version` (from its weight file's metadata; 0 for the start)."""
+    from eval.weightfile import read_weights
+
+    return int(read_weights(weights_path(run_dir, version))[1].get("games", 0))
+
+
+def store_game(run_dir: Path, result: dict) -> dict:
+    """Driver side: the game's records and its pending file (atomic), from a worker's result; returns the meta."""
+    meta = result["meta"]
+    name = f"g{meta['index']:08d}"
+    records = run_dir / "records"
+    records.mkdir(parents=True, exist_ok=True)
+    (records / f"{name}.csa").write_bytes(result["csa"])
+    (records / f"{name}.kif").write_bytes(result["kif"])
+    atomic_save(
+        pending_path(run_dir, meta["index"]),
+        lambda f: np.savez(f, idx=result["idx"], val=result["val"], meta=np.array(json.dumps(meta))),
+    )
+    return meta
+
+
+def read_pending(path: Path) -> tuple[np.ndarray, np.ndarray, dict]:
+    """A pending file's gradient (feature indices, float64 values) and its game's meta."""
+    with np.load(path, allow_pickle=False) as z:
+        return z["idx"], z["val"].astype(np.float64), json.loads(str(z["meta"][()]))
+
+
+def unsaved_batch_row(line: str, version: int) -> bool:
+    """A metrics line that is a batch row of a version after `version`."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(row, dict) and row.get("kind") == "batch" and row.get("version", 0) > version

@@ -1,0 +1,63 @@
+"""The self-play worker: one task in, one finished game out (its gradient, outcome and records).
+
+A task is a dict {"run": run id, "version": checkpoint, "index": game index, "seed": game_seed(...),
+"selfplay": SelfPlayConfig fields}. The same `play_game` serves local worker processes (`play_local`, which
+reads the version's weight file) and Ray tasks (which get the weights from Ray's object store): it touches
+no file, and the run process stores what it returns (learn/runfiles.py).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import selfplay as sp
+
+GRADIENT_DTYPE = np.float32
+
+_WORKER: dict = {}  # this process's SelfPlayer and gradient sums, kept between tasks of one version
+
+
+def game_seed(run_seed: int, index: int) -> int:
+    """Seed of self-play game `index`: a fixed function of the run seed, so a replayed game is the same."""
+    return int(np.random.SeedSequence([run_seed, index]).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def play_game(task: dict, weights: np.ndarray | None) -> dict:
+    """Play one self-play game and return everything the driver stores: the outcome `meta`, the game's sparse
+    gradient sum_t A_t e(t) (`idx`, `val`) and its records (`csa`, `kif` bytes). Touches no file: the same
+    function serves local worker processes and Ray tasks. The SelfPlayer stays cached in the process between
+    tasks of one version (`task["version"]` with `task["run"]`, the run's identity); `weights` may be None
+    for a task of the cached version."""
+    from eval.shogi_features import N_WEIGHTS
+
+    key = (task["run"], task["version"])
+    if _WORKER.get("key") != key:
+        w = np.array(weights, dtype=np.float64)  # a private, writable copy (object-store arrays are read-only)
+        cfg = sp.SelfPlayConfig.from_dict(task["selfplay"])
+        if "player" in _WORKER and _WORKER["player"].cfg == cfg:
+            _WORKER["player"].set_weights(w)
+        else:
+            _WORKER["player"] = sp.SelfPlayer(w, cfg, seed=task["seed"])
+            _WORKER["grads"] = {s: sp.AdvantageSum(N_WEIGHTS, cfg.lam) for s in "bw"}
+        _WORKER["key"] = key
+    player, grads = _WORKER["player"], _WORKER["grads"]
+    for g in grads.values():
+        g.clear()
+    out = player.play(task["seed"], grads)
+    total = sum(g.total(out.reward(s)) for s, g in grads.items())  # sum_t A_t e(t)
+    idx = np.flatnonzero(total)
+    meta = out.as_dict()
+    meta.update(index=task["index"], version=task["version"], pid=os.getpid())
+    csa, kif = sp.record_bytes(out)
+    return {"meta": meta, "idx": idx.astype(np.int64), "val": total[idx].astype(GRADIENT_DTYPE), "csa": csa, "kif": kif}
+
+
+def play_local(task: dict, weights_file: str) -> dict:
+    """Local worker process: the weights come from the run folder on this machine (read once per version)."""
+    from eval.weightfile import load_weights
+
+    if _WORKER.get("key") != (task["run"], task["version"]):
+        return play_game(task, load_weights(weights_file))
+    return play_game(task, None)
