@@ -2,7 +2,8 @@
 
 The protocol front-end (usi.py) parses commands into typed calls (`set_position`, `go` with `GoLimits`,
 `go_mate`, `stop`, `ponderhit`, `set_option`, `prepare`, `new_game`, `gameover`) and turns what the engine
-reports through `EngineCallbacks` (search info, best move, mate answers, messages) into protocol lines.
+reports through `EngineCallbacks` (search info, best move, mate answers, messages) into protocol lines; the
+types are in usi_engine/engine_types.py.
 
 Threads: the protocol reader calls the public methods and never waits for a search. Each `go` runs in its
 own thread (`_run_go`), which waits for the previous go's thread (one search at a time), then calls
@@ -30,9 +31,10 @@ import gc
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from . import timeman
+from .engine_types import BenchResult, EngineCallbacks, GoLimits, MateAnswer, PvLine, Score, SearchInfo, Times
 from .options import OptionValues, game_params, search_options
 
 if TYPE_CHECKING:
@@ -52,116 +54,6 @@ BARE_GO_SECONDS = 5.0  # a `go` without clock or limit thinks this long
 ROOT_MATE_PLY = 7  # mates this short are solved before the search ...
 ROOT_MATE_SECONDS = 0.1  # ... within this time
 ROOT_MATE_SHARE = 0.1  # ... and at most this share of the move's time
-
-
-# --- typed input --------------------------------------------------------------------------------
-@dataclass
-class Times:
-    """Both sides' clocks as a GUI sends them with a search (ms; 0 = not given)."""
-
-    btime: int = 0
-    wtime: int = 0
-    binc: int = 0
-    winc: int = 0
-    byoyomi: int = 0
-
-
-@dataclass
-class GoLimits:
-    """What bounds one search: the clocks, fixed limits (0 = none), ponder and infinite mode."""
-
-    times: Times = field(default_factory=Times)
-    movetime: int = 0
-    nodes: int = 0
-    depth: int = 0
-    ponder: bool = False
-    infinite: bool = False
-
-
-# --- typed output -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Score:
-    """A search value for the side to move: centipawns, or a proven mate in `plies` (negative: we are mated)."""
-
-    cp: int | None = None
-    mate: int | None = None
-
-    @classmethod
-    def from_value(cls, value: float) -> Score:
-        from .search.values import MATE, is_proven  # numba: not imported before usiok (docs/usi.md)
-
-        if is_proven(value):
-            plies = max(0, int(round(MATE - abs(value))))
-            return cls(mate=plies if value > 0 else -plies)
-        return cls(cp=int(round(value)))
-
-
-@dataclass(frozen=True)
-class PvLine:
-    """One principal variation (USI move texts) with its score."""
-
-    score: Score
-    moves: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class SearchInfo:
-    """A report of the search's state; fields that are None are not known for this report."""
-
-    depth: int | None = None
-    seldepth: int | None = None
-    time_ms: int | None = None
-    nodes: int | None = None
-    hashfull: int | None = None
-    lines: tuple[PvLine, ...] = ()  # best first
-    multipv: bool = False  # the lines are numbered MultiPV lines
-
-    @classmethod
-    def from_result(cls, result: SearchResult, move_to_str: Callable[[int], str]) -> SearchInfo:
-        depth = max(1, result.depth)
-        if len(result.multipv) <= 1:
-            lines: tuple[PvLine, ...] = (PvLine(Score.from_value(result.value), tuple(result.pv_str)),)
-        else:
-            lines = tuple(
-                PvLine(Score.from_value(value), tuple(move_to_str(m) for m in moves))
-                for _, value, moves in result.multipv
-            )
-        return cls(
-            depth=depth,
-            seldepth=max(depth, result.seldepth),
-            time_ms=max(0, int(result.time_ms)),
-            nodes=result.nodes,
-            hashfull=result.hashfull,
-            lines=lines,
-            multipv=len(result.multipv) > 1,
-        )
-
-
-@dataclass(frozen=True)
-class MateAnswer:
-    """The answer of `go_mate`: status "mate" with its line, "nomate" or "timeout"."""
-
-    status: str
-    line: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class BenchResult:
-    nodes: int
-    samples: int
-    time_ms: int
-    nps: int
-    threads: int
-
-
-@dataclass
-class EngineCallbacks:
-    """How the engine reports; every callback may be called from a search thread."""
-
-    info: Callable[[SearchInfo], None]
-    bestmove: Callable[[str, str | None], None]  # move ("resign", "win" or a USI move), ponder move
-    mate: Callable[[MateAnswer], None]  # the answer of go_mate
-    message: Callable[[str], None]  # free text for the user (errors start with "error: ")
 
 
 @dataclass

@@ -9,7 +9,7 @@ thread, so `stop`, `ponderhit`, `gameover`, `isready` and `quit` are handled at 
 through one `Writer` (a lock around write+flush), which also logs both directions to LogFile.
 Every command runs inside a try/except: bad input prints `info string error: ...` and the loop goes on;
 unknown commands are ignored (USI wire rule, docs/usi.md). Only pure-Python modules are imported before
-`usiok` (engine.py imports its heavy modules lazily).
+`usiok` (the engine imports its heavy modules lazily).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import threading
 import time
 
 from . import __version__
-from .engine import Engine, EngineCallbacks, GoLimits, MateAnswer, SearchInfo, Times
+from .engine import Engine
+from .engine_types import EngineCallbacks, GoLimits, MateAnswer, SearchInfo, Times
 from .options import OptionValues
 
 ENGINE_NAME = f"MCSS {__version__}"
