@@ -4,6 +4,7 @@ GTP main time and Canadian byoyomi."""
 import pytest
 
 from usi_engine.timeman import (
+    BARE_GO_SECONDS,
     MIN_MOVES_LEFT,
     MIN_SECONDS,
     PERIOD_USE,
@@ -14,6 +15,7 @@ from usi_engine.timeman import (
     TimeSettings,
     plan,
     round_up_to_second,
+    stop_seconds,
 )
 
 S = TimeSettings()  # YaneuraOu defaults: NetworkDelay 120, NetworkDelay2 1120, minimum 2000
@@ -167,3 +169,10 @@ def test_a_canadian_game_never_overruns_its_periods():
 def test_negative_settings_are_refused():
     with pytest.raises(ValueError):
         canadian(-1, 0, 0)
+
+
+def test_stop_seconds_is_the_plan_or_a_bare_go_or_no_deadline():
+    clock = SideClock(time=60000, byoyomi=10000)
+    assert stop_seconds(clock, S, limited=True) == plan(clock, S).stop_ms / 1000.0  # a clock: the plan
+    assert stop_seconds(SideClock(), S, limited=False) == BARE_GO_SECONDS  # a bare go
+    assert stop_seconds(SideClock(), S, limited=True) is None  # go nodes / depth: the limit alone

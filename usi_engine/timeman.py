@@ -27,6 +27,9 @@ The USI plan (after YaneuraOu's source/timeman.cpp, docs/references.md), all tim
 5. Stop times are rounded UP to the next whole second and then ``NetworkDelay`` earlier (time is billed
    in whole seconds, so the rest of a started second is free), but never past the ceiling.
 
+`stop_seconds()` turns the plan into the search's deadline (a `go` without any clock: BARE_GO_SECONDS, or no
+deadline when nodes or depth limit the search).
+
 Ponder: the plan is made at `ponderhit` (or at `go` for a normal search) and counted from that moment,
 with the times of the `go ponder` command or of YaneuraOu's `ponderhit btime ... wtime ...` extension.
 The GTP plan is simpler (controllers send whole seconds and no delay settings): see CanadianClock.
@@ -54,6 +57,7 @@ PERIOD_USE = 0.8  # ... share of a period's time per stone that is used
 SAFETY_S = 0.25  # ... seconds kept back per move (process start-up, pipes, the controller)
 SAFETY_FRACTION = 0.25  # ... but at most this fraction of the share (short byoyomi periods)
 MIN_SECONDS = 0.05  # ... never think less than this
+BARE_GO_SECONDS = 5.0  # USI: a `go` without clock or limit thinks this long
 
 
 @dataclass
@@ -120,6 +124,15 @@ def plan(clock: SideClock, s: TimeSettings) -> Plan:
         optimum = min(optimum, clock.time / SUDDEN_DEATH_DIVISOR)
     stop = round_up_to_second(max(optimum, 1.0), s.network_delay)
     return Plan(max(1, min(stop, hard)), hard)
+
+
+def stop_seconds(clock: SideClock, s: TimeSettings, limited: bool) -> float | None:
+    """Seconds after the start of the move at which the USI search stops: the plan's stop time; without any
+    clock (go nodes, go depth, a bare go) none when a node or depth limit ends the search (`limited`), else
+    BARE_GO_SECONDS."""
+    if not (clock.time or clock.inc or clock.byoyomi or clock.movetime):
+        return None if limited else BARE_GO_SECONDS
+    return plan(clock, s).stop_ms / 1000.0
 
 
 class CanadianClock:
