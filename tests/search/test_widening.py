@@ -99,7 +99,7 @@ def test_an_entered_child_holds_the_value_an_expansion_gives_it(graph):
         for e in range(f, f + n):
             c = t[core.T_ECHILD][e]
             if (t[core.T_STATE][c] & core.PHASE_MASK) != core.EXPANDED:
-                value, _, _ = syn.child_value(p, W, P, t[core.T_EMOVE][e])
+                value, _, _ = syn.child_value(p, W, P, t[core.T_EMOVE][e], 0.0)
                 assert t[core.T_VALUE][c] == value
                 checked += 1
     assert widened >= 10 and checked > 50

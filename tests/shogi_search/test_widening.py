@@ -14,7 +14,7 @@ from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_search_moves
 from usi_engine.shogi_search import moveprior
 from usi_engine.shogi_search.game import ShogiAdapter, child_value, make_params, order_children
-from usi_engine.shogi_search.params import N_PARAMS
+from usi_engine.shogi_search.params import N_PARAMS, P_WINDOW
 from usi_engine.shogi_search.quiescence import side_in_check
 
 from ..shogi.random_games import random_game
@@ -164,7 +164,7 @@ def test_a_widened_child_is_valued_as_the_exact_expansion_values_it(adapter):
         for e in range(f, f + n):
             c, move = int(t[core.T_ECHILD][e]), int(t[core.T_EMOVE][e])
             if (t[core.T_STATE][c] & core.PHASE_MASK) != core.EXPANDED and depth > 0:
-                value, flags, _ = child_value(board.pos, a.weights, a.params, move)
+                value, flags, _ = child_value(board.pos, a.weights, a.params, move, -np.inf)
                 assert t[core.T_VALUE][c] == value, move_to_usi(move)
                 checked += 1
             board.push_usi(move_to_usi(move))
@@ -173,3 +173,35 @@ def test_a_widened_child_is_valued_as_the_exact_expansion_values_it(adapter):
 
     walk(0, 0)
     assert widened >= 5 and checked >= 50
+
+
+def test_a_widened_child_is_valued_in_the_window_as_the_window_expansion_values_it(adapter):
+    """Window expansion: a child entered against its parent's value `best` is exact (the exact expansion's
+    value) when it is within the window of best, else a bound flagged FLAG_LAZY that is at least `window` below
+    best for the parent and no worse than the exact value (an optimistic bound, refined when reached); with no
+    best yet (-inf) every child is exact."""
+    window = make_params(expansion="window")
+    exact = make_params(expansion="exact")
+    a = ShogiAdapter(adapter.weights, window, move_model=adapter.move_model)
+    width = window[P_WINDOW]
+    moves = np.empty(MAX_MOVES, np.int32)
+    counts = {"exact": 0, "lazy": 0}
+    for pos in game_positions(12, seed=11):
+        n = gen_search_moves(pos, moves)
+        values = [child_value(pos, a.weights, exact, moves[i], -np.inf) for i in range(n)]
+        if not values:
+            continue
+        best = max(-v for v, _, _ in values)
+        for offset in (-np.inf, 0.0, 100.0):
+            bound = best - offset if offset != -np.inf else -np.inf
+            for i in range(n):
+                value, flags, _ = child_value(pos, a.weights, window, moves[i], bound)
+                truth, truth_flags, _ = values[i]
+                if flags & core.FLAG_LAZY:
+                    assert bound > -np.inf
+                    assert -value <= bound - width + 1e-9 and -truth <= -value + 1e-9, move_to_usi(moves[i])
+                    counts["lazy"] += 1
+                else:
+                    assert (value, flags) == (truth, truth_flags), move_to_usi(moves[i])
+                    counts["exact"] += 1
+    assert counts["lazy"] >= 50 and counts["exact"] >= 50

@@ -663,7 +663,7 @@ def order_children(pos, weights, params, moves, n, k0, logp):
 
 
 @njit(cache=True, nogil=True)
-def child_value(pos, weights, params, move):
+def child_value(pos, weights, params, move, best):
     """Stand-in for games without progressive widening (never called: order_children enters every move)."""
     return 0.0, 0, 0
 
@@ -981,7 +981,7 @@ def build_kernels(game, stamp):
                         i = widen_claim(tree, node, node == root, fp) if widen else -1
                         if i >= 0:  # progressive widening: this sample enters node's next move as a child
                             wmove = emove[tree[T_FIRST][node] + i]
-                            wvalue, wflags, wwork = widener.child_value(pos, weights, gparams, wmove)
+                            wvalue, wflags, wwork = widener.child_value(pos, weights, gparams, wmove, value[node])
                             atomic_add(ctl, C_WORK, wwork)
                             atomic_add(ctl, C_CHILDREN, 1)
                             game.do_move(pos, wmove)
