@@ -111,6 +111,7 @@ def eligibility(tree, n, board, w, played, method, samples=1, seed=1, value_coef
     return grad
 
 
+@pytest.mark.slow
 def test_exact_eligibility_matches_finite_differences(searched):
     w, board, tree, n, see = searched
     played = int(tree[core.T_FIRST][0]) + 2
@@ -147,6 +148,7 @@ def test_value_term_matches_finite_differences_of_root_value(searched):
     assert np.linalg.norm(sampled - value) < 0.2 * np.linalg.norm(value)
 
 
+@pytest.mark.slow
 def test_full_width_reference_matches_finite_differences():
     """The paper's reference: the exact recursion (eq. 16-23) over the full-width depth-2 tree."""
     from usi_engine.shogi_search import game
