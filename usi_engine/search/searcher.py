@@ -26,7 +26,7 @@ from usi_engine.search import games, layout
 from usi_engine.search.backup import backup_node
 from usi_engine.search.jobs import new_jobs
 from usi_engine.search.nodes import init_root
-from usi_engine.search.pv import best_edge, child_of, principal_variation
+from usi_engine.search.pv import LAZY_RANK_OFFSET, best_edge, child_of, principal_variation
 from usi_engine.search.reuse import collect_probable
 from usi_engine.search.rng import seed_state
 from usi_engine.search.table import rebuild_table
@@ -628,7 +628,7 @@ class Searcher:
             f, n = int(t[layout.T_FIRST][0]), int(t[layout.T_COUNT][0])
             children = t[layout.T_ECHILD][f : f + n]
             ev = t[layout.T_VALUE][children]
-            rank = np.where(t[layout.T_FLAGS][children] & layout.FLAG_LAZY, -ev - pv.LAZY_RANK_OFFSET, -ev)
+            rank = np.where(t[layout.T_FLAGS][children] & layout.FLAG_LAZY, -ev - LAZY_RANK_OFFSET, -ev)
             if self.pool.rave:
                 rank = np.where(
                     ev <= -MATE_THRESHOLD, np.inf, np.where(ev >= MATE_THRESHOLD, -ev, t[layout.T_RN][f : f + n])
