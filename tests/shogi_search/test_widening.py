@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from usi_engine.search import core
+from usi_engine.search import layout
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi import Board, move_to_usi
 from usi_engine.shogi.bench import bench_positions
@@ -110,10 +110,12 @@ def test_widened_edges_keep_their_moves_log_prior(adapter, expansion):
     for depth_one in (False, True):
         roots = [(0, None)]
         if depth_one:
-            f0 = t[core.T_FIRST][0]
-            roots = [(int(t[core.T_ECHILD][e]), int(t[core.T_EMOVE][e])) for e in range(f0, f0 + t[core.T_COUNT][0])]
+            f0 = t[layout.T_FIRST][0]
+            roots = [
+                (int(t[layout.T_ECHILD][e]), int(t[layout.T_EMOVE][e])) for e in range(f0, f0 + t[layout.T_COUNT][0])
+            ]
         for node, move in roots:
-            if (t[core.T_STATE][node] & core.PHASE_MASK) != core.EXPANDED or t[core.T_COUNT][node] == 0:
+            if (t[layout.T_STATE][node] & layout.PHASE_MASK) != layout.EXPANDED or t[layout.T_COUNT][node] == 0:
                 continue
             if move is not None:
                 board.push_usi(move_to_usi(move))
@@ -122,10 +124,10 @@ def test_widened_edges_keep_their_moves_log_prior(adapter, expansion):
             p = np.zeros(n)
             moveprior.move_probabilities(board.pos, a.params[N_PARAMS:], moves, n, p)
             prob = dict(zip(moves[:n].tolist(), p))
-            f = t[core.T_FIRST][node]
-            assert t[core.T_NMOVES][node] == n
+            f = t[layout.T_FIRST][node]
+            assert t[layout.T_NMOVES][node] == n
             for e in range(f, f + n):
-                assert np.isclose(np.exp(t[core.T_EBIAS][e]), prob[int(t[core.T_EMOVE][e])], rtol=1e-5)
+                assert np.isclose(np.exp(t[layout.T_EBIAS][e]), prob[int(t[layout.T_EMOVE][e])], rtol=1e-5)
                 checked += 1
             if move is not None:
                 board.pop()
@@ -140,7 +142,7 @@ def test_widening_with_every_move_entering_is_the_full_search(adapter, expansion
         a = ShogiAdapter(adapter.weights, make_params(expansion=expansion), move_model=adapter.move_model)
         s = Searcher(a, SearchOptions(threads=1, hash_mb=32, seed=5, widen_k0=k0))
         r = s.search(pos.copy(), Limits(samples=400))
-        results.append((r.value, r.pv, r.nodes, int(s.pool.ctl[core.C_NODES])))
+        results.append((r.value, r.pv, r.nodes, int(s.pool.ctl[layout.C_NODES])))
     assert results[0] == results[1]
 
 
@@ -156,16 +158,16 @@ def test_a_widened_child_is_valued_as_the_exact_expansion_values_it(adapter):
 
     def walk(node, depth):
         nonlocal checked, widened
-        if (t[core.T_STATE][node] & core.PHASE_MASK) != core.EXPANDED or checked >= 60:
+        if (t[layout.T_STATE][node] & layout.PHASE_MASK) != layout.EXPANDED or checked >= 60:
             return
-        f, n = t[core.T_FIRST][node], t[core.T_COUNT][node]
+        f, n = t[layout.T_FIRST][node], t[layout.T_COUNT][node]
         if depth > 0 and n > 2:
             widened += 1
         for e in range(f, f + n):
-            c, move = int(t[core.T_ECHILD][e]), int(t[core.T_EMOVE][e])
-            if (t[core.T_STATE][c] & core.PHASE_MASK) != core.EXPANDED and depth > 0:
+            c, move = int(t[layout.T_ECHILD][e]), int(t[layout.T_EMOVE][e])
+            if (t[layout.T_STATE][c] & layout.PHASE_MASK) != layout.EXPANDED and depth > 0:
                 value, flags, _ = child_value(board.pos, a.weights, a.params, move, -np.inf)
-                assert t[core.T_VALUE][c] == value, move_to_usi(move)
+                assert t[layout.T_VALUE][c] == value, move_to_usi(move)
                 checked += 1
             board.push_usi(move_to_usi(move))
             walk(c, depth + 1)
@@ -197,7 +199,7 @@ def test_a_widened_child_is_valued_in_the_window_as_the_window_expansion_values_
             for i in range(n):
                 value, flags, _ = child_value(pos, a.weights, window, moves[i], bound)
                 truth, truth_flags, _ = values[i]
-                if flags & core.FLAG_LAZY:
+                if flags & layout.FLAG_LAZY:
                     assert bound > -np.inf
                     assert -value <= bound - width + 1e-9 and -truth <= -value + 1e-9, move_to_usi(moves[i])
                     counts["lazy"] += 1

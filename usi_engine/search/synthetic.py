@@ -23,7 +23,7 @@ flags), then the child-id list. `params` and `weights` are unused.
 import numpy as np
 from numba import njit
 
-from usi_engine.search.core import J_STRIDE, child_done, claim_child, close_job, open_job
+from usi_engine.search.jobs import J_STRIDE, child_done, claim_child, close_job, open_job
 from usi_engine.search.rng import mix64
 from usi_engine.search.values import MATE
 

@@ -40,10 +40,7 @@ from numba import njit
 
 from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record, inc_value, pp_block_zero
 from eval.weightfile import load_weights
-from usi_engine.search.core import (
-    FLAG_FORCING,
-    FLAG_LAZY,
-    FLAG_TERMINAL,
+from usi_engine.search.jobs import (
     J_FINISH,
     J_STRIDE,
     child_done,
@@ -54,6 +51,7 @@ from usi_engine.search.core import (
     open_job,
     set_job_aux,
 )
+from usi_engine.search.layout import FLAG_FORCING, FLAG_LAZY, FLAG_TERMINAL
 from usi_engine.search.values import MATE
 from usi_engine.shogi.layout import BOARD, HIST, HIST_STRIDE, H_KEY, H_MOVE, KEY, MAX_MOVES, MOVE_TO_MASK, PLY, SIDE
 from usi_engine.shogi.movegen import gen_legal, gen_search_moves
