@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit
 
 from eval.shogi_features import MAX_FEATURES
-from usi_engine.search import core
+from usi_engine.search import backup, layout
 from usi_engine.search.policy import child_policy
 from usi_engine.search.rng import next_unit
 from usi_engine.search.values import is_proven
@@ -63,9 +63,9 @@ MAX_PATH = 1024  # longest root -> leaf path followed
 def is_inner(tree, v):
     """v is expanded, has children and a heuristic (not proven) value: its value depends on children."""
     return (
-        (tree[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED
-        and tree[core.T_COUNT][v] > 0
-        and not is_proven(tree[core.T_VALUE][v])
+        (tree[layout.T_STATE][v] & layout.PHASE_MASK) == layout.EXPANDED
+        and tree[layout.T_COUNT][v] > 0
+        and not is_proven(tree[layout.T_VALUE][v])
     )
 
 
@@ -73,9 +73,9 @@ def is_inner(tree, v):
 def is_leaf(tree, v):
     """v is an unexpanded non-terminal node: its value is a static (quiescence) value."""
     return (
-        (tree[core.T_STATE][v] & core.PHASE_MASK) != core.EXPANDED
-        and (tree[core.T_FLAGS][v] & core.FLAG_TERMINAL) == 0
-        and not is_proven(tree[core.T_VALUE][v])
+        (tree[layout.T_STATE][v] & layout.PHASE_MASK) != layout.EXPANDED
+        and (tree[layout.T_FLAGS][v] & layout.FLAG_TERMINAL) == 0
+        and not is_proven(tree[layout.T_VALUE][v])
     )
 
 
@@ -85,8 +85,8 @@ def step_factor(tree, v, c, t, differentiate):
     mover's policy is held fixed (MODE_PAPER at the opponent's plies)."""
     if not differentiate:
         return -1.0
-    x = -tree[core.T_VALUE][c]
-    return -(1.0 + (x - tree[core.T_VALUE][v]) / t)
+    x = -tree[layout.T_VALUE][c]
+    return -(1.0 + (x - tree[layout.T_VALUE][v]) / t)
 
 
 @njit(cache=True, nogil=True)
@@ -121,10 +121,10 @@ def exact_coefs(tree, start, k0, learner_moves, t, mode, acc, mark, touched, n_t
         if not is_inner(tree, v):
             continue
         n = child_policy(tree, v, t, p)
-        f = tree[core.T_FIRST][v]
+        f = tree[layout.T_FIRST][v]
         diff = mode == MODE_FULL or learner
         for i in range(n):
-            c = tree[core.T_ECHILD][f + i]
+            c = tree[layout.T_ECHILD][f + i]
             if top >= stack_n.shape[0]:
                 raise ValueError("exact_coefs: stack too small")
             stack_n[top] = c
@@ -161,7 +161,7 @@ def sample_coefs(tree, start, k0, learner_moves, t, mode, n_samples, clip, rng, 
                 break
             n = child_policy(tree, v, t, p)
             i = draw_index(p, n, rng)
-            c = tree[core.T_ECHILD][tree[core.T_FIRST][v] + i]
+            c = tree[layout.T_ECHILD][tree[layout.T_FIRST][v] + i]
             prod *= step_factor(tree, v, c, t, mode == MODE_FULL or learner)
             prod = min(clip, max(-clip, prod))
             v = c
@@ -174,14 +174,14 @@ def sample_coefs(tree, start, k0, learner_moves, t, mode, n_samples, clip, rng, 
 @njit(cache=True, nogil=True)
 def pv_leaf(tree, start):
     """(leaf node, plies) reached from `start` by the highest-probability children (the tree's PV)."""
-    value = tree[core.T_VALUE]
-    echild = tree[core.T_ECHILD]
+    value = tree[layout.T_VALUE]
+    echild = tree[layout.T_ECHILD]
     v = start
     plies = 0
-    while (tree[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED and tree[core.T_COUNT][v] > 0:
-        f = tree[core.T_FIRST][v]
+    while (tree[layout.T_STATE][v] & layout.PHASE_MASK) == layout.EXPANDED and tree[layout.T_COUNT][v] > 0:
+        f = tree[layout.T_FIRST][v]
         best = echild[f]
-        for i in range(1, tree[core.T_COUNT][v]):
+        for i in range(1, tree[layout.T_COUNT][v]):
             if value[echild[f + i]] < value[best]:
                 best = echild[f + i]
         v = best
@@ -242,9 +242,9 @@ def eligibility_coefs(
             )
     p = np.empty(MAX_MOVES, np.float64)
     n = child_policy(tree, root, t_learn, p)
-    f = tree[core.T_FIRST][root]
+    f = tree[layout.T_FIRST][root]
     for i in range(n):
-        c = tree[core.T_ECHILD][f + i]
+        c = tree[layout.T_ECHILD][f + i]
         k = (1.0 if f + i == played else 0.0) - p[i]  # g(a_t) - sum pi_a g(a), each g = -dE(c)
         if method == 2:
             leaf, plies = pv_leaf(tree, c)
@@ -261,7 +261,7 @@ def eligibility_coefs(
     if method == 0:
         # sum_a pi_a(a) g(a): draw root edges by pi_a (T_a), then paths below them
         for _ in range(n_samples):
-            c = tree[core.T_ECHILD][f + draw_index(p, n, rng)]
+            c = tree[layout.T_ECHILD][f + draw_index(p, n, rng)]
             n_touched = sample_coefs(
                 tree, c, 1.0 / n_samples, False, t_back, mode, 1, clip, rng, acc, mark, touched, n_touched
             )
@@ -280,11 +280,11 @@ def parent_links(tree, root, out_node, out_edge, queue):
     while head < tail:
         v = queue[head]
         head += 1
-        if (tree[core.T_STATE][v] & core.PHASE_MASK) != core.EXPANDED:
+        if (tree[layout.T_STATE][v] & layout.PHASE_MASK) != layout.EXPANDED:
             continue
-        f = tree[core.T_FIRST][v]
-        for i in range(tree[core.T_COUNT][v]):
-            c = tree[core.T_ECHILD][f + i]
+        f = tree[layout.T_FIRST][v]
+        for i in range(tree[layout.T_COUNT][v]):
+            c = tree[layout.T_ECHILD][f + i]
             if out_edge[c] < 0 and c != root:
                 out_node[c] = v
                 out_edge[c] = f + i
@@ -298,7 +298,7 @@ def path_to(tree, parent_node, parent_edge, v, out_moves):
     d = 0
     u = v
     while parent_edge[u] >= 0:
-        out_moves[d] = tree[core.T_EMOVE][parent_edge[u]]
+        out_moves[d] = tree[layout.T_EMOVE][parent_edge[u]]
         u = parent_node[u]
         d += 1
     for i in range(d // 2):
@@ -362,7 +362,7 @@ def shogi_leaf_gradients(
         value, nf = node_quiescence_gradient(
             pos, w, qdepth, see_prune, pp_zero, work, tree, parent_node, parent_edge, leaf
         )
-        worst = max(worst, abs(value - tree[core.T_VALUE][leaf]))
+        worst = max(worst, abs(value - tree[layout.T_VALUE][leaf]))
         for j in range(grads.shape[0]):
             kj = k * scales[j]
             row = grads[j]
@@ -388,7 +388,7 @@ def shogi_strap_gradients(
             continue
         q, nf = node_quiescence_gradient(pos, w, qdepth, see_prune, pp_zero, work, tree, parent_node, parent_edge, v)
         pq = np.tanh(q / (2.0 * vscale))
-        k = weight * (np.tanh(tree[core.T_VALUE][v] / (2.0 * vscale)) - pq) * (1.0 - pq * pq) / (2.0 * vscale)
+        k = weight * (np.tanh(tree[layout.T_VALUE][v] / (2.0 * vscale)) - pq) * (1.0 - pq * pq) / (2.0 * vscale)
         for i in range(nf):
             grad[idx[i]] += k * coef[i]
         used += 1
@@ -401,16 +401,16 @@ def backup_all(tree, order, n, t):
     `order`, so this runs bottom-up): makes a tree's values consistent with temperature t."""
     for j in range(n - 1, -1, -1):
         v = order[j]
-        if (tree[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED and tree[core.T_COUNT][v] > 0:
-            tree[core.T_VALUE][v] = core.backup_value(tree, v, t)
+        if (tree[layout.T_STATE][v] & layout.PHASE_MASK) == layout.EXPANDED and tree[layout.T_COUNT][v] > 0:
+            tree[layout.T_VALUE][v] = backup.backup_value(tree, v, t)
 
 
 # --- Python side ------------------------------------------------------------------------------------
 
 
 def make_pool(n_nodes, n_edges):
-    """An empty tree tuple in the core's layout (core.T_*), for trees built outside a search."""
-    return core.new_tree(n_nodes, n_edges)
+    """An empty tree tuple in the core's layout (layout.T_*), for trees built outside a search."""
+    return layout.new_tree(n_nodes, n_edges)
 
 
 def full_width_tree(game, pos, weights, params, depth, t):
@@ -434,23 +434,23 @@ def full_width_tree(game, pos, weights, params, depth, t):
             for i in range(n):
                 nodes.append((float(values[i]), int(flags[i]), d + 1, []))
                 nodes[v][3].append((int(moves[i]), len(nodes) - 1))
-                if not flags[i] & core.FLAG_TERMINAL:
+                if not flags[i] & layout.FLAG_TERMINAL:
                     nxt.append((len(nodes) - 1, path + [int(moves[i])]))
         frontier = nxt
     n_edges = sum(len(c) for _, _, _, c in nodes)
     tree = make_pool(len(nodes), max(1, n_edges))
     e = 0
     for v, (value, flag, depth_v, children) in enumerate(nodes):
-        tree[core.T_VALUE][v] = value
-        tree[core.T_FLAGS][v] = flag
-        tree[core.T_DEPTH][v] = depth_v
+        tree[layout.T_VALUE][v] = value
+        tree[layout.T_FLAGS][v] = flag
+        tree[layout.T_DEPTH][v] = depth_v
         if children:
-            tree[core.T_STATE][v] = core.EXPANDED
-            tree[core.T_FIRST][v] = e
-            tree[core.T_COUNT][v] = len(children)
+            tree[layout.T_STATE][v] = layout.EXPANDED
+            tree[layout.T_FIRST][v] = e
+            tree[layout.T_COUNT][v] = len(children)
             for m, c in children:
-                tree[core.T_EMOVE][e] = m
-                tree[core.T_ECHILD][e] = c
+                tree[layout.T_EMOVE][e] = m
+                tree[layout.T_ECHILD][e] = c
                 e += 1
     order = np.arange(len(nodes), dtype=np.int64)  # children always after their parent
     backup_all(tree, order, np.int64(len(nodes)), float(t))

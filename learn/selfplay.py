@@ -50,7 +50,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
-from usi_engine.search import core
+from usi_engine.search import layout
 from usi_engine.search.policy import root_policy
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE_THRESHOLD
@@ -325,7 +325,7 @@ class SelfPlayer:
             tg.shogi_strap(
                 tree,
                 0,
-                int(pool.ctl[core.C_NODES]),
+                int(pool.ctl[layout.C_NODES]),
                 board.pos,
                 self.weights,
                 cfg.qdepth,
@@ -337,7 +337,7 @@ class SelfPlayer:
             )
         out.learned_moves += 1
         out.log_pi.append((side, float(np.log(max(p[a], 1e-300))), b))
-        return int(tree[core.T_EMOVE][edges[a]])
+        return int(tree[layout.T_EMOVE][edges[a]])
 
 
 def record_bytes(outcome: GameOutcome, event: str = "selfplay") -> tuple:

@@ -13,6 +13,8 @@ import pytest
 from learn.match.engines import EngineError, EngineProcess
 from learn.match.go_game import parse_score
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_TIMEOUT = 600.0  # a cold numba cache compiles the Go kernels before the first answer
 REQUIRED = (
@@ -231,6 +233,7 @@ def gnugo_binary():
     return shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
 
 
+@pytest.mark.gnugo
 def test_final_score_and_dead_stones_agree_with_gnugo_on_a_finished_game(gtp):
     """GNU Go plays both sides of a 9x9 game at level 1 until two passes; every move goes to our engine;
     then final_score and final_status_list dead must match GNU Go's."""
@@ -295,6 +298,7 @@ def test_play_accepts_a_superko_repetition_that_genmove_never_makes(gtp):
     assert move.upper() != "E5"  # retaking would repeat the position after `play b E5`
 
 
+@pytest.mark.slow
 def test_cold_start_answers_first_timed_genmove_in_time(tmp_path):
     """A first start (empty numba cache, as on a user's machine) compiles the Go kernels before the first
     answer, saying so on stderr, so the first genmove under a 2 s byoyomi is searched within its clock

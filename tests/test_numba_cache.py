@@ -4,7 +4,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from usi_engine import numba_cache
+
+pytestmark = pytest.mark.process
 
 PRINT_CACHE_DIR = "import usi_engine, numba; print(numba.config.CACHE_DIR)"
 

@@ -15,6 +15,8 @@ from tests.usi_driver import running_engine
 from usi_engine.shogi import Board
 from usi_engine.shogi_search.mate import MATE_PROBLEMS, MateSolver, gives_check
 
+pytestmark = pytest.mark.process
+
 NO_MATE = [
     "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",  # no check at all
     "4k4/9/9/9/9/9/9/9/9 b P2r2b4g4s4n4l17p 1",  # one pawn check, then nothing

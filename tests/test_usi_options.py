@@ -8,6 +8,8 @@ import pytest
 from tests.usi_driver import UsiProcess, option, running_engine
 from usi_engine.options import OPTIONS, OptionValues, find
 
+pytestmark = pytest.mark.process
+
 TRY_POSITION = "9/4K4/9/9/9/9/9/9/k8 b 2r2b4g4s4n4l18p 1"  # Black king one step from 5a
 
 

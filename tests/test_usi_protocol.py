@@ -13,6 +13,8 @@ import pytest
 from tests.usi_driver import UsiProcess, assert_quiet, bestmoves, go_and_answer, legal_in, option, running_engine
 from usi_engine.options import find
 
+pytestmark = pytest.mark.process
+
 DECLARABLE = "2SGKGS2/1R5B1/LN1PPP1NL/9/9/9/9/9/4k4 b 7Prb2g2s2n2l8p 1"  # 28 points, 13 pieces
 ONE_SHORT = "2SGKGS2/1R5B1/LN1PPP1NL/9/9/9/9/9/4k4 b 6Prb2g2s2n2l9p 1"  # 27 points
 MATED = "4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1"  # White to move, mated
@@ -102,6 +104,7 @@ def test_usiok_fast_registration_only_run():
         e.close()
 
 
+@pytest.mark.slow
 def test_cold_start_first_timed_move_is_searched_in_time(tmp_path):
     """A first start (empty numba cache, as on a user's machine): isready compiles everything, including the
     search kernel, so the first timed move is a real search answered within its byoyomi. (The warm-up used

@@ -5,7 +5,8 @@
 
 Every engine makes and unmakes every move (cshogi driven from Python with push/pop); a second
 row counts the last ply in bulk for both. `--compile` also measures the cold numba compile of the
-rules core (fresh cache directory) and the warm-cache load, each in a fresh process.
+rules core (fresh cache directory) and the warm-cache load, each in a fresh process. Needs the test
+extra (`pip install -e '.[test]'`: cshogi, python-shogi).
 """
 
 import argparse

@@ -1,12 +1,15 @@
-"""The engine's option table: one source for the USI `usi` listing, `setoption` and configs/engine.toml.
+"""The engine's option table: the one place the engine's option defaults are written, and the source of the
+USI `usi` listing, `setoption` and the config files' checks.
 
 Names follow YaneuraOu where the meaning matches (docs/references.md) and never contain spaces
 (ShogiHome splits `option` lines on spaces). Values are validated here; a bad value raises ValueError
 with a message the protocol layer prints as `info string error: ...`.
 
-Config files: configs/engine.toml next to the package (a source checkout), then the file named by the
-environment variable MCSS_ENGINE_CONFIG, each a TOML table `[options]` of option name -> value. A later
-file overrides an earlier one; the merged values become the defaults announced by `usi`.
+Config files override the table: configs/engine.toml next to the package (a source checkout only; shipped
+with no active values, so a checkout and an installed engine announce the same defaults, and with commented
+examples that tests/test_defaults.py checks against the table), then the file named by the environment
+variable MCSS_ENGINE_CONFIG, each a TOML table `[options]` of option name -> value. A later file overrides an
+earlier one; the merged values become the defaults announced by `usi`.
 Pure Python (tomllib only): imported before `usiok`, so nothing heavy may be imported here.
 """
 
@@ -101,9 +104,11 @@ def _draw_value(colour):
     return _spin(f"DrawValue{colour}", -2, -30000, 30000, f"value of a repetition draw when we play {colour} (cp)")
 
 
-# Defaults for a GUI on the same machine. NetworkDelay2 is 200 ms, not YaneuraOu's server value 1120: at
-# byoyomi 1 s that leaves 800 ms of thinking and 200 ms for the pipe, thread scheduling and the watchdog
-# (docs/usi.md, "Time margins": the slowest of ~5,000 answers in a clock match came at 0.90 s).
+# The defaults, each written here only (configs/engine.toml and MCSS_ENGINE_CONFIG override them; the measured
+# reasons are beside the rows). Margins for a GUI on the same machine: NetworkDelay2 is 200 ms (400 until
+# 325db81, 2026-11-26), not YaneuraOu's server value 1120: at byoyomi 1 s that leaves 800 ms of thinking and
+# 200 ms for the pipe, thread scheduling and the watchdog (docs/usi.md, "Time margins": the slowest of ~5,000
+# answers in a clock match came at 0.90 s).
 OPTIONS = (
     _spin("Threads", min(4, os.cpu_count() or 1), 1, 256, "search threads"),
     _spin("USI_Hash", 256, 1, 65536, "node pool size in MB (allocated at isready)"),
@@ -133,9 +138,19 @@ OPTIONS = (
     _spin("BackupAnnealVisits", 0, 0, 100000000, "samples: T_back/sqrt(1 + N/this) at a node of N samples (0 = off)"),
     _spin("BackupTemperatureMin", 0, 0, 100000, "cp: floor of the annealed backup temperature"),
     _spin("QSearchDepth", 8, 0, 64, "quiescence depth cap (plies)"),
+    # SEE pruning in the quiescence search: +170 Elo at equal nodes (100 games).
     _check("QSearchSEE", True, "quiescence leaves out captures that lose material by static exchange"),
     _spin("QSearchDelta", 0, 0, 100000, "cp: delta pruning margin of the quiescence search (0 = off)"),
+    # QSearchRecapture 4 (docs/search.md): at equal nodes 75-25 against YaneuraOu material at 10,000 nodes where
+    # the full quiescence scored 72-28; at byoyomi 1 s against its 20,000 nodes 46-54 (-28) where the full one
+    # scored 33-67 (-123) (docs/strength.md).
     _spin("QSearchRecapture", 4, 0, 64, "quiescence ply from which only recaptures are searched (0 = off)"),
+    # Expansion window (children within ExpansionWindow of the best get their exact quiescence value, the others
+    # a bound, refined when reached; docs/search.md) since 66e33d5 (2026-11-26): at byoyomi 1 s against
+    # YaneuraOu material at 20,000 nodes, 200 games side by side, window 86-114 (-49) and exact 75-125 (-89),
+    # with 2x the samples per second (4-6x in sharp middlegames); at equal nodes the two played alike
+    # (2026-11-23). Lazy played worse. ExpansionWindow 250 since 2b57b41 (2026-11-26): same rung, 200 games,
+    # 115-85 (+53 [+8, +99]) against 400's -49 [-98, -1].
     _combo(
         "Expansion",
         "window",
@@ -149,6 +164,7 @@ OPTIONS = (
     _spin("WidenGrowth", 160, 101, 10000, "percent: b of the widening schedule (one more child each b-fold N)"),
     _spin("MovePriorBias", 0, 0, 1000, "percent: widening's selection weighs a child by p^(this/100) (0 = off)"),
     _spin("LeafDepth", 0, 0, 2, "plies of full-width alpha-beta valuing a child when first reached (0 = quiescence)"),
+    # MateProbe, ThreatProbe and CheckBonus off: no match showed them paying.
     _check("MateProbe", False, "at each expansion, test every checking move for a mate in three"),
     _check("ThreatProbe", False, "at each expansion, test every other move for allowing a mate in one"),
     _spin("MateGuardPly", 0, 0, 31, "best root move: can the opponent then mate by checks in N plies? (0 = off)"),

@@ -32,7 +32,7 @@ from numba import njit
 
 from eval.make_material_weights import material_weights
 from eval.shogi_features import evaluate
-from usi_engine.search import core
+from usi_engine.search import layout
 from usi_engine.search.policy import root_policy
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import is_proven
@@ -192,7 +192,7 @@ class MCSSPlayer(Player):
         tree = self.searcher.pool.tree
         edges, p = root_policy(tree, 0, self.pick)
         i = self.rng.choices(range(len(edges)), weights=p)[0]
-        return int(tree[core.T_EMOVE][edges[i]])
+        return int(tree[layout.T_EMOVE][edges[i]])
 
     def game_stats(self) -> dict:
         """Per-move means of the searches of the current game (moves = how many searches)."""

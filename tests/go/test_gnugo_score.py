@@ -14,6 +14,8 @@ import pytest
 from learn.match.engines import GtpEngine
 from usi_engine.go import GoBoard
 
+pytestmark = [pytest.mark.process, pytest.mark.gnugo]
+
 MAX_MOVES = 250
 GAMES = [(9, 7.0, seed) for seed in (1, 2, 3, 4, 5, 6)]
 

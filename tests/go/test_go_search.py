@@ -9,7 +9,7 @@ from usi_engine.go import GoBoard, playout
 from usi_engine.go import layout as L
 from usi_engine.go.game import MAX_MOVES, GoAdapter, default_params, expand_amaf
 from usi_engine.go.playout import seed_rng
-from usi_engine.search import core
+from usi_engine.search import layout
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE
 
@@ -67,12 +67,12 @@ def test_expand_amaf_reports_priors_and_playout_traces():
     assert np.all(np.diff(tstart[: n + 1]) >= 0) and np.diff(tstart[: n + 1]).max() <= cap
     assert work >= tstart[n] > 0
     played = trace[: tstart[n]]
-    assert np.all((played == core.NO_MOVE) | ((played > 0) & (played < L.BOARD_CAP)))
+    assert np.all((played == layout.NO_MOVE) | ((played > 0) & (played < L.BOARD_CAP)))
     assert np.all(played != L.PASS)  # passes are NO_MOVE
     n, _ = expand_amaf(
         pos, np.zeros(1), default_params(rave_playouts=4), seed_rng(6), moves, values, flags, prior, trace, tstart
     )  # 4 random children + the capture
-    simulated = (flags[:n] & core.FLAG_NO_SIM) == 0
+    simulated = (flags[:n] & layout.FLAG_NO_SIM) == 0
     assert 4 <= simulated.sum() <= 5 and simulated[vertices.index("B4")]
     assert np.all(np.diff(tstart[: n + 1])[~simulated] == 0)
     assert np.allclose(values[:n][~simulated], 1000.0 * (1.0 - 2.0 * prior[:n][~simulated]))
@@ -115,9 +115,9 @@ def test_every_policy_proves_the_two_pass_ending(policy, komi, winner):
     else:
         assert r.best_move_str != "pass"
         t = s.pool.tree
-        f, n = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
-        passes = [int(t[core.T_ECHILD][e]) for e in range(f, f + n) if t[core.T_EMOVE][e] == L.PASS]
-        assert t[core.T_VALUE][passes[0]] == MATE  # White has won after the pass
+        f, n = int(t[layout.T_FIRST][0]), int(t[layout.T_COUNT][0])
+        passes = [int(t[layout.T_ECHILD][e]) for e in range(f, f + n) if t[layout.T_EMOVE][e] == L.PASS]
+        assert t[layout.T_VALUE][passes[0]] == MATE  # White has won after the pass
 
 
 def test_superko_moves_never_enter_the_tree():
@@ -131,22 +131,22 @@ def test_superko_moves_never_enter_the_tree():
     s = Searcher(GoAdapter(b.size), SearchOptions(policy="rave", hash_mb=8, seed=1))
     s.search(b.pos, Limits(samples=30))
     t = s.pool.tree
-    f, n = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
-    assert {b.vertex(int(m)) for m in t[core.T_EMOVE][f : f + n]} == legal
+    f, n = int(t[layout.T_FIRST][0]), int(t[layout.T_COUNT][0])
+    assert {b.vertex(int(m)) for m in t[layout.T_EMOVE][f : f + n]} == legal
 
 
 def visited_line(searcher, min_visits):
     """The root's most visited line under RAVE (edges' real MC simulations), as long as each edge has at least
     `min_visits`."""
     t, line, node = searcher.pool.tree, [], 0
-    while (t[core.T_STATE][node] & core.PHASE_MASK) == core.EXPANDED and t[core.T_COUNT][node] > 0:
-        f, n = int(t[core.T_FIRST][node]), int(t[core.T_COUNT][node])
-        visits = t[core.T_RN][f : f + n] - searcher.options.prior_visits
+    while (t[layout.T_STATE][node] & layout.PHASE_MASK) == layout.EXPANDED and t[layout.T_COUNT][node] > 0:
+        f, n = int(t[layout.T_FIRST][node]), int(t[layout.T_COUNT][node])
+        visits = t[layout.T_RN][f : f + n] - searcher.options.prior_visits
         e = f + int(np.argmax(visits))
         if visits[e - f] < min_visits:
             break
-        line.append(int(t[core.T_EMOVE][e]))
-        node = int(t[core.T_ECHILD][e])
+        line.append(int(t[layout.T_EMOVE][e]))
+        node = int(t[layout.T_ECHILD][e])
     return line
 
 

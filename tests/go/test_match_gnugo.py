@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from learn.match.go_game import find_gnugo
+
+pytestmark = [pytest.mark.process, pytest.mark.gnugo, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -351,7 +351,7 @@ def test_root_winrates_leave_out_the_priors_virtual_visits(prior_moves):
     """RAVE starts each edge with C virtual visits of value H (eq. 49): the reported winrate is the edge's real
     MC winrate (H before any real visit), and the adapter's priors are the ones expand_amaf gave."""
     from usi_engine.go.game import GoAdapter, default_params
-    from usi_engine.search import core
+    from usi_engine.search import layout
     from usi_engine.search.searcher import Limits, SearchOptions, Searcher
     from usi_engine.search.values import is_proven
 
@@ -372,18 +372,18 @@ def test_root_winrates_leave_out_the_priors_virtual_visits(prior_moves):
     s = Searcher(adapter, SearchOptions(policy="rave", hash_mb=16, seed=1, prior_visits=pn, prior_amaf=pn))
     r = s.search(b.pos, Limits(samples=300), multipv=400)
     t = s.pool.tree
-    f, k = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
-    h = adapter.priors(b.pos, t[core.T_EMOVE][f : f + k])
-    index = {int(m): j for j, m in enumerate(t[core.T_EMOVE][f : f + k])}
+    f, k = int(t[layout.T_FIRST][0]), int(t[layout.T_COUNT][0])
+    h = adapter.priors(b.pos, t[layout.T_EMOVE][f : f + k])
+    index = {int(m): j for j, m in enumerate(t[layout.T_EMOVE][f : f + k])}
     visited = 0
     for rm in r.root:
         j = index[rm.move]
-        real = t[core.T_RN][f + j] - pn
-        if is_proven(float(t[core.T_VALUE][t[core.T_ECHILD][f + j]])):
+        real = t[layout.T_RN][f + j] - pn
+        if is_proven(float(t[layout.T_VALUE][t[layout.T_ECHILD][f + j]])):
             continue  # a proven result's winrate is 0 or 1
         if real < 0.5:
             assert rm.winrate == h[j]
         else:
             visited += 1
-            assert rm.winrate == pytest.approx((t[core.T_RW][f + j] - pn * h[j]) / real)
+            assert rm.winrate == pytest.approx((t[layout.T_RW][f + j] - pn * h[j]) / real)
     assert visited >= 5 and len(r.root) == k

@@ -2,6 +2,7 @@
 expand/root_status values."""
 
 import numpy as np
+import pytest
 
 from usi_engine.go import GoBoard, game
 from usi_engine.go import board as kb
@@ -15,6 +16,8 @@ from usi_engine.go.playout import (
     seed_rng,
 )
 from usi_engine.search.values import MATE
+
+pytestmark = pytest.mark.process
 
 NONE = np.empty(0, dtype=np.float64)
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from learn import pg
-from usi_engine.search import core, policy
+from usi_engine.search import layout, policy
 
 T = 70.0
 F = 5  # features per leaf
@@ -30,12 +30,12 @@ def random_tree(rng, depth=3, bmin=2, bmax=4):
     e = 0
     for v, cs in enumerate(children):
         if cs:
-            tree[core.T_STATE][v] = core.EXPANDED
-            tree[core.T_FIRST][v] = e
-            tree[core.T_COUNT][v] = len(cs)
+            tree[layout.T_STATE][v] = layout.EXPANDED
+            tree[layout.T_FIRST][v] = e
+            tree[layout.T_COUNT][v] = len(cs)
             for c in cs:
-                tree[core.T_EMOVE][e] = c
-                tree[core.T_ECHILD][e] = c
+                tree[layout.T_EMOVE][e] = c
+                tree[layout.T_ECHILD][e] = c
                 e += 1
     phi = np.zeros((n, F))
     for v, f in feats.items():
@@ -44,17 +44,17 @@ def random_tree(rng, depth=3, bmin=2, bmax=4):
 
 
 def set_weights(tree, n, phi, leaves, w, t=T):
-    tree[core.T_VALUE][leaves] = phi[leaves] @ w
+    tree[layout.T_VALUE][leaves] = phi[leaves] @ w
     pg.backup_all(tree, np.arange(n, dtype=np.int64), np.int64(n), t)
 
 
 def root_children(tree):
-    f, k = int(tree[core.T_FIRST][0]), int(tree[core.T_COUNT][0])
-    return tree[core.T_ECHILD][f : f + k]
+    f, k = int(tree[layout.T_FIRST][0]), int(tree[layout.T_COUNT][0])
+    return tree[layout.T_ECHILD][f : f + k]
 
 
 def log_pi(tree, t_learn, played):
-    x = -tree[core.T_VALUE][root_children(tree)] / t_learn
+    x = -tree[layout.T_VALUE][root_children(tree)] / t_learn
     return x[played] - (np.log(np.sum(np.exp(x - x.max()))) + x.max())
 
 
@@ -68,10 +68,10 @@ def coefs_to_grad(gradient_obj, tree, played, method, phi, t_learn, mode='full',
 
 def paper_values(tree, v, w_phi_fn, frozen, learner):
     """E(v) with the opponent's policies frozen at `frozen` (MODE_PAPER's function of w)."""
-    if tree[core.T_COUNT][v] == 0:
+    if tree[layout.T_COUNT][v] == 0:
         return w_phi_fn(v)
-    f, k = int(tree[core.T_FIRST][v]), int(tree[core.T_COUNT][v])
-    cs = tree[core.T_ECHILD][f : f + k]
+    f, k = int(tree[layout.T_FIRST][v]), int(tree[layout.T_COUNT][v])
+    cs = tree[layout.T_ECHILD][f : f + k]
     x = np.array([-paper_values(tree, c, w_phi_fn, frozen, not learner) for c in cs])
     if learner:
         p = np.exp((x - x.max()) / T)
@@ -94,8 +94,8 @@ def setup():
 def test_exact_equals_finite_differences(setup, t_learn):
     tree, n, phi, leaves, w = setup
     grad = pg.TreeGradient(n)
-    for played in range(int(tree[core.T_COUNT][0])):
-        g = coefs_to_grad(grad, tree, tree[core.T_FIRST][0] + played, 'exact', phi, t_learn)
+    for played in range(int(tree[layout.T_COUNT][0])):
+        g = coefs_to_grad(grad, tree, tree[layout.T_FIRST][0] + played, 'exact', phi, t_learn)
         fd = np.zeros(F)
         h = 1e-4
         for i in range(F):
@@ -113,12 +113,12 @@ def test_paper_mode_holds_opponent_policy_fixed(setup):
     grad = pg.TreeGradient(n)
     frozen = {}
     for v in range(n):
-        if tree[core.T_COUNT][v]:
-            k = int(tree[core.T_COUNT][v])
+        if tree[layout.T_COUNT][v]:
+            k = int(tree[layout.T_COUNT][v])
             p = np.zeros(k)
             policy.child_policy(tree, np.int64(v), T, p)
             frozen[v] = p
-    played = int(tree[core.T_FIRST][0])
+    played = int(tree[layout.T_FIRST][0])
     g = coefs_to_grad(grad, tree, played, 'exact', phi, T, mode='paper')
     full = coefs_to_grad(grad, tree, played, 'exact', phi, T, mode='full')
 
@@ -136,7 +136,7 @@ def test_paper_mode_holds_opponent_policy_fixed(setup):
 def test_sampled_converges_to_exact(setup):
     tree, n, phi, leaves, w = setup
     grad = pg.TreeGradient(n)
-    played = int(tree[core.T_FIRST][0]) + 1
+    played = int(tree[layout.T_FIRST][0]) + 1
     exact = coefs_to_grad(grad, tree, played, 'exact', phi, T)
     errors = {}
     for samples in (100, 10000):
@@ -154,7 +154,7 @@ def test_sampled_converges_to_exact(setup):
 def test_pgleaf_uses_pv_leaves(setup):
     tree, n, phi, leaves, w = setup
     grad = pg.TreeGradient(n)
-    played = int(tree[core.T_FIRST][0])
+    played = int(tree[layout.T_FIRST][0])
     rng = np.array([1], np.uint64)
     got, acc = grad.leaf_coefs(tree, 0, played, 'pgleaf', T, T, 'full', 1, 1e9, rng)
     expect = {int(pg.pv_leaf(tree, np.int64(c))[0]) for c in root_children(tree)}
@@ -174,16 +174,16 @@ def test_update_raises_expected_reward():
 
     def expected_reward(w):
         set_weights(tree, n, phi, leaves, w)
-        x = -tree[core.T_VALUE][kids] / T
+        x = -tree[layout.T_VALUE][kids] / T
         p = np.exp(x - x.max())
         p /= p.sum()
         # after move a the opponent replies by its softmax policy; r from the learner's view
         r = []
         for c in kids:
-            f, k = int(tree[core.T_FIRST][c]), int(tree[core.T_COUNT][c])
+            f, k = int(tree[layout.T_FIRST][c]), int(tree[layout.T_COUNT][c])
             q = np.zeros(k)
             policy.child_policy(tree, np.int64(c), T, q)
-            r.append(q @ (2 * win_p[tree[core.T_ECHILD][f : f + k]] - 1))
+            r.append(q @ (2 * win_p[tree[layout.T_ECHILD][f : f + k]] - 1))
         return float(p @ np.array(r))
 
     w = np.zeros(F)
@@ -193,14 +193,14 @@ def test_update_raises_expected_reward():
     srng = np.array([3], np.uint64)
     for _ in range(300):
         set_weights(tree, n, phi, leaves, w)
-        f = int(tree[core.T_FIRST][0])
+        f = int(tree[layout.T_FIRST][0])
         edges, p = policy.root_policy(tree, 0, T)
         a = rng.choice(len(p), p=p)
         c = kids[a]
-        fc, k = int(tree[core.T_FIRST][c]), int(tree[core.T_COUNT][c])
+        fc, k = int(tree[layout.T_FIRST][c]), int(tree[layout.T_COUNT][c])
         q = np.zeros(k)
         policy.child_policy(tree, np.int64(c), T, q)
-        leaf = tree[core.T_ECHILD][fc + rng.choice(k, p=q)]
+        leaf = tree[layout.T_ECHILD][fc + rng.choice(k, p=q)]
         r = 1.0 if rng.random() < win_p[leaf] else -1.0
         leaves_t, acc = grad.leaf_coefs(tree, 0, f + a, 'sampled', T, T, 'full', 64, 50.0, srng)
         e = acc[leaves_t] @ phi[leaves_t] / T

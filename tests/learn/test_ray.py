@@ -18,6 +18,8 @@ import pytest
 
 from tests.learn.test_runner import ROOT, SMOKE, checkpoint, kill_when, metrics
 
+pytestmark = [pytest.mark.process, pytest.mark.slow]
+
 RAY = shutil.which("ray") or str(Path(sys.executable).with_name("ray"))
 
 

@@ -15,6 +15,8 @@ import pytest
 
 from learn.match.outcome import FAULTS
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "configs" / "learn-smoke.toml"
 
@@ -51,6 +53,7 @@ def kill_when(proc, ready, limit_s: float) -> None:
         proc.wait()
 
 
+@pytest.mark.slow
 def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     run = tmp_path / "smoke"
     r = learn("run", str(SMOKE), "--dir", str(run))
@@ -153,6 +156,7 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     assert again.returncode == 2 and "--resume" in again.stderr
 
 
+@pytest.mark.slow
 def test_kill_dash_nine_and_resume(tmp_path):
     cfg = SMOKE.read_text().replace("games = 4", "games = 6").replace("every_games = 4", "every_games = 0")
     conf = tmp_path / "kill.toml"

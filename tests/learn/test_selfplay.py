@@ -7,7 +7,7 @@ from eval.shogi_features import N_MATERIAL, N_PE, N_PP, N_WEIGHTS, OFF_KZ, OFF_M
 from eval.weightfile import load_weights
 from learn import pg
 from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer, record_bytes
-from usi_engine.search import core, policy
+from usi_engine.search import layout, policy
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi import Board
 from usi_engine.shogi.position import RULE_TRY, do_move
@@ -43,7 +43,7 @@ def searched(request):
         SearchOptions(threads=1, hash_mb=8, t_sel=T, t_back=T, graph=False, seed=5),
     )
     searcher.search(board.pos, Limits(samples=40))
-    return w, board, searcher.pool.tree, int(searcher.pool.ctl[core.C_NODES]), see
+    return w, board, searcher.pool.tree, int(searcher.pool.ctl[layout.C_NODES]), see
 
 
 def leaf_values(tree, n, pos, w, see=False):
@@ -52,7 +52,7 @@ def leaf_values(tree, n, pos, w, see=False):
     pn, pe, queue = (np.zeros(n, np.int64) for _ in range(3))
     pg.parent_links(t, np.int64(0), pn, pe, queue)
     order = [0] + [v for v in range(1, n) if pe[v] >= 0]
-    order.sort(key=lambda v: t[core.T_DEPTH][v])
+    order.sort(key=lambda v: t[layout.T_DEPTH][v])
     path = np.zeros(pg.MAX_PATH, np.int32)
     for v in order:
         if pg.is_leaf(t, np.int64(v)):
@@ -60,7 +60,7 @@ def leaf_values(tree, n, pos, w, see=False):
             p = pos.copy()
             for m in path[:d]:
                 do_move(p, np.int64(m))
-            t[core.T_VALUE][v] = qvalue(p, w, see)
+            t[layout.T_VALUE][v] = qvalue(p, w, see)
     pg.backup_all(t, np.array(order, np.int64), np.int64(len(order)), T)
     return t
 
@@ -111,9 +111,10 @@ def eligibility(tree, n, board, w, played, method, samples=1, seed=1, value_coef
     return grad
 
 
+@pytest.mark.slow
 def test_exact_eligibility_matches_finite_differences(searched):
     w, board, tree, n, see = searched
-    played = int(tree[core.T_FIRST][0]) + 2
+    played = int(tree[layout.T_FIRST][0]) + 2
     g = eligibility(tree, n, board, w, played, "exact", see=see)
     assert np.count_nonzero(g) > 100
     d = direction(g, 9, see)
@@ -128,7 +129,7 @@ def test_value_term_matches_finite_differences_of_root_value(searched):
     """The critic term value_coef * dE(root)/dw: exact equals finite differences of the root value; the
     sampled estimate approaches it."""
     w, board, tree, n, see = searched
-    played = int(tree[core.T_FIRST][0]) + 1
+    played = int(tree[layout.T_FIRST][0]) + 1
     c = 0.37
     value = eligibility(tree, n, board, w, played, "exact", value_coef=c, see=see) - eligibility(
         tree, n, board, w, played, "exact", see=see
@@ -137,8 +138,8 @@ def test_value_term_matches_finite_differences_of_root_value(searched):
     d = direction(value, 8, see)
     h = 1e-3
     fd = (
-        leaf_values(tree, n, board.pos, w + h * d, see)[core.T_VALUE][0]
-        - leaf_values(tree, n, board.pos, w - h * d, see)[core.T_VALUE][0]
+        leaf_values(tree, n, board.pos, w + h * d, see)[layout.T_VALUE][0]
+        - leaf_values(tree, n, board.pos, w - h * d, see)[layout.T_VALUE][0]
     ) / (2 * h)
     assert c * fd == pytest.approx(value @ d, rel=1e-3)
     sampled = eligibility(tree, n, board, w, played, "sampled", 4000, 3, value_coef=c, see=see) - eligibility(
@@ -147,6 +148,7 @@ def test_value_term_matches_finite_differences_of_root_value(searched):
     assert np.linalg.norm(sampled - value) < 0.2 * np.linalg.norm(value)
 
 
+@pytest.mark.slow
 def test_full_width_reference_matches_finite_differences():
     """The paper's reference: the exact recursion (eq. 16-23) over the full-width depth-2 tree."""
     from usi_engine.shogi_search import game
@@ -155,8 +157,8 @@ def test_full_width_reference_matches_finite_differences():
     w[24:] = np.random.default_rng(4).normal(scale=5.0, size=N_WEIGHTS - 24)
     board = Board("4k4/9/4p4/9/9/9/4P4/4R4/4K4 b Gg 1")
     tree, n = pg.full_width_tree(game, board.pos, w, make_params(qsearch_depth=QDEPTH), 2, T)
-    f, k = int(tree[core.T_FIRST][0]), int(tree[core.T_COUNT][0])
-    assert n == 1 + k + sum(int(tree[core.T_COUNT][c]) for c in tree[core.T_ECHILD][f : f + k])
+    f, k = int(tree[layout.T_FIRST][0]), int(tree[layout.T_COUNT][0])
+    assert n == 1 + k + sum(int(tree[layout.T_COUNT][c]) for c in tree[layout.T_ECHILD][f : f + k])
     played = f + 1
     g = eligibility(tree, n, board, w, played, "exact")
     d = np.zeros(N_WEIGHTS)
@@ -171,7 +173,7 @@ def test_full_width_reference_matches_finite_differences():
 
 def test_sampled_eligibility_approaches_exact(searched):
     w, board, tree, n, see = searched
-    played = int(tree[core.T_FIRST][0])
+    played = int(tree[layout.T_FIRST][0])
     exact = eligibility(tree, n, board, w, played, "exact", see=see)
     errs = {}
     for samples in (50, 5000):
@@ -188,7 +190,7 @@ def test_sampled_eligibility_approaches_exact(searched):
 def test_one_pass_fills_weighted_rows(searched):
     """Two accumulator rows (e(t) and b_t * e(t), the reward baseline) from one pass equal separate sums."""
     w, board, tree, n, see = searched
-    played = int(tree[core.T_FIRST][0]) + 1
+    played = int(tree[layout.T_FIRST][0]) + 1
     single = eligibility(tree, n, board, w, played, "sampled", 64, 5, see=see)
     rows = np.zeros((2, N_WEIGHTS))
     pg.TreeGradient(n).shogi_eligibility(
@@ -220,7 +222,7 @@ def test_one_pass_fills_weighted_rows(searched):
 
 def test_pgleaf_eligibility_is_sparse_and_signed(searched):
     w, board, tree, n, see = searched
-    played = int(tree[core.T_FIRST][0])
+    played = int(tree[layout.T_FIRST][0])
     g = eligibility(tree, n, board, w, played, "pgleaf", see=see)
     exact = eligibility(tree, n, board, w, played, "exact", see=see)
     assert 0 < np.count_nonzero(g) < np.count_nonzero(exact)
@@ -369,7 +371,7 @@ def test_search_bootstrapping_is_the_gradient_of_the_regression(searched):
         for m in path[: pg.path_to(tree, pn, pe, np.int64(v), path)]:
             do_move(p, np.int64(m))
         positions.append(p)
-    target = np.tanh(tree[core.T_VALUE][inner] / (2 * scale))
+    target = np.tanh(tree[layout.T_VALUE][inner] / (2 * scale))
 
     def regression(wt):
         q = np.array([qvalue(p, wt, see) for p in positions])
@@ -401,7 +403,7 @@ def test_gradient_quiescence_must_match_the_search(searched):
     """SEE pruning changes some leaf values of this tree: the gradient kernels recompute the leaves with the
     search's setting (no mismatch); the other setting shows up in the mismatch they report."""
     w, board, tree, n, see = searched
-    played = int(tree[core.T_FIRST][0])
+    played = int(tree[layout.T_FIRST][0])
     worst = {}
     for flag in (see, not see):
         _, worst[flag] = pg.TreeGradient(n).shogi_eligibility(
@@ -438,8 +440,8 @@ def test_gradients_skip_the_zero_pair_sums_without_changing_them():
     assert adapter.pp_zero
     searcher = Searcher(adapter, SearchOptions(threads=1, hash_mb=8, t_sel=T, t_back=T, graph=False, seed=5))
     searcher.search(board.pos, Limits(samples=40))
-    tree, n = searcher.pool.tree, int(searcher.pool.ctl[core.C_NODES])
-    played = int(tree[core.T_FIRST][0])
+    tree, n = searcher.pool.tree, int(searcher.pool.ctl[layout.C_NODES])
+    played = int(tree[layout.T_FIRST][0])
 
     def gradients(weights, flag):
         tg = pg.TreeGradient(n)

@@ -4,8 +4,9 @@ import math
 
 import numpy as np
 
-from usi_engine.search import core
+from usi_engine.search import layout
 from usi_engine.search import synthetic as syn
+from usi_engine.search.backup import max_backup_error
 from usi_engine.search.values import MATE_THRESHOLD
 
 W = np.zeros(1)
@@ -62,9 +63,9 @@ def tree_count(searcher, node=0):
     stack = [node]
     while stack:
         v = stack.pop()
-        if (t[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED:
-            f = t[core.T_FIRST][v]
-            for c in t[core.T_ECHILD][f : f + t[core.T_COUNT][v]]:
+        if (t[layout.T_STATE][v] & layout.PHASE_MASK) == layout.EXPANDED:
+            f = t[layout.T_FIRST][v]
+            for c in t[layout.T_ECHILD][f : f + t[layout.T_COUNT][v]]:
                 if int(c) not in seen:
                     seen.add(int(c))
                     stack.append(int(c))
@@ -75,31 +76,31 @@ def check_accounting(searcher):
     """Pool counters add up and never pass the capacity; every edge points at an allocated node."""
     pool = searcher.pool
     t, ctl = pool.tree, pool.ctl
-    used, edges = int(ctl[core.C_NODES]), int(ctl[core.C_EDGES])
+    used, edges = int(ctl[layout.C_NODES]), int(ctl[layout.C_EDGES])
     assert 0 < used <= pool.node_capacity and 0 <= edges <= pool.edge_capacity
-    expanded = (t[core.T_STATE][:used] & core.PHASE_MASK) == core.EXPANDED
-    assert not np.any((t[core.T_STATE][:used] & core.PHASE_MASK) == core.EXPANDING)
-    linked = int(t[core.T_COUNT][:used][expanded].sum())
+    expanded = (t[layout.T_STATE][:used] & layout.PHASE_MASK) == layout.EXPANDED
+    assert not np.any((t[layout.T_STATE][:used] & layout.PHASE_MASK) == layout.EXPANDING)
+    linked = int(t[layout.T_COUNT][:used][expanded].sum())
     # progressive widening reserves an edge for every move; the ones not entered yet have no child
-    reserved = int(t[core.T_NMOVES][:used][expanded].sum()) if pool.widen else linked
-    assert edges == reserved + ctl[core.C_WASTED_EDGES]
+    reserved = int(t[layout.T_NMOVES][:used][expanded].sum()) if pool.widen else linked
+    assert edges == reserved + ctl[layout.C_WASTED_EDGES]
     if pool.graph:
-        assert used == ctl[core.C_TABLE] + ctl[core.C_PRIVATE]
+        assert used == ctl[layout.C_TABLE] + ctl[layout.C_PRIVATE]
     else:
         assert used == 1 + linked
     for v in np.nonzero(expanded)[0]:
-        f, n = t[core.T_FIRST][v], t[core.T_COUNT][v]
-        m = t[core.T_NMOVES][v] if pool.widen else n
+        f, n = t[layout.T_FIRST][v], t[layout.T_COUNT][v]
+        m = t[layout.T_NMOVES][v] if pool.widen else n
         assert 0 <= f and n <= m and f + m <= edges
-        assert np.all((t[core.T_ECHILD][f : f + n] >= 0) & (t[core.T_ECHILD][f : f + n] < used))
-        assert np.all(t[core.T_ECHILD][f + n : f + m] == -1)
+        assert np.all((t[layout.T_ECHILD][f : f + n] >= 0) & (t[layout.T_ECHILD][f : f + n] < used))
+        assert np.all(t[layout.T_ECHILD][f + n : f + m] == -1)
         if pool.widen:
-            assert t[core.T_WIDE][v] == n  # no entry left claimed
+            assert t[layout.T_WIDE][v] == n  # no entry left claimed
 
 
 def backup_error(searcher):
     pool = searcher.pool
     opt = searcher.options
-    return core.max_backup_error(
-        pool.tree, np.int64(pool.ctl[core.C_NODES]), float(opt.t_back), opt.back_anneal_visits, opt.t_back_min
+    return max_backup_error(
+        pool.tree, np.int64(pool.ctl[layout.C_NODES]), float(opt.t_back), opt.back_anneal_visits, opt.t_back_min
     )

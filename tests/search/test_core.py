@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from search_helpers import backup_error, check_accounting, children, exact_value, tree_count
 
-from usi_engine.search import core
+from usi_engine.search import backup, layout, pv, selection
 from usi_engine.search import synthetic as syn
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE
@@ -29,7 +29,7 @@ def test_root_value_equals_exact_recursion(graph, policy, t_back):
     expected, internal = exact_value(pos, t_back)
     s = searcher(t_sel=300.0, t_back=t_back, policy=policy, c_uct=2000.0, graph=graph, seed=3)
     r = s.search(pos, Limits(samples=4000))
-    assert s.pool.ctl[core.C_EXPANSIONS] == len(internal)  # the whole tree is expanded
+    assert s.pool.ctl[layout.C_EXPANSIONS] == len(internal)  # the whole tree is expanded
     assert r.value == pytest.approx(expected, abs=1e-9)
     assert backup_error(s)[0] == 0.0
 
@@ -41,7 +41,7 @@ def test_graph_and_tree_agree_without_transpositions():
         s = searcher(graph=graph, seed=9)
         r = s.search(pos, Limits(samples=3000))
         check_accounting(s)
-        results.append((r.value, r.pv, r.nodes, int(s.pool.ctl[core.C_NODES])))
+        results.append((r.value, r.pv, r.nodes, int(s.pool.ctl[layout.C_NODES])))
     assert results[0] == results[1]
 
 
@@ -54,8 +54,8 @@ def test_graph_shares_transpositions():
         r = s.search(pos, Limits(samples=20000))
         assert r.value == pytest.approx(expected, abs=1e-9)
         check_accounting(s)
-        used[graph] = int(s.pool.ctl[core.C_NODES])
-    assert s.pool.ctl[core.C_EXPANSIONS] == len(internal)  # each position expanded once
+        used[graph] = int(s.pool.ctl[layout.C_NODES])
+    assert s.pool.ctl[layout.C_EXPANSIONS] == len(internal)  # each position expanded once
     assert used == {False: 364, True: 80}  # 1 + 363 tree nodes; 35 shared positions + 45 private terminals
 
 
@@ -118,18 +118,18 @@ def test_reuse_keeps_the_reached_subtree(graph, back_anneal):
     t = s.pool.tree
     node = 0
     for move in first.pv[:2]:
-        node = core.child_of(t, np.int64(node), np.int32(move))
-    size, value = tree_count(s, node), float(t[core.T_VALUE][node])
+        node = pv.child_of(t, np.int64(node), np.int32(move))
+    size, value = tree_count(s, node), float(t[layout.T_VALUE][node])
     after = pos.copy()
     for move in first.pv[:2]:
         syn.do_move(after, move)
     r = s.search(after, Limits(samples=0))  # no sample: only the re-rooting happens
-    assert r.reused_nodes == size == int(s.pool.ctl[core.C_NODES]) > 100
+    assert r.reused_nodes == size == int(s.pool.ctl[layout.C_NODES]) > 100
     assert r.value == value and r.pv == first.pv[2:]
     check_accounting(s)
     assert backup_error(s)[0] == 0.0
     r = s.search(after, Limits(samples=500))  # and the kept tree keeps growing
-    assert s.pool.ctl[core.C_NODES] > size and r.best_move is not None
+    assert s.pool.ctl[layout.C_NODES] > size and r.best_move is not None
     other = pos.copy()
     syn.do_move(other, 1 if first.pv[0] != 1 else 2)
     syn.do_move(other, 3)  # a move outside the tree: fresh start
@@ -141,7 +141,7 @@ def test_memory_full_keeps_answering(graph):
     pos = syn.make_pos(seed=8, bmin=3, bmax=6, term_depth=40, value_range=500)
     s = searcher(graph=graph, hash_mb=0.02, threads=2, seed=6, prune=False)
     r = s.search(pos, Limits(nodes=10**9))  # a full pool ends a search that cannot progress
-    assert s.pool.ctl[core.C_MEMFULL] == 1 and r.hashfull >= 900
+    assert s.pool.ctl[layout.C_MEMFULL] == 1 and r.hashfull >= 900
     assert r.best_move is not None and r.nodes < 10**9
     check_accounting(s)
     assert backup_error(s)[0] == 0.0
@@ -151,7 +151,7 @@ def test_memory_full_keeps_answering(graph):
     other = pos.copy()
     syn.do_move(other, r.pv[0])
     r3 = s.search(other, Limits(samples=0))  # reuse frees the rest of the pool
-    assert s.pool.ctl[core.C_MEMFULL] == 0 and r3.reused_nodes == s.pool.ctl[core.C_NODES]
+    assert s.pool.ctl[layout.C_MEMFULL] == 0 and r3.reused_nodes == s.pool.ctl[layout.C_NODES]
     assert r3.reused_nodes < s.pool.node_capacity and r3.best_move is not None
 
 
@@ -168,10 +168,10 @@ def test_full_pool_prunes_improbable_subtrees_and_goes_on(graph, back_anneal):
     check_accounting(s)
     if not graph:
         assert backup_error(s)[0] == 0.0
-    nodes_before = int(s.pool.ctl[core.C_NODES])
+    nodes_before = int(s.pool.ctl[layout.C_NODES])
     kept, eps = s.pool.prune(s.options.t_sel)
     assert kept <= nodes_before and 0.0 < eps
-    assert s.pool.ctl[core.C_EDGES] <= 0.5 * min(s.pool.node_capacity, s.pool.edge_capacity) + 64
+    assert s.pool.ctl[layout.C_EDGES] <= 0.5 * min(s.pool.node_capacity, s.pool.edge_capacity) + 64
     check_accounting(s)
     root_children = {move for move, _, _ in children(pos)}
     assert set(s.search(pos, Limits(samples=10)).pv[:1]) <= root_children
@@ -183,8 +183,8 @@ def test_seeded_single_thread_is_reproducible():
     for seed in (7, 7, 8):
         s = searcher(seed=seed, t_sel=150.0)
         r = s.search(pos, Limits(samples=3000))
-        n = int(s.pool.ctl[core.C_NODES])
-        runs.append((r.value, r.pv, r.nodes, n, s.pool.tree[core.T_VALUE][:n].tobytes()))
+        n = int(s.pool.ctl[layout.C_NODES])
+        runs.append((r.value, r.pv, r.nodes, n, s.pool.tree[layout.T_VALUE][:n].tobytes()))
     assert runs[0] == runs[1]
     assert runs[0] != runs[2]
 
@@ -211,7 +211,7 @@ def test_two_threads_leave_a_consistent_tree(graph, back_anneal, joint):
     )
     for _ in range(4):  # the race this guards against is rare: several fresh runs
         r = s.search(pos, Limits(samples=15000))
-        assert r.samples == 15000 and r.best_move is not None and s.pool.ctl[core.C_MEMFULL] == 0
+        assert r.samples == 15000 and r.best_move is not None and s.pool.ctl[layout.C_MEMFULL] == 0
         check_accounting(s)
         err, expanded = backup_error(s)
         assert expanded > 1000
@@ -227,16 +227,16 @@ def test_repetitions_end_descents_in_graph_mode(policy):
         r = s.search(pos, Limits(samples=3000))
         check_accounting(s)
         t = s.pool.tree
-        n = int(s.pool.ctl[core.C_NODES])
-        terminal = (t[core.T_FLAGS][:n] & core.FLAG_TERMINAL) != 0
-        assert terminal.any() and np.all(t[core.T_VALUE][:n][terminal] == -2.0)  # repetition draws
+        n = int(s.pool.ctl[layout.C_NODES])
+        terminal = (t[layout.T_FLAGS][:n] & layout.FLAG_TERMINAL) != 0
+        assert terminal.any() and np.all(t[layout.T_VALUE][:n][terminal] == -2.0)  # repetition draws
         assert len(set(r.pv)) >= 1 and r.depth <= 40
         if graph:
-            assert n <= 2 * 7 + s.pool.ctl[core.C_PRIVATE]  # at most 14 shared positions (ring x side)
-            assert s.pool.ctl[core.C_EXPANSIONS] >= 10  # cycles do not stall the search
-            table = {int(k): int(v) for k, v in zip(t[core.T_TKEY], t[core.T_TNODE]) if v >= 0}
+            assert n <= 2 * 7 + s.pool.ctl[layout.C_PRIVATE]  # at most 14 shared positions (ring x side)
+            assert s.pool.ctl[layout.C_EXPANSIONS] >= 10  # cycles do not stall the search
+            table = {int(k): int(v) for k, v in zip(t[layout.T_TKEY], t[layout.T_TNODE]) if v >= 0}
             for v in np.nonzero(terminal)[0]:  # repetition terminals are never shared
-                assert table.get(int(t[core.T_KEY][v])) != v
+                assert table.get(int(t[layout.T_KEY][v])) != v
 
 
 def test_children_reference_matches_expand_contract():
@@ -283,16 +283,16 @@ def test_infinite_search_until_stop_with_info_and_time_limit():
 def test_selection_bonus_of_forcing_children(bonus):
     """select_softmax draws a child flagged FLAG_FORCING as if its value were `bonus` lower: with two
     children of equal value the forcing one is drawn with probability 1 / (1 + exp(-bonus / T_sel))."""
-    tree = core.new_tree(3, 2)
-    tree[core.T_FIRST][0] = 0
-    tree[core.T_COUNT][0] = 2
-    tree[core.T_ECHILD][:] = [1, 2]
-    tree[core.T_VALUE][1:] = 10.0
-    tree[core.T_FLAGS][2] = core.FLAG_FORCING
+    tree = layout.new_tree(3, 2)
+    tree[layout.T_FIRST][0] = 0
+    tree[layout.T_COUNT][0] = 2
+    tree[layout.T_ECHILD][:] = [1, 2]
+    tree[layout.T_VALUE][1:] = 10.0
+    tree[layout.T_FLAGS][2] = layout.FLAG_FORCING
     rng = np.array([np.uint64(7)], dtype=np.uint64)
     wbuf = np.empty(2)
     draws = 20000
-    forcing = sum(core.select_softmax(tree, 0, 40.0, bonus, rng, wbuf) == 1 for _ in range(draws))
+    forcing = sum(selection.select_softmax(tree, 0, 40.0, bonus, rng, wbuf) == 1 for _ in range(draws))
     expected = 1.0 / (1.0 + np.exp(-bonus / 40.0))
     assert abs(forcing / draws - expected) < 0.015
 
@@ -303,17 +303,17 @@ def test_progressive_bias_draws_children_by_their_prior(beta):
     equal value with priors 0.8 and 0.2 are drawn 0.8^beta : 0.2^beta; a pool without the per-edge priors
     ignores beta."""
     for widen in (True, False):
-        tree = core.new_tree(3, 2, widen=widen)
-        tree[core.T_FIRST][0] = 0
-        tree[core.T_COUNT][0] = 2
-        tree[core.T_ECHILD][:] = [1, 2]
-        tree[core.T_VALUE][1:] = 10.0
+        tree = layout.new_tree(3, 2, widen=widen)
+        tree[layout.T_FIRST][0] = 0
+        tree[layout.T_COUNT][0] = 2
+        tree[layout.T_ECHILD][:] = [1, 2]
+        tree[layout.T_VALUE][1:] = 10.0
         if widen:
-            tree[core.T_EBIAS][:] = np.log([0.8, 0.2])
+            tree[layout.T_EBIAS][:] = np.log([0.8, 0.2])
         rng = np.array([np.uint64(11)], dtype=np.uint64)
         wbuf = np.empty(2)
         draws = 20000
-        first = sum(core.select_softmax(tree, 0, 40.0, 0.0, rng, wbuf, True, beta) == 0 for _ in range(draws))
+        first = sum(selection.select_softmax(tree, 0, 40.0, 0.0, rng, wbuf, True, beta) == 0 for _ in range(draws))
         expected = 0.8**beta / (0.8**beta + 0.2**beta) if widen else 0.5
         assert abs(first / draws - expected) < 0.015
 
@@ -326,79 +326,81 @@ def test_annealed_temperature_follows_the_node_visits():
     r = s.search(small_full_game(depth=6, bmax=4), Limits(samples=400))
     assert r.samples == 400 and not r.proven
     tree = s.pool.tree
-    visits = tree[core.T_STATE][0] >> 2
+    visits = tree[layout.T_STATE][0] >> 2
     assert visits == 399
-    assert core.annealed_temperature(visits, 92.0, 0.0, 0.0) == 92.0
-    assert core.annealed_temperature(visits, 92.0, 100.0, 0.0) == pytest.approx(92.0 / np.sqrt(1.0 + 3.99))
-    assert core.annealed_temperature(visits, 92.0, 100.0, 50.0) == 50.0
-    assert core.annealed_temperature(visits, 92.0, 0.01, 3.0) == 3.0
-    assert core.annealed_temperature(visits, 0.0, 100.0, 3.0) == 0.0  # minimax backup stays minimax
+    assert backup.annealed_temperature(visits, 92.0, 0.0, 0.0) == 92.0
+    assert backup.annealed_temperature(visits, 92.0, 100.0, 0.0) == pytest.approx(92.0 / np.sqrt(1.0 + 3.99))
+    assert backup.annealed_temperature(visits, 92.0, 100.0, 50.0) == 50.0
+    assert backup.annealed_temperature(visits, 92.0, 0.01, 3.0) == 3.0
+    assert backup.annealed_temperature(visits, 0.0, 100.0, 3.0) == 0.0  # minimax backup stays minimax
 
 
 def test_annealed_backup_moves_a_visited_node_towards_its_best_child():
     """backup_node at T_back annealed by the node's visits: E(v) = eq. 3 at T_back / sqrt(1 + N/n), which for
     N = 300, n = 100 halves T_back; the value lies between the plain softmax expectation and the best child's
     value (one child at 0 for the parent, three that lose 200 cp)."""
-    tree = core.new_tree(5, 4)
-    tree[core.T_FIRST][0] = 0
-    tree[core.T_COUNT][0] = 4
-    tree[core.T_ECHILD][:] = [1, 2, 3, 4]
-    tree[core.T_VALUE][1:] = [0.0, 200.0, 200.0, 200.0]
-    tree[core.T_STATE][0] = core.EXPANDED + 300 * core.SEQ_STEP
-    plain = core.backup_value(tree, 0, 92.0)
-    core.backup_node(tree, 0, 92.0, 0.0, 0.0, core.POLICY_SOFTMAX, 1000.0)
-    assert tree[core.T_VALUE][0] == plain
-    core.backup_node(tree, 0, 92.0, 100.0, 0.0, core.POLICY_SOFTMAX, 1000.0)
-    annealed = tree[core.T_VALUE][0]
-    assert annealed == core.backup_value(tree, 0, 46.0)
+    tree = layout.new_tree(5, 4)
+    tree[layout.T_FIRST][0] = 0
+    tree[layout.T_COUNT][0] = 4
+    tree[layout.T_ECHILD][:] = [1, 2, 3, 4]
+    tree[layout.T_VALUE][1:] = [0.0, 200.0, 200.0, 200.0]
+    tree[layout.T_STATE][0] = layout.EXPANDED + 300 * layout.SEQ_STEP
+    plain = backup.backup_value(tree, 0, 92.0)
+    backup.backup_node(tree, 0, 92.0, 0.0, 0.0, layout.POLICY_SOFTMAX, 1000.0)
+    assert tree[layout.T_VALUE][0] == plain
+    backup.backup_node(tree, 0, 92.0, 100.0, 0.0, layout.POLICY_SOFTMAX, 1000.0)
+    annealed = tree[layout.T_VALUE][0]
+    assert annealed == backup.backup_value(tree, 0, 46.0)
     z = 1.0 + 3.0 * np.exp(-200.0 / 46.0)
     assert annealed == pytest.approx(-3.0 * 200.0 * np.exp(-200.0 / 46.0) / z)
     assert plain < annealed < 0.0
-    core.backup_node(tree, 0, 92.0, 100.0, 60.0, core.POLICY_SOFTMAX, 1000.0)  # the floor holds
-    assert tree[core.T_VALUE][0] == core.backup_value(tree, 0, 60.0)
+    backup.backup_node(tree, 0, 92.0, 100.0, 60.0, layout.POLICY_SOFTMAX, 1000.0)  # the floor holds
+    assert tree[layout.T_VALUE][0] == backup.backup_value(tree, 0, 60.0)
 
 
 def test_selection_skips_children_another_thread_is_expanding():
     """select_softmax leaves out a child in state EXPANDING and renormalises over the rest (a thread does not
     follow another onto the node it is expanding); with every child busy it returns -1 (a collision)."""
-    tree = core.new_tree(4, 3)
-    tree[core.T_FIRST][0] = 0
-    tree[core.T_COUNT][0] = 3
-    tree[core.T_ECHILD][:] = [1, 2, 3]
-    tree[core.T_VALUE][1:] = [-300.0, 0.0, 40.0]  # child 1 nearly always drawn while it is free
+    tree = layout.new_tree(4, 3)
+    tree[layout.T_FIRST][0] = 0
+    tree[layout.T_COUNT][0] = 3
+    tree[layout.T_ECHILD][:] = [1, 2, 3]
+    tree[layout.T_VALUE][1:] = [-300.0, 0.0, 40.0]  # child 1 nearly always drawn while it is free
     rng = np.array([np.uint64(9)], dtype=np.uint64)
     wbuf = np.empty(3)
-    free = [core.select_softmax(tree, 0, 92.0, 0.0, rng, wbuf) for _ in range(2000)]
+    free = [selection.select_softmax(tree, 0, 92.0, 0.0, rng, wbuf) for _ in range(2000)]
     assert free.count(0) > 1800  # p = 1 / (1 + e^(-300/92) + e^(-340/92)) = 0.94
-    tree[core.T_STATE][1] = core.EXPANDING
-    busy = [core.select_softmax(tree, 0, 92.0, 0.0, rng, wbuf) for _ in range(4000)]
+    tree[layout.T_STATE][1] = layout.EXPANDING
+    busy = [selection.select_softmax(tree, 0, 92.0, 0.0, rng, wbuf) for _ in range(4000)]
     assert 0 not in busy
     expected = 1.0 / (1.0 + np.exp(-40.0 / 92.0))  # child 2 against child 3, renormalised
     assert abs(busy.count(1) / len(busy) - expected) < 0.03
-    tree[core.T_STATE][2:] = core.EXPANDING
-    assert core.select_softmax(tree, 0, 92.0, 0.0, rng, wbuf) == -1
+    tree[layout.T_STATE][2:] = layout.EXPANDING
+    assert selection.select_softmax(tree, 0, 92.0, 0.0, rng, wbuf) == -1
     # threads that join each other's expansions draw busy children like free ones
-    joint = [core.select_softmax(tree, 0, 92.0, 0.0, rng, wbuf, False) for _ in range(2000)]
+    joint = [selection.select_softmax(tree, 0, 92.0, 0.0, rng, wbuf, False) for _ in range(2000)]
     assert joint.count(0) > 1800
 
 
 def test_annealing_sharpens_the_draws_of_a_visited_node():
     """With annealing, select_edge draws the better of two children with the softmax probability at the node's
     annealed temperature: 1 / (1 + exp(-gap / T(v))), T(v) = 40 / sqrt(1 + 300/100) = 20 here."""
-    tree = core.new_tree(3, 2)
-    tree[core.T_FIRST][0] = 0
-    tree[core.T_COUNT][0] = 2
-    tree[core.T_ECHILD][:] = [1, 2]
-    tree[core.T_VALUE][1:] = [0.0, 20.0]  # child 1 is better for the parent (lower E from its own side)
-    tree[core.T_STATE][0] = core.EXPANDED + 300 * core.SEQ_STEP
-    fp = np.zeros(core.FP_SIZE)
-    fp[core.FP_TSEL] = 40.0
+    tree = layout.new_tree(3, 2)
+    tree[layout.T_FIRST][0] = 0
+    tree[layout.T_COUNT][0] = 2
+    tree[layout.T_ECHILD][:] = [1, 2]
+    tree[layout.T_VALUE][1:] = [0.0, 20.0]  # child 1 is better for the parent (lower E from its own side)
+    tree[layout.T_STATE][0] = layout.EXPANDED + 300 * layout.SEQ_STEP
+    fp = np.zeros(layout.FP_SIZE)
+    fp[layout.FP_TSEL] = 40.0
     rng = np.array([np.uint64(5)], dtype=np.uint64)
     wbuf = np.empty(2)
     draws = 20000
     for anneal_n, t in [(0.0, 40.0), (100.0, 20.0)]:
-        fp[core.FP_ANNEAL_N] = anneal_n
-        best = sum(core.select_edge(tree, 0, core.POLICY_SOFTMAX, fp, rng, wbuf, False) == 0 for _ in range(draws))
+        fp[layout.FP_ANNEAL_N] = anneal_n
+        best = sum(
+            selection.select_edge(tree, 0, layout.POLICY_SOFTMAX, fp, rng, wbuf, False) == 0 for _ in range(draws)
+        )
         assert abs(best / draws - 1.0 / (1.0 + np.exp(-20.0 / t))) < 0.015
 
 
@@ -417,11 +419,11 @@ def test_a_sampler_with_helpers_builds_exactly_the_one_thread_tree(graph):
         assert s.helper_count() == helpers
         r = s.search(pos, Limits(samples=400))
         assert (r.value, r.pv, r.nodes, r.samples) == (r1.value, r1.pv, r1.nodes, r1.samples)
-        n = int(one.pool.ctl[core.C_NODES])
-        assert int(s.pool.ctl[core.C_NODES]) == n
-        for t in (core.T_VALUE, core.T_FIRST, core.T_COUNT, core.T_KEY):
+        n = int(one.pool.ctl[layout.C_NODES])
+        assert int(s.pool.ctl[layout.C_NODES]) == n
+        for t in (layout.T_VALUE, layout.T_FIRST, layout.T_COUNT, layout.T_KEY):
             assert np.array_equal(s.pool.tree[t][:n], one.pool.tree[t][:n])
-        joined += int(s.pool.ctl[core.C_JOINED])
+        joined += int(s.pool.ctl[layout.C_JOINED])
         check_accounting(s)
     assert joined > 0  # ~0.3 s of expansions: a helper thread that got the CPU at all took part
 

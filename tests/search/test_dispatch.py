@@ -8,6 +8,8 @@ import pytest
 
 from usi_engine.search import games
 
+pytestmark = pytest.mark.process
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROBE = """
 from usi_engine.search import games, synthetic as syn

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from search_helpers import check_accounting
 
-from usi_engine.search import core
+from usi_engine.search import layout, rave
 from usi_engine.search import synthetic as syn
 from usi_engine.search.searcher import Limits, NodePool, SearchOptions, Searcher
 
@@ -19,10 +19,10 @@ def test_beta_minimum_mse_schedule():
     b = 0.1
     for n, na in [(1.0, 1.0), (10.0, 50.0), (100.0, 1000.0), (5000.0, 20000.0)]:
         expected = na / (n + na + 4.0 * n * na * b * b)  # seed 000 eq. 47
-        assert core.rave_beta(n, na, b) == pytest.approx(expected, rel=1e-12)
-    assert core.rave_beta(10.0, 0.0, b) == 0.0  # no AMAF data: pure MC
-    assert core.rave_beta(10.0, 30.0, 0.0) == pytest.approx(0.75)  # unbiased AMAF: counts weigh
-    betas = [core.rave_beta(n, 10.0 * n, 0.05) for n in (1, 10, 100, 1000, 10000)]
+        assert rave.rave_beta(n, na, b) == pytest.approx(expected, rel=1e-12)
+    assert rave.rave_beta(10.0, 0.0, b) == 0.0  # no AMAF data: pure MC
+    assert rave.rave_beta(10.0, 30.0, 0.0) == pytest.approx(0.75)  # unbiased AMAF: counts weigh
+    betas = [rave.rave_beta(n, 10.0 * n, 0.05) for n in (1, 10, 100, 1000, 10000)]
     assert all(x > y for x, y in zip(betas, betas[1:])) and betas[-1] < 0.01  # -> 0 (UCT limit)
 
 
@@ -37,13 +37,13 @@ def _pool_path(rng, edge_moves, choices=None):
     for depth, moves in enumerate(edge_moves):
         v = path_nodes[-1]
         branching = len(moves)
-        t[core.T_FIRST][v], t[core.T_COUNT][v] = nxt_edge, branching
-        t[core.T_STATE][v] = core.EXPANDED
+        t[layout.T_FIRST][v], t[layout.T_COUNT][v] = nxt_edge, branching
+        t[layout.T_STATE][v] = layout.EXPANDED
         for i, m in enumerate(moves):
-            t[core.T_EMOVE][nxt_edge + i] = m
-            t[core.T_ECHILD][nxt_edge + i] = nxt_node + i
-            t[core.T_RN][nxt_edge + i] = t[core.T_AN][nxt_edge + i] = 0.0
-            t[core.T_RW][nxt_edge + i] = t[core.T_AW][nxt_edge + i] = 0.0
+            t[layout.T_EMOVE][nxt_edge + i] = m
+            t[layout.T_ECHILD][nxt_edge + i] = nxt_node + i
+            t[layout.T_RN][nxt_edge + i] = t[layout.T_AN][nxt_edge + i] = 0.0
+            t[layout.T_RW][nxt_edge + i] = t[layout.T_AW][nxt_edge + i] = 0.0
         if depth < len(edge_moves) - 1:
             j = int(rng.integers(branching)) if choices is None else choices[depth]
             path_edges.append(nxt_edge + j)
@@ -61,19 +61,19 @@ def _recount(t, path_nodes, path_edges, moves, values, traces):
     aw = {}
     for i in range(len(moves)):
         z_leaf = 0.5 * (1.0 - min(1.0, max(-1.0, values[i] / VSCALE)))
-        seq = [int(t[core.T_EMOVE][e]) for e in path_edges] + [int(moves[i])] + list(traces[i])
+        seq = [int(t[layout.T_EMOVE][e]) for e in path_edges] + [int(moves[i])] + list(traces[i])
         for step in range(d + 1):
             v = path_nodes[step]
-            f, n = int(t[core.T_FIRST][v]), int(t[core.T_COUNT][v])
-            edge_of = {int(t[core.T_EMOVE][e]): e for e in range(f, f + n)}
+            f, n = int(t[layout.T_FIRST][v]), int(t[layout.T_COUNT][v])
+            edge_of = {int(t[layout.T_EMOVE][e]): e for e in range(f, f + n)}
             z = z_leaf if (d - step) % 2 == 0 else 1.0 - z_leaf
             seen = []
             for u in range(step, len(seq), 2):
                 a = seq[u]
-                if a != core.NO_MOVE and a not in seen and a in edge_of:
+                if a != layout.NO_MOVE and a not in seen and a in edge_of:
                     an[edge_of[a]] = an.get(edge_of[a], 0) + 1
                     aw[edge_of[a]] = aw.get(edge_of[a], 0.0) + z
-                if a != core.NO_MOVE:
+                if a != layout.NO_MOVE:
                     seen.append(a)
     return an, aw
 
@@ -84,7 +84,7 @@ def _random_case(rng):
     n = len(edges[-1])
     values = rng.choice([-VSCALE, 0.0, VSCALE], size=n)
     traces = [
-        list(rng.choice(np.r_[np.arange(1, 13), [core.NO_MOVE]], size=int(rng.integers(0, 15)))) for _ in range(n)
+        list(rng.choice(np.r_[np.arange(1, 13), [layout.NO_MOVE]], size=int(rng.integers(0, 15)))) for _ in range(n)
     ]
     return edges, values, traces, np.zeros(n, np.int8)
 
@@ -132,14 +132,14 @@ def test_amaf_and_mc_updates_equal_a_brute_force_recount(case):
     pool, path_nodes, path_edges = _pool_path(rng, edges, choices)
     t = pool.tree
     leaf = path_nodes[-1]
-    f, n = int(t[core.T_FIRST][leaf]), int(t[core.T_COUNT][leaf])
-    moves = t[core.T_EMOVE][f : f + n].copy()
+    f, n = int(t[layout.T_FIRST][leaf]), int(t[layout.T_COUNT][leaf])
+    moves = t[layout.T_EMOVE][f : f + n].copy()
     tstart = np.zeros(n + 1, np.int64)
     tstart[1:] = np.cumsum([len(x) for x in traces])
     trace = np.array([m for x in traces for m in x] or [0], np.int32)
     slots = 1 << int(np.ceil(np.log2(2 * max(len(e) for e in edges))))
     hscratch = tuple(np.zeros(slots, np.int64) for _ in range(4)) + (np.zeros(2, np.int64),)
-    core.rave_update(
+    rave.rave_update(
         t,
         np.array(path_nodes, np.int64),
         np.array(path_edges, np.int64),
@@ -153,16 +153,16 @@ def test_amaf_and_mc_updates_equal_a_brute_force_recount(case):
         VSCALE,
         hscratch,
     )
-    sim = (flags & core.FLAG_NO_SIM) == 0
+    sim = (flags & layout.FLAG_NO_SIM) == 0
     an, aw = _recount(t, path_nodes, path_edges, moves[sim], values[sim], [x for x, s in zip(traces, sim) if s])
     for e in range(f + n):
-        assert t[core.T_AN][e] == an.get(e, 0), e
-        assert t[core.T_AW][e] == pytest.approx(aw.get(e, 0.0)), e
+        assert t[layout.T_AN][e] == an.get(e, 0), e
+        assert t[layout.T_AW][e] == pytest.approx(aw.get(e, 0.0)), e
     z_leaf = sum(0.5 * (1.0 - v / VSCALE) for v in values[sim])
     for step, e in enumerate(path_edges):  # MC: every simulation through the path edge, eq. 13-15
-        assert t[core.T_RN][e] == sim.sum()
+        assert t[layout.T_RN][e] == sim.sum()
         same_mover = (len(path_edges) - step) % 2 == 0
-        assert t[core.T_RW][e] == pytest.approx(z_leaf if same_mover else sim.sum() - z_leaf)
+        assert t[layout.T_RW][e] == pytest.approx(z_leaf if same_mover else sim.sum() - z_leaf)
     assert sum(an.values()) > 0
 
 
@@ -175,11 +175,11 @@ def test_rave_policy_on_a_game_without_amaf_falls_back_and_keeps_the_pool_sound(
     r = s.search(pos, Limits(samples=500))
     check_accounting(s)
     t = s.pool.tree
-    f, n = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
+    f, n = int(t[layout.T_FIRST][0]), int(t[layout.T_COUNT][0])
     # no playouts reported: AMAF credit comes from the tree moves alone, at most once per simulation
-    assert 0.0 < t[core.T_AN][f : f + n].sum() <= t[core.T_RN][f : f + n].sum()
-    visits = t[core.T_RN][f : f + n]
-    assert r.best_move == int(t[core.T_EMOVE][f + int(np.argmax(visits))])  # most visited root move
+    assert 0.0 < t[layout.T_AN][f : f + n].sum() <= t[layout.T_RN][f : f + n].sum()
+    visits = t[layout.T_RN][f : f + n]
+    assert r.best_move == int(t[layout.T_EMOVE][f + int(np.argmax(visits))])  # most visited root move
     assert math.isfinite(r.value) and r.samples == 500
 
 
@@ -195,19 +195,21 @@ def test_rave_mc_counts_add_up_in_a_go_search_on_a_tiny_board():
     )
     s.search(new_pos(5, 0.5), Limits(samples=60))
     t = s.pool.tree
-    used = int(s.pool.ctl[core.C_NODES])
-    expanded = [v for v in range(used) if (t[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED]
+    used = int(s.pool.ctl[layout.C_NODES])
+    expanded = [v for v in range(used) if (t[layout.T_STATE][v] & layout.PHASE_MASK) == layout.EXPANDED]
     checked = 0
     for v in expanded:
-        f, n = int(t[core.T_FIRST][v]), int(t[core.T_COUNT][v])
+        f, n = int(t[layout.T_FIRST][v]), int(t[layout.T_COUNT][v])
         for e in range(f, f + n):
-            c = int(t[core.T_ECHILD][e])
-            if (t[core.T_STATE][c] & core.PHASE_MASK) != core.EXPANDED or t[core.T_FLAGS][c]:
+            c = int(t[layout.T_ECHILD][e])
+            if (t[layout.T_STATE][c] & layout.PHASE_MASK) != layout.EXPANDED or t[layout.T_FLAGS][c]:
                 continue
-            cf, cn = int(t[core.T_FIRST][c]), int(t[core.T_COUNT][c])
-            below = float(np.sum(t[core.T_RN][cf : cf + cn] - prior))
-            own = t[core.T_RN][e] - prior - below  # its own playout (0 if NO_SIM) + end-samples
+            cf, cn = int(t[layout.T_FIRST][c]), int(t[layout.T_COUNT][c])
+            below = float(np.sum(t[layout.T_RN][cf : cf + cn] - prior))
+            own = t[layout.T_RN][e] - prior - below  # its own playout (0 if NO_SIM) + end-samples
             assert -1e-9 <= own <= 1.0 + 60  # at most one end-sample per sample
             checked += 1
-        assert np.all(t[core.T_AN][f : f + n] >= 5.0) and np.all(t[core.T_AW][f : f + n] <= t[core.T_AN][f : f + n])
+        assert np.all(t[layout.T_AN][f : f + n] >= 5.0) and np.all(
+            t[layout.T_AW][f : f + n] <= t[layout.T_AN][f : f + n]
+        )
     assert checked >= 10

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from search_helpers import backup_error
 
-from usi_engine.search import core
+from usi_engine.search import layout
 from usi_engine.search import synthetic as syn
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE
@@ -30,7 +30,7 @@ class Verifier:
         self.calls: list[tuple[int, int]] = []
 
     def __call__(self, pos, move, time_limit_s, stop_event):
-        self.calls.append((int(move), int(self.ref[0].pool.ctl[core.C_SAMPLES])))
+        self.calls.append((int(move), int(self.ref[0].pool.ctl[layout.C_SAMPLES])))
         return self.answers.get(int(move)), self.work
 
 
@@ -57,9 +57,9 @@ def test_a_refuted_best_move_is_not_played(graph):
     assert sorted(asked) == [1, 2] and len(set(asked)) == len(asked)  # each move asked once
     assert s.verified == {1: MATE - 3, 2: None}
     t = s.pool.tree
-    f = t[core.T_FIRST][0]
-    child_a = next(int(t[core.T_ECHILD][e]) for e in range(f, f + 2) if t[core.T_EMOVE][e] == 1)
-    assert t[core.T_VALUE][child_a] == MATE - 3 and t[core.T_FLAGS][child_a] & core.FLAG_TERMINAL
+    f = t[layout.T_FIRST][0]
+    child_a = next(int(t[layout.T_ECHILD][e]) for e in range(f, f + 2) if t[layout.T_EMOVE][e] == 1)
+    assert t[layout.T_VALUE][child_a] == MATE - 3 and t[layout.T_FLAGS][child_a] & layout.FLAG_TERMINAL
     assert r.nodes >= 2 * 500  # the prover's work is part of the search's nodes
     assert backup_error(s)[0] == 0.0  # every other node still equals the recompute from its children
 
@@ -84,8 +84,8 @@ def test_a_silent_verifier_changes_nothing_but_the_nodes():
     during = [n for _, n in verifier.calls if n < 20000]
     assert during, "the search should have asked while it ran (the test needs a search longer than 10 ms)"
     assert (r.value, r.pv, r.samples) == (base.value, base.pv, base.samples)
-    n = int(s.pool.ctl[core.C_NODES])
-    assert np.array_equal(s.pool.tree[core.T_VALUE][:n], plain.pool.tree[core.T_VALUE][:n])
+    n = int(s.pool.ctl[layout.C_NODES])
+    assert np.array_equal(s.pool.tree[layout.T_VALUE][:n], plain.pool.tree[layout.T_VALUE][:n])
     assert r.nodes == base.nodes + 7 * len(verifier.calls)
 
 

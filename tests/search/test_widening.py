@@ -1,4 +1,4 @@
-"""Progressive widening in the MCSS core (core.widen_claim, order_children / child_value of the synthetic
+"""Progressive widening in the MCSS core (widening.widen_claim, order_children / child_value of the synthetic
 game): the same tree as the full expansion when every move enters, the schedule, exact entered values,
 no proof from a partial width, reuse, pruning and two threads."""
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from search_helpers import P, W, backup_error, check_accounting
 
-from usi_engine.search import core
+from usi_engine.search import layout, widening
 from usi_engine.search import synthetic as syn
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE, is_proven
@@ -25,14 +25,14 @@ def wide_game(seed=5, **kw):
 
 def expanded_nodes(s):
     t = s.pool.tree
-    used = int(s.pool.ctl[core.C_NODES])
-    return [v for v in range(used) if (t[core.T_STATE][v] & core.PHASE_MASK) == core.EXPANDED]
+    used = int(s.pool.ctl[layout.C_NODES])
+    return [v for v in range(used) if (t[layout.T_STATE][v] & layout.PHASE_MASK) == layout.EXPANDED]
 
 
 def target(visits, opt):
-    fp = np.zeros(core.FP_SIZE)
-    fp[[core.FP_WIDEN_K0, core.FP_WIDEN_A, core.FP_WIDEN_B]] = opt.widen_k0, opt.widen_a, opt.widen_b
-    return int(core.widen_target(float(visits), fp))
+    fp = np.zeros(layout.FP_SIZE)
+    fp[[layout.FP_WIDEN_K0, layout.FP_WIDEN_A, layout.FP_WIDEN_B]] = opt.widen_k0, opt.widen_a, opt.widen_b
+    return int(widening.widen_target(float(visits), fp))
 
 
 @pytest.mark.parametrize('graph', [False, True])
@@ -44,7 +44,7 @@ def test_every_move_entering_builds_the_full_expansion_tree(graph):
         r = s.search(pos, Limits(samples=3000))
         check_accounting(s)
         assert s.pool.widen == (k0 > 0)
-        results.append((r.value, r.pv, r.nodes, int(s.pool.ctl[core.C_NODES]), int(s.pool.ctl[core.C_EDGES])))
+        results.append((r.value, r.pv, r.nodes, int(s.pool.ctl[layout.C_NODES]), int(s.pool.ctl[layout.C_EDGES])))
     assert results[0] == results[1]
 
 
@@ -59,7 +59,7 @@ def test_nodes_hold_the_scheduled_number_of_children():
     t, opt = s.pool.tree, s.options
     wide = 0
     for v in expanded_nodes(s):
-        n, moves, visits = t[core.T_COUNT][v], t[core.T_NMOVES][v], t[core.T_STATE][v] >> 2
+        n, moves, visits = t[layout.T_COUNT][v], t[layout.T_NMOVES][v], t[layout.T_STATE][v] >> 2
         if v == 0:
             assert n == moves
             continue
@@ -80,12 +80,12 @@ def test_an_entered_child_holds_the_value_an_expansion_gives_it(graph):
     t = s.pool.tree
     parent = {}  # no transpositions in this game: one parent edge per node
     for v in expanded_nodes(s):
-        f = t[core.T_FIRST][v]
-        for e in range(f, f + t[core.T_COUNT][v]):
-            parent[int(t[core.T_ECHILD][e])] = (v, int(t[core.T_EMOVE][e]))
+        f = t[layout.T_FIRST][v]
+        for e in range(f, f + t[layout.T_COUNT][v]):
+            parent[int(t[layout.T_ECHILD][e])] = (v, int(t[layout.T_EMOVE][e]))
     checked = widened = 0
     for v in expanded_nodes(s):
-        f, n = t[core.T_FIRST][v], t[core.T_COUNT][v]
+        f, n = t[layout.T_FIRST][v], t[layout.T_COUNT][v]
         if v == 0 or n <= 2:
             continue
         widened += 1
@@ -97,10 +97,10 @@ def test_an_entered_child_holds_the_value_an_expansion_gives_it(graph):
         for m in reversed(path):
             syn.do_move(p, m)
         for e in range(f, f + n):
-            c = t[core.T_ECHILD][e]
-            if (t[core.T_STATE][c] & core.PHASE_MASK) != core.EXPANDED:
-                value, _, _ = syn.child_value(p, W, P, t[core.T_EMOVE][e])
-                assert t[core.T_VALUE][c] == value
+            c = t[layout.T_ECHILD][e]
+            if (t[layout.T_STATE][c] & layout.PHASE_MASK) != layout.EXPANDED:
+                value, _, _ = syn.child_value(p, W, P, t[layout.T_EMOVE][e], 0.0)
+                assert t[layout.T_VALUE][c] == value
                 checked += 1
     assert widened >= 10 and checked > 50
 
@@ -141,17 +141,17 @@ def check_priors(s, pos, depth=2):
 
     def walk(node, d):
         nonlocal checked
-        if (t[core.T_STATE][node] & core.PHASE_MASK) != core.EXPANDED:
+        if (t[layout.T_STATE][node] & layout.PHASE_MASK) != layout.EXPANDED:
             return
         n = syn.gen_moves(pos, moves)
         syn.order_children(pos, W, P, moves, n, 1000, logp)
         expected = dict(zip(moves[:n].tolist(), logp[:n].tolist()))
-        f = t[core.T_FIRST][node]
-        for e in range(f, f + t[core.T_NMOVES][node]):
-            move = int(t[core.T_EMOVE][e])
-            assert t[core.T_EBIAS][e] == np.float32(expected[move])
+        f = t[layout.T_FIRST][node]
+        for e in range(f, f + t[layout.T_NMOVES][node]):
+            move = int(t[layout.T_EMOVE][e])
+            assert t[layout.T_EBIAS][e] == np.float32(expected[move])
             checked += 1
-            c = int(t[core.T_ECHILD][e])
+            c = int(t[layout.T_ECHILD][e])
             if c >= 0 and d < depth:
                 syn.do_move(pos, move)
                 walk(c, d + 1)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tests.shogi_search.tree_walk import unexpanded_nodes
-from usi_engine.search import core
+from usi_engine.search import layout, pv
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE
 from usi_engine.shogi.bench import random_game_sfens
@@ -118,13 +118,13 @@ def test_deep_leaf_search_refines_every_leaf_before_expanding_it(adapter, expans
     searcher = Searcher(deep, SearchOptions(threads=1, hash_mb=8, graph=False, seed=5))
     result = searcher.search(board.pos.copy(), Limits(samples=120))
     t, ctl = searcher.pool.tree, searcher.pool.ctl
-    assert ctl[core.C_REFINED] > 0 and ctl[core.C_EXPANSIONS] > 1
+    assert ctl[layout.C_REFINED] > 0 and ctl[layout.C_EXPANSIONS] > 1
     checked = 0
     for node, depth in unexpanded_nodes(t, board):
-        if depth > 0 and not t[core.T_FLAGS][node] & (core.FLAG_LAZY | core.FLAG_TERMINAL) and checked < 12:
+        if depth > 0 and not t[layout.T_FLAGS][node] & (layout.FLAG_LAZY | layout.FLAG_TERMINAL) and checked < 12:
             expected, _ = ab_value(board.pos, deep.weights, deep.params, 2, -INF, INF, qs, deep.pp_zero)
-            assert t[core.T_VALUE][node] == pytest.approx(expected)
+            assert t[layout.T_VALUE][node] == pytest.approx(expected)
             checked += 1
     assert checked > 0
-    best = core.child_of(t, np.int64(0), np.int32(result.best_move))
-    assert not t[core.T_FLAGS][best] & core.FLAG_LAZY
+    best = pv.child_of(t, np.int64(0), np.int32(result.best_move))
+    assert not t[layout.T_FLAGS][best] & layout.FLAG_LAZY

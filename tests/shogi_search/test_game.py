@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tests.shogi_search.tree_walk import unexpanded_nodes
-from usi_engine.search.core import FLAG_FORCING
+from usi_engine.search.layout import FLAG_FORCING
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.search.values import MATE
 from usi_engine.shogi import Board, move_to_usi, usi_to_move
@@ -188,7 +188,7 @@ def test_lazy_expand_values_quiet_children_statically_and_checks_exactly(adapter
     exact quiescence value;
     leaf_value (the refinement) returns exactly the exact mode's value."""
     from eval.shogi_features import evaluate
-    from usi_engine.search.core import FLAG_LAZY
+    from usi_engine.search.layout import FLAG_LAZY
     from usi_engine.shogi_search.game import capture_estimate, leaf_value
 
     board = Board("ln1g3nl/1r1sk1g2/p1ppppspp/6p2/1p5P1/2P6/PPSPPPP1P/2G2S1R1/LN2KG1NL b Bb 21")
@@ -216,25 +216,25 @@ def test_lazy_expand_values_quiet_children_statically_and_checks_exactly(adapter
 def test_lazy_search_refines_a_child_before_expanding_it(adapter, graph):
     """In a lazy search every node that was expanded had been refined first (no expanded node is still
     lazy), every refined leaf holds exactly its quiescence value, and the best move is a refined child."""
-    from usi_engine.search import core
+    from usi_engine.search import layout, pv
 
     board = Board("ln1g3nl/1r1sk1g2/p1ppppspp/6p2/1p5P1/2P6/PPSPPPP1P/2G2S1R1/LN2KG1NL b Bb 21")
     lazy_adapter = ShogiAdapter(adapter.weights, make_params(expansion="lazy"))
     searcher = Searcher(lazy_adapter, SearchOptions(threads=1, hash_mb=8, graph=graph, seed=3))
     result = searcher.search(board.pos.copy(), Limits(samples=300))
     t, ctl = searcher.pool.tree, searcher.pool.ctl
-    assert ctl[core.C_REFINED] > 0
+    assert ctl[layout.C_REFINED] > 0
     refined_leaves = 0
     if not graph:
         for node, depth in unexpanded_nodes(t, board):
-            flags = t[core.T_FLAGS][node]
-            if not flags & (core.FLAG_LAZY | core.FLAG_TERMINAL) and depth > 0 and refined_leaves < 40:
+            flags = t[layout.T_FLAGS][node]
+            if not flags & (layout.FLAG_LAZY | layout.FLAG_TERMINAL) and depth > 0 and refined_leaves < 40:
                 expected, _ = quiesce(board.pos, adapter.weights)
-                assert t[core.T_VALUE][node] == pytest.approx(expected)
+                assert t[layout.T_VALUE][node] == pytest.approx(expected)
                 refined_leaves += 1
         assert refined_leaves > 0
-    best = core.child_of(t, np.int64(0), np.int32(result.best_move))
-    assert not t[core.T_FLAGS][best] & core.FLAG_LAZY
+    best = pv.child_of(t, np.int64(0), np.int32(result.best_move))
+    assert not t[layout.T_FLAGS][best] & layout.FLAG_LAZY
 
 
 @pytest.mark.parametrize("window,see", [(0.0, False), (150.0, False), (400.0, False), (400.0, True)])
@@ -243,7 +243,7 @@ def test_window_expand_is_exact_inside_its_window(adapter, window, see):
     has exactly its quiescence value; every other child is flagged lazy and truly is more than `window`
     below the best; a lazy child's stored value never makes it look worse than it is. The same holds with
     SEE pruning against the exact expansion with SEE pruning."""
-    from usi_engine.search.core import FLAG_LAZY
+    from usi_engine.search.layout import FLAG_LAZY
     from usi_engine.shogi.bench import random_game_sfens
 
     lazy_seen = 0

@@ -1,11 +1,12 @@
-"""Joint expansion: several threads evaluate the children of one node through its job (core.open_job)."""
+"""Joint expansion: several threads evaluate the children of one node through its job (jobs.open_job)."""
 
 import threading
 
 import numpy as np
 import pytest
 
-from usi_engine.search import core
+from usi_engine.search import layout
+from usi_engine.search.jobs import J_FINISH, J_STRIDE, child_done, claim_child, close_job, find_job, new_jobs, open_job
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi import Board
 from usi_engine.shogi.bench import bench_sfens, random_game_sfens
@@ -30,19 +31,19 @@ def adapter():
 
 
 def test_claims_refuse_a_closed_job_and_a_job_reopened_for_another_node():
-    job = core.new_jobs(2, 4, np.zeros(8, np.int64))[0]
-    base = core.J_STRIDE  # the second thread's job
-    assert core.claim_child(job, base, 7) == -1  # closed
-    core.open_job(job, base, 7, 3)
-    assert core.find_job(job, 7) == base and core.find_job(job, 8) == -1
-    assert [core.claim_child(job, base, 7) for _ in range(4)] == [0, 1, 2, -1]
+    job = new_jobs(2, 4, np.zeros(8, np.int64))[0]
+    base = J_STRIDE  # the second thread's job
+    assert claim_child(job, base, 7) == -1  # closed
+    open_job(job, base, 7, 3)
+    assert find_job(job, 7) == base and find_job(job, 8) == -1
+    assert [claim_child(job, base, 7) for _ in range(4)] == [0, 1, 2, -1]
     for work in (5, 6, 7):
-        core.child_done(job, base, work)
-    assert core.close_job(job, base, 3) == 18  # returns once all three are reported, with their work
-    assert core.claim_child(job, base, 7) == -1 and core.find_job(job, 7) == -1
-    core.open_job(job, base, 9, 5)
-    assert core.claim_child(job, base, 7) == -1  # a late joiner of node 7 gets nothing of node 9's job
-    assert core.claim_child(job, base, 9) == 0
+        child_done(job, base, work)
+    assert close_job(job, base, 3) == 18  # returns once all three are reported, with their work
+    assert claim_child(job, base, 7) == -1 and find_job(job, 7) == -1
+    open_job(job, base, 9, 5)
+    assert claim_child(job, base, 7) == -1  # a late joiner of node 7 gets nothing of node 9's job
+    assert claim_child(job, base, 9) == 0
 
 
 @pytest.mark.parametrize("expansion", ["exact", "lazy"])
@@ -57,9 +58,9 @@ def test_two_threads_on_one_job_give_the_single_thread_values(adapter, expansion
     n, work = expand(board.pos.copy(), adapter.weights, params, np.ones(1, np.uint64), moves, values, flags)
     assert n > 30
     for _ in range(5):  # the interleaving differs run by run
-        job, jmoves, jvalues, jflags, _ = core.new_jobs(2, MAX_MOVES, board.pos)
+        job, jmoves, jvalues, jflags, _ = new_jobs(2, MAX_MOVES, board.pos)
         assert gen_moves(board.pos, jmoves[0]) == n
-        core.open_job(job, 0, 11, n)
+        open_job(job, 0, 11, n)
         results: list = [None, None]
 
         def run(k, job=job, row=(jmoves[0], jvalues[0], jflags[0]), results=results):
@@ -70,7 +71,7 @@ def test_two_threads_on_one_job_give_the_single_thread_values(adapter, expansion
             t.start()
         for t in threads:
             t.join()
-        assert core.close_job(job, 0, n) == work and sum(results) == n
+        assert close_job(job, 0, n) == work and sum(results) == n
         assert np.array_equal(jmoves[0][:n], moves[:n])
         assert np.array_equal(jvalues[0][:n], values[:n]) and np.array_equal(jflags[0][:n], flags[:n])
 
@@ -94,17 +95,17 @@ def test_two_threads_in_the_window_round_keep_its_guarantees(adapter):
         truth = {int(m): v for m, v in zip(moves[:n], values[:n])}
         best = max(-v for v in truth.values())
         for _ in range(3):
-            job, jmoves, jvalues, jflags, _ = core.new_jobs(2, MAX_MOVES, board.pos)
+            job, jmoves, jvalues, jflags, _ = new_jobs(2, MAX_MOVES, board.pos)
             row = jmoves[0], jvalues[0], jflags[0]
             assert gen_moves(board.pos, jmoves[0]) == n
-            core.open_job(job, 0, 11, n)
+            open_job(job, 0, 11, n)
             expand_children(board.pos.copy(), adapter.weights, params, *row, job, 0, 11)
-            core.close_job(job, 0, n)
+            close_job(job, 0, n)
             m = finish_open(board.pos, adapter.weights, params, *row, n, job, 0)
             assert m in (0, n)
-            tag = 11 | core.J_FINISH
-            core.open_job(job, 0, tag, m)
-            assert core.claim_child(job, 0, 11) == -1  # a late joiner of the first round gets nothing
+            tag = 11 | J_FINISH
+            open_job(job, 0, tag, m)
+            assert claim_child(job, 0, 11) == -1  # a late joiner of the first round gets nothing
             results: list = [0, 0]
 
             def run(k, pos=board.pos, job=job, row=row, tag=tag, results=results):
@@ -115,14 +116,14 @@ def test_two_threads_in_the_window_round_keep_its_guarantees(adapter):
                 t.start()
             for t in threads:
                 t.join()
-            assert sum(results) == m and core.close_job(job, 0, m) >= 0
+            assert sum(results) == m and close_job(job, 0, m) >= 0
             assert sorted(jmoves[0][:n].tolist()) == sorted(truth)  # the same children, reordered
             for move, value, flag in zip(jmoves[0][:n], jvalues[0][:n], jflags[0][:n]):
                 exact = truth[int(move)]
                 where = (sfen, move_to_usi(int(move)))
                 if -exact >= best - window:
-                    assert not flag & core.FLAG_LAZY and value == pytest.approx(exact), where
-                if flag & core.FLAG_LAZY:
+                    assert not flag & layout.FLAG_LAZY and value == pytest.approx(exact), where
+                if flag & layout.FLAG_LAZY:
                     lazy_seen += 1
                     assert -exact < best - window and -value >= -exact - 1e-9, where
                 elif not flag:
@@ -142,7 +143,7 @@ def test_threads_join_each_others_expansions_and_keep_the_tree_sound(adapter):
         for seed in range(3):
             s = Searcher(adapter, SearchOptions(threads=2, hash_mb=32, seed=seed, joint=joint, reuse=False))
             r = s.search(board.pos, Limits(nodes=200_000))
-            joined += int(s.pool.ctl[core.C_JOINED])
+            joined += int(s.pool.ctl[layout.C_JOINED])
             assert r.best_move is not None and r.nodes >= 200_000
             assert r.best_move in legal
         assert (joined > 0) == joint, joined
@@ -168,8 +169,8 @@ def test_an_idle_helper_returns_to_poll_and_a_stop_ends_it(adapter):
 
     k = kernels("shogi")
     board = Board(bench_sfens()[0])
-    jobs = core.new_jobs(2, MAX_MOVES, board.pos)
-    ctl = np.zeros(core.CTL_SIZE, np.int64)
+    jobs = new_jobs(2, MAX_MOVES, board.pos)
+    ctl = np.zeros(layout.CTL_SIZE, np.int64)
     assert k.run_helper(board.pos.copy(), ctl, adapter.weights, adapter.params, jobs, 1000) == 0
-    ctl[core.C_STOP] = 1
+    ctl[layout.C_STOP] = 1
     assert k.run_helper(board.pos.copy(), ctl, adapter.weights, adapter.params, jobs, 1 << 60) == 0

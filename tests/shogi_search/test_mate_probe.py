@@ -5,7 +5,7 @@ import cshogi
 import numpy as np
 import pytest
 
-from usi_engine.search.core import FLAG_TERMINAL
+from usi_engine.search.layout import FLAG_TERMINAL
 from usi_engine.search.values import MATE
 from usi_engine.shogi import Board
 from usi_engine.shogi.bench import random_game_sfens

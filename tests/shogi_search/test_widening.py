@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from usi_engine.search import core
+from usi_engine.search import layout
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 from usi_engine.shogi import Board, move_to_usi
 from usi_engine.shogi.bench import bench_positions
@@ -14,7 +14,7 @@ from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_search_moves
 from usi_engine.shogi_search import moveprior
 from usi_engine.shogi_search.game import ShogiAdapter, child_value, make_params, order_children
-from usi_engine.shogi_search.params import N_PARAMS
+from usi_engine.shogi_search.params import N_PARAMS, P_WINDOW
 from usi_engine.shogi_search.quiescence import side_in_check
 
 from ..shogi.random_games import random_game
@@ -110,10 +110,12 @@ def test_widened_edges_keep_their_moves_log_prior(adapter, expansion):
     for depth_one in (False, True):
         roots = [(0, None)]
         if depth_one:
-            f0 = t[core.T_FIRST][0]
-            roots = [(int(t[core.T_ECHILD][e]), int(t[core.T_EMOVE][e])) for e in range(f0, f0 + t[core.T_COUNT][0])]
+            f0 = t[layout.T_FIRST][0]
+            roots = [
+                (int(t[layout.T_ECHILD][e]), int(t[layout.T_EMOVE][e])) for e in range(f0, f0 + t[layout.T_COUNT][0])
+            ]
         for node, move in roots:
-            if (t[core.T_STATE][node] & core.PHASE_MASK) != core.EXPANDED or t[core.T_COUNT][node] == 0:
+            if (t[layout.T_STATE][node] & layout.PHASE_MASK) != layout.EXPANDED or t[layout.T_COUNT][node] == 0:
                 continue
             if move is not None:
                 board.push_usi(move_to_usi(move))
@@ -122,10 +124,10 @@ def test_widened_edges_keep_their_moves_log_prior(adapter, expansion):
             p = np.zeros(n)
             moveprior.move_probabilities(board.pos, a.params[N_PARAMS:], moves, n, p)
             prob = dict(zip(moves[:n].tolist(), p))
-            f = t[core.T_FIRST][node]
-            assert t[core.T_NMOVES][node] == n
+            f = t[layout.T_FIRST][node]
+            assert t[layout.T_NMOVES][node] == n
             for e in range(f, f + n):
-                assert np.isclose(np.exp(t[core.T_EBIAS][e]), prob[int(t[core.T_EMOVE][e])], rtol=1e-5)
+                assert np.isclose(np.exp(t[layout.T_EBIAS][e]), prob[int(t[layout.T_EMOVE][e])], rtol=1e-5)
                 checked += 1
             if move is not None:
                 board.pop()
@@ -140,7 +142,7 @@ def test_widening_with_every_move_entering_is_the_full_search(adapter, expansion
         a = ShogiAdapter(adapter.weights, make_params(expansion=expansion), move_model=adapter.move_model)
         s = Searcher(a, SearchOptions(threads=1, hash_mb=32, seed=5, widen_k0=k0))
         r = s.search(pos.copy(), Limits(samples=400))
-        results.append((r.value, r.pv, r.nodes, int(s.pool.ctl[core.C_NODES])))
+        results.append((r.value, r.pv, r.nodes, int(s.pool.ctl[layout.C_NODES])))
     assert results[0] == results[1]
 
 
@@ -156,16 +158,16 @@ def test_a_widened_child_is_valued_as_the_exact_expansion_values_it(adapter):
 
     def walk(node, depth):
         nonlocal checked, widened
-        if (t[core.T_STATE][node] & core.PHASE_MASK) != core.EXPANDED or checked >= 60:
+        if (t[layout.T_STATE][node] & layout.PHASE_MASK) != layout.EXPANDED or checked >= 60:
             return
-        f, n = t[core.T_FIRST][node], t[core.T_COUNT][node]
+        f, n = t[layout.T_FIRST][node], t[layout.T_COUNT][node]
         if depth > 0 and n > 2:
             widened += 1
         for e in range(f, f + n):
-            c, move = int(t[core.T_ECHILD][e]), int(t[core.T_EMOVE][e])
-            if (t[core.T_STATE][c] & core.PHASE_MASK) != core.EXPANDED and depth > 0:
-                value, flags, _ = child_value(board.pos, a.weights, a.params, move)
-                assert t[core.T_VALUE][c] == value, move_to_usi(move)
+            c, move = int(t[layout.T_ECHILD][e]), int(t[layout.T_EMOVE][e])
+            if (t[layout.T_STATE][c] & layout.PHASE_MASK) != layout.EXPANDED and depth > 0:
+                value, flags, _ = child_value(board.pos, a.weights, a.params, move, -np.inf)
+                assert t[layout.T_VALUE][c] == value, move_to_usi(move)
                 checked += 1
             board.push_usi(move_to_usi(move))
             walk(c, depth + 1)
@@ -173,3 +175,35 @@ def test_a_widened_child_is_valued_as_the_exact_expansion_values_it(adapter):
 
     walk(0, 0)
     assert widened >= 5 and checked >= 50
+
+
+def test_a_widened_child_is_valued_in_the_window_as_the_window_expansion_values_it(adapter):
+    """Window expansion: a child entered against its parent's value `best` is exact (the exact expansion's
+    value) when it is within the window of best, else a bound flagged FLAG_LAZY that is at least `window` below
+    best for the parent and no worse than the exact value (an optimistic bound, refined when reached); with no
+    best yet (-inf) every child is exact."""
+    window = make_params(expansion="window")
+    exact = make_params(expansion="exact")
+    a = ShogiAdapter(adapter.weights, window, move_model=adapter.move_model)
+    width = window[P_WINDOW]
+    moves = np.empty(MAX_MOVES, np.int32)
+    counts = {"exact": 0, "lazy": 0}
+    for pos in game_positions(12, seed=11):
+        n = gen_search_moves(pos, moves)
+        values = [child_value(pos, a.weights, exact, moves[i], -np.inf) for i in range(n)]
+        if not values:
+            continue
+        best = max(-v for v, _, _ in values)
+        for offset in (-np.inf, 0.0, 100.0):
+            bound = best - offset if offset != -np.inf else -np.inf
+            for i in range(n):
+                value, flags, _ = child_value(pos, a.weights, window, moves[i], bound)
+                truth, truth_flags, _ = values[i]
+                if flags & layout.FLAG_LAZY:
+                    assert bound > -np.inf
+                    assert -value <= bound - width + 1e-9 and -truth <= -value + 1e-9, move_to_usi(moves[i])
+                    counts["lazy"] += 1
+                else:
+                    assert (value, flags) == (truth, truth_flags), move_to_usi(moves[i])
+                    counts["exact"] += 1
+    assert counts["lazy"] >= 50 and counts["exact"] >= 50

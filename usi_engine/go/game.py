@@ -86,7 +86,7 @@ from usi_engine.go.playout import (
     seed_rng,
 )
 from usi_engine.go.value import sigmoid, td_search
-from usi_engine.search.core import NO_MOVE
+from usi_engine.search.layout import NO_MOVE
 from usi_engine.search.values import MATE
 
 P_PLAYOUTS, P_VALUE_SCALE, P_CAP_FACTOR, P_RAVE_PLAYOUTS, P_LEAF, P_PRIOR_MIX = 0, 1, 2, 3, 4, 5
@@ -100,7 +100,7 @@ LEAF_PLAYOUTS, LEAF_LEARNED = 0, 1
 DEFAULT_VALUE_SCALE = 1000.0
 DEFAULT_RAVE_PLAYOUTS = 4
 TERMINAL = 1
-NO_SIM = 2  # core.FLAG_NO_SIM: value is the prior's guess, no playout ran
+NO_SIM = 2  # layout.FLAG_NO_SIM: value is the prior's guess, no playout ran
 MAX_MOVES = BOARD_CAP + 1  # out_moves capacity that is always enough (all points + pass)
 
 __all__ = [

@@ -313,7 +313,7 @@ def position_for(board: GoBoard, colour: int):
 
 def _search_playouts(searcher, pos, limits, playouts: int, multipv: int):
     """Search until `playouts` children were evaluated (or the time limit): a watcher stops it."""
-    from usi_engine.search.core import C_CHILDREN
+    from usi_engine.search.layout import C_CHILDREN
 
     done = threading.Event()
 

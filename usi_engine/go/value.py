@@ -26,7 +26,7 @@ from numba import njit
 
 from usi_engine.go import shapes as S
 from usi_engine.go.board import area_score, do_move, game_over, gen_moves, undo_move
-from usi_engine.go.layout import BLACK, BOARD, BOARD_CAP, BORDER, HIST_CAP, PASS, PLY, SIDE, SIZE, STRIDE
+from usi_engine.go.layout import BLACK, BOARD, BOARD_CAP, BORDER, HIST_CAP, PASS, PLY, SIDE, STRIDE
 from usi_engine.go.playout import WS_ROWS, rand_below, run_playout
 
 FEATURE_VERSION = 1
@@ -204,12 +204,6 @@ def evaluate(pos, tab, theta):
     ids = np.zeros(int(tab[S.T_NREG]), np.int64)
     S.region_ids(tab, pos[BOARD : BOARD + BOARD_CAP], ids)
     return sigmoid(S.linear_sum(tab, theta, ids))
-
-
-def black_win_probability(pos: np.ndarray, theta: np.ndarray, ks=S.DEFAULT_KS) -> float:
-    """V(pos) for a weight vector of pos's board size."""
-    tab = S.shape_tables(int(pos[SIZE]), tuple(ks))
-    return float(evaluate(pos, tab, np.asarray(theta, dtype=np.float64)))
 
 
 # --- weight files ---------------------------------------------------------------------------------------------

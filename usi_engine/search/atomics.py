@@ -11,12 +11,14 @@ Each intrinsic emits one LLVM atomic instruction on element ``idx`` of a 1-D C-c
 - ``cpu_yield()``: give the core to another runnable thread (``sched_yield``) inside a wait loop, so a waiter
   does not hold a core the thread it waits for needs when threads outnumber cores (POSIX; a plain spin on
   Windows).
+- ``atomic_max(arr, idx, val)``: raise element ``idx`` to ``val`` if larger (a CAS loop over the above; a
+  cached ``@njit`` kernel, not an intrinsic).
 """
 
 import sys
 
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -97,3 +99,11 @@ def cpu_yield(typingctx):
         return context.get_dummy_value()
 
     return types.void(), codegen
+
+
+@njit(cache=True, nogil=True)
+def atomic_max(ctl, idx, val):
+    while True:
+        old = atomic_load(ctl, idx)
+        if val <= old or atomic_cas(ctl, idx, old, val) == old:
+            return

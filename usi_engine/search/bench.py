@@ -12,7 +12,7 @@ order (a sharp position gets tens of times fewer than a quiet one, so the total 
 
 import time
 
-from usi_engine.search import core
+from usi_engine.search import layout
 from usi_engine.search import synthetic as syn
 from usi_engine.search.searcher import Limits, SearchOptions, Searcher
 
@@ -53,8 +53,8 @@ def run_bench(game='synthetic', threads=1, seconds=5.0, hash_mb=256.0, out=print
         nodes += r.nodes
         samples += r.samples
         per_position.append(r.samples)
-        restarts += int(searcher.pool.ctl[core.C_COLLISIONS])
-        joined += int(searcher.pool.ctl[core.C_JOINED])
+        restarts += int(searcher.pool.ctl[layout.C_COLLISIONS])
+        joined += int(searcher.pool.ctl[layout.C_JOINED])
         hashfull = max(hashfull, r.hashfull)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     result = dict(

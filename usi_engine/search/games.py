@@ -2,7 +2,7 @@
 
 A game is a module exposing the kernel contract (gen_moves, do_move, undo_move, pos_key, expand,
 root_status; docs/search.md). `kernels(name)` imports it and builds the core's game-calling kernel for it
-once per process (core.build_kernels); numba caches that kernel per game on disk. Adding a game = one line
+once per process (samples.build_kernels); numba caches that kernel per game on disk. Adding a game = one line
 in GAMES (plus, if its kernels call code outside its own package, listing those packages in
 `CACHE_DEPENDENCIES` inside the game module so edits there refresh the cache).
 """
@@ -50,7 +50,7 @@ def kernels(name: str) -> SimpleNamespace:
         raise ValueError(f"unknown game {name!r}; known: {', '.join(GAMES)}")
     with _lock:
         if name not in _built:
-            from usi_engine.search.core import build_kernels
+            from usi_engine.search.samples import build_kernels
 
             game = importlib.import_module(GAMES[name])
             run_samples, run_helper = build_kernels(game, source_stamp(game))

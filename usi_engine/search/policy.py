@@ -7,16 +7,16 @@ arena's players that draw their move from it.
 import numpy as np
 from numba import njit
 
-from usi_engine.search import core
+from usi_engine.search import layout
 
 
 @njit(cache=True, nogil=True)
 def child_policy(tree, v, t, out_p):
     """pi(c|v) = exp(x_c/T)/Z with x_c = -E(c) (eq. 1-2 / 12-13), max-shifted, into out_p[:n]; returns n."""
-    value = tree[core.T_VALUE]
-    echild = tree[core.T_ECHILD]
-    f = tree[core.T_FIRST][v]
-    n = tree[core.T_COUNT][v]
+    value = tree[layout.T_VALUE]
+    echild = tree[layout.T_ECHILD]
+    f = tree[layout.T_FIRST][v]
+    n = tree[layout.T_COUNT][v]
     min_e = np.inf
     for i in range(n):
         min_e = min(min_e, value[echild[f + i]])
@@ -32,7 +32,7 @@ def child_policy(tree, v, t, out_p):
 
 def root_policy(tree, root, t):
     """(edges, pi_a over them at temperature t): the learner's root policy (eq. 12-13)."""
-    f, n = int(tree[core.T_FIRST][root]), int(tree[core.T_COUNT][root])
+    f, n = int(tree[layout.T_FIRST][root]), int(tree[layout.T_COUNT][root])
     p = np.zeros(max(n, 1), np.float64)
     child_policy(tree, np.int64(root), float(t), p)
     return np.arange(f, f + n), p[:n]

@@ -22,8 +22,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from usi_engine.search import core, games
+from usi_engine.search import games, layout
+from usi_engine.search.backup import backup_node
+from usi_engine.search.jobs import new_jobs
+from usi_engine.search.nodes import init_root
+from usi_engine.search.pv import LAZY_RANK_OFFSET, best_edge, child_of, principal_variation
+from usi_engine.search.reuse import collect_probable
 from usi_engine.search.rng import seed_state
+from usi_engine.search.table import rebuild_table
 from usi_engine.search.values import MATE_THRESHOLD, is_proven
 
 NODE_BYTES = 8 + 8 + 4 + 8 + 8 + 1 + 2  # value, first, count, key, state, flags, depth
@@ -40,7 +46,7 @@ DEPTH_POLL_SECONDS = 0.01
 KERNEL_BATCH = 1 << 40  # samples per kernel call: it returns on stop anyway
 HELPER_IDLE_SCANS = 20000  # a helper kernel returns after this many empty job scans in a row (~10-100 ms)
 STALL_SAMPLES = 20000  # samples without any expansion after which a search is stalled
-POLICIES = {'softmax': core.POLICY_SOFTMAX, 'uct': core.POLICY_UCT, 'rave': core.POLICY_RAVE}
+POLICIES = {'softmax': layout.POLICY_SOFTMAX, 'uct': layout.POLICY_UCT, 'rave': layout.POLICY_RAVE}
 DEFAULT_VALUE_SCALE = 1000.0
 PRUNE_KEEP = 0.5  # share of the pool a prune keeps (NodePool.prune)
 VERIFY_BURST_SECONDS = 0.01  # a pause goes on to the next best root move after a proof within this time
@@ -54,9 +60,9 @@ class SearchOptions:
     hash_mb: float = 64.0
     t_sel: float = 92.0  # selection temperature (value units; shogi centipawns)
     t_back: float = 92.0  # backup temperature; <= 0 means minimax backup
-    forcing_bonus: float = 0.0  # selection prior of children the game flags forcing (core.select_softmax)
+    forcing_bonus: float = 0.0  # selection prior of children the game flags forcing (selection.select_softmax)
     t_sel_spread: float = 1.0  # thread i uses t_sel * spread**(2i/(N-1) - 1): from t_sel/spread to t_sel*spread
-    anneal_visits: float = 0.0  # > 0: T_sel / sqrt(1 + N(v)/anneal_visits), N(v) samples (core.annealed_temperature)
+    anneal_visits: float = 0.0  # > 0: T_sel / sqrt(1 + N(v)/anneal_visits), N(v) samples (backup.annealed_temperature)
     t_sel_min: float = 0.0  # floor of the annealed selection temperature
     back_anneal_visits: float = 0.0  # > 0: T_back / sqrt(1 + N(v)/back_anneal_visits) in the backup of v
     t_back_min: float = 0.0  # floor of the annealed backup temperature
@@ -71,12 +77,12 @@ class SearchOptions:
     seed: int = 0
     max_depth: int = 256  # cap on the descent length (also capped by the pos history capacity)
     prune: bool = True  # a full pool frees its improbable part (NodePool.prune) and the search goes on
-    joint: bool = True  # threads join each other's expansions (core.open_job; games with expand_children)
+    joint: bool = True  # threads join each other's expansions (jobs.open_job; games with expand_children)
     helpers: int = 0  # threads that only evaluate the others' expansions (core run_helper); -1 = all but one
     widen_k0: int = 0  # progressive widening (games with order_children): children entered at expansion; 0 = off
-    widen_a: float = 4.0  # ... a node holds k0 + floor(log_b(1 + N/a)) children after N samples (core.widen_target)
+    widen_a: float = 4.0  # ... a node holds k0 + floor(log_b(1 + N/a)) children after N samples (widening.widen_target)
     widen_b: float = 1.6
-    prior_beta: float = 0.0  # progressive bias under widening: selection weighs a child by p^beta (core.select_softmax)
+    prior_beta: float = 0.0  # progressive bias under widening: a child weighs p^beta more (selection.select_softmax)
 
 
 @dataclass
@@ -131,7 +137,7 @@ def move_value(child_value):
 
 
 class NodePool:
-    """The preallocated structure-of-arrays pool (core.T_* tuple) and the shared control array."""
+    """The preallocated structure-of-arrays pool (layout.T_* tuple) and the shared control array."""
 
     def __init__(self, hash_mb, graph, uct, min_nodes=4, rave=False, widen=False):
         budget = int(hash_mb * 2**20)
@@ -149,26 +155,26 @@ class NodePool:
             n = max(min_nodes, int(n * 0.95))
         self.hash_mb, self.graph, self.uct, self.rave, self.bytes = hash_mb, graph, uct, rave, total
         self.widen = widen
-        self.tree = core.new_tree(n, e, slots, uct, rave, widen)
-        self.ctl = np.zeros(core.CTL_SIZE, np.int64)
-        self.ctl[core.C_NODE_LIMIT] = core.NO_LIMIT
-        self.ctl[core.C_SAMPLE_LIMIT] = core.NO_LIMIT
+        self.tree = layout.new_tree(n, e, slots, uct, rave, widen)
+        self.ctl = np.zeros(layout.CTL_SIZE, np.int64)
+        self.ctl[layout.C_NODE_LIMIT] = layout.NO_LIMIT
+        self.ctl[layout.C_SAMPLE_LIMIT] = layout.NO_LIMIT
 
     @property
     def node_capacity(self):
-        return self.tree[core.T_VALUE].shape[0]
+        return self.tree[layout.T_VALUE].shape[0]
 
     @property
     def edge_capacity(self):
-        return self.tree[core.T_EMOVE].shape[0]
+        return self.tree[layout.T_EMOVE].shape[0]
 
     def hashfull(self):
         """Per mille of the pool in use (the fuller of nodes and edges)."""
-        used = max(self.ctl[core.C_NODES] / self.node_capacity, self.ctl[core.C_EDGES] / self.edge_capacity)
+        used = max(self.ctl[layout.C_NODES] / self.node_capacity, self.ctl[layout.C_EDGES] / self.edge_capacity)
         return min(1000, int(1000 * used))
 
     def reset(self, root_key):
-        core.init_root(self.tree, self.ctl, np.int64(root_key), self.graph)
+        init_root(self.tree, self.ctl, np.int64(root_key), self.graph)
 
     def reroot(self, node, plies):
         """Keep only the part reachable from `node`, moved to the front of the pool with `node` as node 0
@@ -177,13 +183,13 @@ class NodePool:
 
     @property
     def policy(self):
-        """The core's policy code whose statistics the pool holds (core.POLICY_*)."""
-        return core.POLICY_RAVE if self.rave else core.POLICY_UCT if self.uct else core.POLICY_SOFTMAX
+        """The core's policy code whose statistics the pool holds (layout.POLICY_*)."""
+        return layout.POLICY_RAVE if self.rave else layout.POLICY_UCT if self.uct else layout.POLICY_SOFTMAX
 
     def prune(self, t_sel, prior_visits=0.0, fraction=PRUNE_KEEP):
         """Free the improbable part of the tree while a search runs (the pool is full): expanded nodes are
         ranked by reach (product of the selection probabilities along the path from the root,
-        core.collect_probable: the softmax at `t_sel`, or the visit shares of UCT and RAVE, RAVE's
+        reuse.collect_probable: the softmax at `t_sel`, or the visit shares of UCT and RAVE, RAVE's
         `prior_visits` virtual visits left out; ties in breadth-first order), the first ones whose children
         fit in `fraction` of the smaller of the node and edge pools keep them, and the others become
         unexpanded leaves that keep their backed-up value. Returns (nodes kept, reach of the last node that
@@ -194,25 +200,25 @@ class NodePool:
         rank = np.argsort(-r, kind='stable')
         budget = fraction * min(self.node_capacity, self.edge_capacity)
         cut = int(np.count_nonzero(np.cumsum(c[rank]) <= budget))
-        allow = np.zeros(int(self.ctl[core.C_NODES]), np.int8)
+        allow = np.zeros(int(self.ctl[layout.C_NODES]), np.int8)
         allow[old[rank[:cut]]] = 1
         eps = np.inf if cut == 0 else float(r[rank[cut - 1]])
         return self._compact(0, 0, allow), eps
 
     def _allow_all(self):
-        return np.ones(int(self.ctl[core.C_NODES]), np.int8)
+        return np.ones(int(self.ctl[layout.C_NODES]), np.int8)
 
     def _walk(self, node, allow, t_sel=1.0, prior_visits=0.0):
-        """core.collect_probable from `node` over the used part of the pool: ((nmap, order, edge order),
+        """reuse.collect_probable from `node` over the used part of the pool: ((nmap, order, edge order),
         nodes kept, reach, keep, edges of each kept node (its moves not entered yet included))."""
         t, ctl = self.tree, self.ctl
-        used = int(ctl[core.C_NODES])
+        used = int(ctl[layout.C_NODES])
         nmap = np.empty(used, np.int64)
         order = np.empty(used, np.int64)
-        eorder = np.empty(max(1, int(ctl[core.C_EDGES])), np.int64)
+        eorder = np.empty(max(1, int(ctl[layout.C_EDGES])), np.int64)
         reach = np.empty(used, np.float64)
         keep = np.empty(used, np.int8)
-        kept, kept_edges = core.collect_probable(
+        kept, kept_edges = collect_probable(
             t,
             np.int64(node),
             np.int64(self.policy),
@@ -225,7 +231,7 @@ class NodePool:
             reach,
             keep,
         )
-        edges = t[core.T_NMOVES] if self.widen else t[core.T_COUNT]
+        edges = t[layout.T_NMOVES] if self.widen else t[layout.T_COUNT]
         counts = np.where(keep[:kept].astype(bool), edges[order[:kept]], 0)
         return (nmap, order[:kept], eorder[:kept_edges]), kept, reach[:kept], keep[:kept], counts
 
@@ -236,35 +242,35 @@ class NodePool:
         t, ctl = self.tree, self.ctl
         (nmap, order, eorder), kept, _, keep, counts = self._walk(node, allow)
         kept_edges = len(eorder)
-        for i in (core.T_VALUE, core.T_KEY, core.T_FLAGS):
+        for i in (layout.T_VALUE, layout.T_KEY, layout.T_FLAGS):
             t[i][:kept] = t[i][order]
-        t[core.T_DEPTH][:kept] = np.maximum(t[core.T_DEPTH][order] - plies, 0)
+        t[layout.T_DEPTH][:kept] = np.maximum(t[layout.T_DEPTH][order] - plies, 0)
         expanded = keep.astype(bool)
         # an expanded node keeps its sample count (the sequence bits: the annealed temperatures read it)
-        visits = t[core.T_STATE][order] & ~np.int64(core.PHASE_MASK)
-        t[core.T_STATE][:kept] = np.where(expanded, visits | core.EXPANDED, core.UNEXPANDED)
-        t[core.T_FIRST][:kept] = np.where(expanded, np.cumsum(counts) - counts, -1)
-        t[core.T_COUNT][:kept] = np.where(expanded, t[core.T_COUNT][order], 0)
+        visits = t[layout.T_STATE][order] & ~np.int64(layout.PHASE_MASK)
+        t[layout.T_STATE][:kept] = np.where(expanded, visits | layout.EXPANDED, layout.UNEXPANDED)
+        t[layout.T_FIRST][:kept] = np.where(expanded, np.cumsum(counts) - counts, -1)
+        t[layout.T_COUNT][:kept] = np.where(expanded, t[layout.T_COUNT][order], 0)
         if self.widen:
-            t[core.T_NMOVES][:kept] = counts
-            t[core.T_WIDE][:kept] = t[core.T_COUNT][:kept]
-        t[core.T_EMOVE][:kept_edges] = t[core.T_EMOVE][eorder]
+            t[layout.T_NMOVES][:kept] = counts
+            t[layout.T_WIDE][:kept] = t[layout.T_COUNT][:kept]
+        t[layout.T_EMOVE][:kept_edges] = t[layout.T_EMOVE][eorder]
         if self.widen:
-            t[core.T_EBIAS][:kept_edges] = t[core.T_EBIAS][eorder]
-        child = t[core.T_ECHILD][eorder]
-        t[core.T_ECHILD][:kept_edges] = np.where(child >= 0, nmap[child], -1)
+            t[layout.T_EBIAS][:kept_edges] = t[layout.T_EBIAS][eorder]
+        child = t[layout.T_ECHILD][eorder]
+        t[layout.T_ECHILD][:kept_edges] = np.where(child >= 0, nmap[child], -1)
         if self.uct:
-            t[core.T_EVISITS][:kept_edges] = t[core.T_EVISITS][eorder]
+            t[layout.T_EVISITS][:kept_edges] = t[layout.T_EVISITS][eorder]
         if self.rave:
-            for i in (core.T_RN, core.T_RW, core.T_AN, core.T_AW):
+            for i in (layout.T_RN, layout.T_RW, layout.T_AN, layout.T_AW):
                 t[i][:kept_edges] = t[i][eorder]
-        ctl[core.C_NODES], ctl[core.C_EDGES] = kept, kept_edges
-        ctl[core.C_WASTED_EDGES] = ctl[core.C_MEMFULL] = 0
-        ctl[core.C_ROOT] = 0
+        ctl[layout.C_NODES], ctl[layout.C_EDGES] = kept, kept_edges
+        ctl[layout.C_WASTED_EDGES] = ctl[layout.C_MEMFULL] = 0
+        ctl[layout.C_ROOT] = 0
         if self.graph:
-            core.rebuild_table(t, ctl, np.int64(kept))
+            rebuild_table(t, ctl, np.int64(kept))
         else:
-            ctl[core.C_TABLE] = ctl[core.C_PRIVATE] = 0
+            ctl[layout.C_TABLE] = ctl[layout.C_PRIVATE] = 0
         return kept
 
 
@@ -290,7 +296,7 @@ class Searcher:
         self._stop = threading.Event()
         self.prunes = 0  # pool prunes in the last search
         self._rngs: list[np.ndarray] = []  # per-thread random states of the current search
-        self._jobs = core.new_jobs(1, 1, np.zeros(1, np.int64))  # the threads' joint-expansion jobs
+        self._jobs = new_jobs(1, 1, np.zeros(1, np.int64))  # the threads' joint-expansion jobs
         self.verified: dict[int, float | None] = {}  # root moves asked of the root_verifier in the last search
 
     # --- public API ---------------------------------------------------------------------------------
@@ -298,7 +304,7 @@ class Searcher:
         """End the running search (any thread); search() then returns its result."""
         self._stop.set()
         if self.pool is not None:
-            self.pool.ctl[core.C_STOP] = 1
+            self.pool.ctl[layout.C_STOP] = 1
 
     def clear(self):
         """Forget the tree (new game)."""
@@ -321,14 +327,14 @@ class Searcher:
         assert self.pool is not None  # made by _prepare
         ctl = self.pool.ctl
         infinite = limits.infinite
-        ctl[core.C_NODE_LIMIT] = core.NO_LIMIT if infinite or limits.nodes is None else int(limits.nodes)
-        ctl[core.C_SAMPLE_LIMIT] = core.NO_LIMIT if infinite or limits.samples is None else int(limits.samples)
-        ctl[core.C_STOP] = 1 if self._stop.is_set() else 0
+        ctl[layout.C_NODE_LIMIT] = layout.NO_LIMIT if infinite or limits.nodes is None else int(limits.nodes)
+        ctl[layout.C_SAMPLE_LIMIT] = layout.NO_LIMIT if infinite or limits.samples is None else int(limits.samples)
+        ctl[layout.C_STOP] = 1 if self._stop.is_set() else 0
         self._errors: list[Exception] = []
         # one random stream per thread for the whole search: workers restarted after a pause (prune,
         # root_verifier) continue their stream instead of replaying it
         self._rngs = [seed_state(self.options.seed, i) for i in range(self.options.threads)]
-        self._jobs = core.new_jobs(self.options.threads, self.adapter.max_moves, pos)
+        self._jobs = new_jobs(self.options.threads, self.adapter.max_moves, pos)
         workers = self._start_workers(pos)
         deadline = None if infinite or limits.time_ms is None else start + limits.time_ms / 1000.0
         next_info = start + info_interval
@@ -338,28 +344,28 @@ class Searcher:
             time.sleep(POLL_SECONDS)
             now = time.perf_counter()
             if self._stop.is_set() or (deadline is not None and now >= deadline):
-                ctl[core.C_STOP] = 1
-            progress = ctl[core.C_EXPANSIONS] + ctl[core.C_REFINED]
+                ctl[layout.C_STOP] = 1
+            progress = ctl[layout.C_EXPANSIONS] + ctl[layout.C_REFINED]
             if progress != last_expansions:
-                last_expansions, stall_base = progress, ctl[core.C_SAMPLES]
-            elif ctl[core.C_MEMFULL] and self.options.prune and not ctl[core.C_STOP]:
+                last_expansions, stall_base = progress, ctl[layout.C_SAMPLES]
+            elif ctl[layout.C_MEMFULL] and self.options.prune and not ctl[layout.C_STOP]:
                 workers = self._prune(workers, pos)
                 last_expansions = -1
-            elif not infinite and (ctl[core.C_MEMFULL] or ctl[core.C_SAMPLES] - stall_base >= STALL_SAMPLES):
-                ctl[core.C_STOP] = 1  # nothing left to expand (pool full, or only terminals reachable)
+            elif not infinite and (ctl[layout.C_MEMFULL] or ctl[layout.C_SAMPLES] - stall_base >= STALL_SAMPLES):
+                ctl[layout.C_STOP] = 1  # nothing left to expand (pool full, or only terminals reachable)
             if now >= next_depth:
                 next_depth = now + DEPTH_POLL_SECONDS
                 if not infinite and (
                     (limits.depth is not None and self._pv_length() >= limits.depth)
                     or (limits.stop_on_proven and self._root_proven())
                 ):
-                    ctl[core.C_STOP] = 1
-                if verifier is not None and not ctl[core.C_STOP]:
+                    ctl[layout.C_STOP] = 1
+                if verifier is not None and not ctl[layout.C_STOP]:
                     workers = self._verify_best(workers, pos, verifier, deadline)
             if on_info is not None and now >= next_info:
                 next_info = now + info_interval
                 on_info(self._result(start, multipv, reused, pos))
-            if ctl[core.C_STOP]:
+            if ctl[layout.C_STOP]:
                 for w in workers:
                     w.join()
         if self._errors:
@@ -400,24 +406,24 @@ class Searcher:
     def _prune(self, workers, pos):
         """Pause the workers, free the improbable part of the full pool (NodePool.prune), resume."""
         ctl = self.pool.ctl
-        ctl[core.C_STOP] = 1
+        ctl[layout.C_STOP] = 1
         for w in workers:
             w.join()
         self.pool.prune(self.options.t_sel, self.options.prior_visits)
         self.prunes += 1
         if self._stop.is_set():
             return workers
-        ctl[core.C_STOP] = 0
+        ctl[layout.C_STOP] = 0
         return self._start_workers(pos)
 
     def _verify_best(self, workers, pos, verifier, deadline):
         """Ask the root_verifier about the best root move if it has not been asked yet, with the workers
         paused; resume them unless the search is over meanwhile."""
-        e = core.best_edge(self.pool.tree, np.int64(0), self.pool.rave)
-        if e < 0 or int(self.pool.tree[core.T_EMOVE][e]) in self.verified:
+        e = best_edge(self.pool.tree, np.int64(0), self.pool.rave)
+        if e < 0 or int(self.pool.tree[layout.T_EMOVE][e]) in self.verified:
             return workers
         ctl = self.pool.ctl
-        ctl[core.C_STOP] = 1
+        ctl[layout.C_STOP] = 1
         for w in workers:
             w.join()
         burst_end = time.perf_counter() + VERIFY_BURST_SECONDS
@@ -425,13 +431,13 @@ class Searcher:
             left = None if deadline is None else max(0.0, deadline - time.perf_counter())
             if not self._verify_edge(pos, verifier, left) or time.perf_counter() >= burst_end:
                 break
-            if ctl[core.C_WORK] >= ctl[core.C_NODE_LIMIT]:
+            if ctl[layout.C_WORK] >= ctl[layout.C_NODE_LIMIT]:
                 break
         if self._stop.is_set() or (deadline is not None and time.perf_counter() >= deadline):
             return workers
-        if ctl[core.C_WORK] >= ctl[core.C_NODE_LIMIT] or ctl[core.C_SAMPLES] >= ctl[core.C_SAMPLE_LIMIT]:
+        if ctl[layout.C_WORK] >= ctl[layout.C_NODE_LIMIT] or ctl[layout.C_SAMPLES] >= ctl[layout.C_SAMPLE_LIMIT]:
             return workers
-        ctl[core.C_STOP] = 0
+        ctl[layout.C_STOP] = 0
         return self._start_workers(pos)
 
     def _verify_edge(self, pos, verifier, time_limit_s):
@@ -440,27 +446,25 @@ class Searcher:
         stored now (the best move may have changed), False if the move had been asked before, had its exact
         value already, or got no proof."""
         t, ctl = self.pool.tree, self.pool.ctl
-        e = core.best_edge(t, np.int64(0), self.pool.rave)
+        e = best_edge(t, np.int64(0), self.pool.rave)
         if e < 0:
             return False
-        move, child = int(t[core.T_EMOVE][e]), int(t[core.T_ECHILD][e])
+        move, child = int(t[layout.T_EMOVE][e]), int(t[layout.T_ECHILD][e])
         if move in self.verified:
             return False
-        if is_proven(t[core.T_VALUE][child]):
+        if is_proven(t[layout.T_VALUE][child]):
             self.verified[move] = None  # the search has its exact value already
             return False
         value, work = verifier(pos, move, time_limit_s, self._stop)
-        ctl[core.C_WORK] += work
+        ctl[layout.C_WORK] += work
         self.verified[move] = value
         if value is None:
             return False
-        t[core.T_FLAGS][child] |= core.FLAG_TERMINAL
-        t[core.T_VALUE][child] = value
+        t[layout.T_FLAGS][child] |= layout.FLAG_TERMINAL
+        t[layout.T_VALUE][child] = value
         opt = self.options
         vscale = getattr(self.adapter, 'value_scale', DEFAULT_VALUE_SCALE)
-        core.backup_node(
-            t, np.int64(0), opt.t_back, opt.back_anneal_visits, opt.t_back_min, POLICIES[opt.policy], vscale
-        )
+        backup_node(t, np.int64(0), opt.t_back, opt.back_anneal_visits, opt.t_back_min, POLICIES[opt.policy], vscale)
         return True
 
     def _prepare(self, pos):
@@ -493,25 +497,25 @@ class Searcher:
             if path is not None:
                 node = 0
                 for move in path:
-                    node = core.child_of(self.pool.tree, np.int64(node), np.int32(move))
+                    node = child_of(self.pool.tree, np.int64(node), np.int32(move))
                     if node < 0:
                         break
                 # a terminal flag is a judgement on the old path (e.g. a repetition counted at its second
                 # occurrence); as the real root the position must be searched afresh
-                if node >= 0 and not self.pool.tree[core.T_FLAGS][node] & core.FLAG_TERMINAL:
+                if node >= 0 and not self.pool.tree[layout.T_FLAGS][node] & layout.FLAG_TERMINAL:
                     kept = self.pool.reroot(node, len(path))
         if kept == 0:
             self.pool.reset(self.kernels.game.pos_key(pos))
         ctl = self.pool.ctl
         for i in (
-            core.C_SAMPLES,
-            core.C_WORK,
-            core.C_SELDEPTH,
-            core.C_COLLISIONS,
-            core.C_CYCLES,
-            core.C_EXPANSIONS,
-            core.C_CHILDREN,
-            core.C_REFINED,
+            layout.C_SAMPLES,
+            layout.C_WORK,
+            layout.C_SELDEPTH,
+            layout.C_COLLISIONS,
+            layout.C_CYCLES,
+            layout.C_EXPANSIONS,
+            layout.C_CHILDREN,
+            layout.C_REFINED,
         ):
             ctl[i] = 0
         self._last_pos = self.adapter.copy(pos)
@@ -524,12 +528,12 @@ class Searcher:
             pos, ctl = adapter.copy(root_pos), self.pool.ctl
             while True:  # the kernel returns on stop, or after a long idle spell (then poll at leisure)
                 self.kernels.run_helper(pos, ctl, adapter.weights, adapter.params, self._jobs, HELPER_IDLE_SCANS)
-                if ctl[core.C_STOP]:
+                if ctl[layout.C_STOP]:
                     break
                 time.sleep(POLL_SECONDS)
         except Exception as exc:  # surface kernel errors in search()
             self._errors.append(exc)
-            self.pool.ctl[core.C_STOP] = 1
+            self.pool.ctl[layout.C_STOP] = 1
 
     def _worker(self, index, root_pos, samplers):
         opt, adapter = self.options, self.adapter
@@ -537,31 +541,31 @@ class Searcher:
             pos = adapter.copy(root_pos)
             n = samplers
             factor = opt.t_sel_spread ** (2.0 * index / (n - 1) - 1.0) if n > 1 else 1.0
-            fp = np.zeros(core.FP_SIZE, np.float64)
-            fp[core.FP_TSEL] = opt.t_sel * factor
-            fp[core.FP_TBACK] = opt.t_back
-            fp[core.FP_CUCT] = opt.c_rave if opt.policy == 'rave' else opt.c_uct
-            fp[core.FP_VSCALE] = getattr(adapter, 'value_scale', DEFAULT_VALUE_SCALE)
-            fp[core.FP_RAVE_BIAS] = opt.rave_bias
-            fp[core.FP_PRIOR_N] = opt.prior_visits
-            fp[core.FP_PRIOR_AMAF] = opt.prior_amaf
-            fp[core.FP_FORCING] = opt.forcing_bonus
-            fp[core.FP_ANNEAL_N] = opt.anneal_visits
-            fp[core.FP_TSEL_MIN] = opt.t_sel_min
-            fp[core.FP_BACK_ANNEAL_N] = opt.back_anneal_visits
-            fp[core.FP_TBACK_MIN] = opt.t_back_min
-            fp[core.FP_WIDEN_K0] = opt.widen_k0 if self.pool.widen else 0
-            fp[core.FP_WIDEN_A] = opt.widen_a
-            fp[core.FP_WIDEN_B] = opt.widen_b
-            fp[core.FP_PRIOR_BETA] = opt.prior_beta if self.pool.widen else 0.0
-            ip = np.zeros(core.IP_SIZE, np.int64)
-            ip[core.IP_POLICY] = POLICIES[opt.policy]
-            ip[core.IP_GRAPH] = 1 if opt.graph else 0
+            fp = np.zeros(layout.FP_SIZE, np.float64)
+            fp[layout.FP_TSEL] = opt.t_sel * factor
+            fp[layout.FP_TBACK] = opt.t_back
+            fp[layout.FP_CUCT] = opt.c_rave if opt.policy == 'rave' else opt.c_uct
+            fp[layout.FP_VSCALE] = getattr(adapter, 'value_scale', DEFAULT_VALUE_SCALE)
+            fp[layout.FP_RAVE_BIAS] = opt.rave_bias
+            fp[layout.FP_PRIOR_N] = opt.prior_visits
+            fp[layout.FP_PRIOR_AMAF] = opt.prior_amaf
+            fp[layout.FP_FORCING] = opt.forcing_bonus
+            fp[layout.FP_ANNEAL_N] = opt.anneal_visits
+            fp[layout.FP_TSEL_MIN] = opt.t_sel_min
+            fp[layout.FP_BACK_ANNEAL_N] = opt.back_anneal_visits
+            fp[layout.FP_TBACK_MIN] = opt.t_back_min
+            fp[layout.FP_WIDEN_K0] = opt.widen_k0 if self.pool.widen else 0
+            fp[layout.FP_WIDEN_A] = opt.widen_a
+            fp[layout.FP_WIDEN_B] = opt.widen_b
+            fp[layout.FP_PRIOR_BETA] = opt.prior_beta if self.pool.widen else 0.0
+            ip = np.zeros(layout.IP_SIZE, np.int64)
+            ip[layout.IP_POLICY] = POLICIES[opt.policy]
+            ip[layout.IP_GRAPH] = 1 if opt.graph else 0
             depth = max(1, min(opt.max_depth, adapter.max_depth(pos)))
-            ip[core.IP_MAXDEPTH] = depth
-            ip[core.IP_THREAD] = index
-            ip[core.IP_JOINT] = 1 if opt.joint and opt.policy != 'rave' and n > 1 else 0
-            ip[core.IP_PUBLISH] = 1 if samplers < opt.threads else 0
+            ip[layout.IP_MAXDEPTH] = depth
+            ip[layout.IP_THREAD] = index
+            ip[layout.IP_JOINT] = 1 if opt.joint and opt.policy != 'rave' and n > 1 else 0
+            ip[layout.IP_PUBLISH] = 1 if samplers < opt.threads else 0
             m = adapter.max_moves
             rave = opt.policy == 'rave'
             trace = adapter.amaf_capacity(pos) if rave and hasattr(adapter, 'amaf_capacity') else 0
@@ -595,21 +599,21 @@ class Searcher:
                 self.kernels.run_samples(
                     pos, self.pool.tree, ctl, adapter.weights, adapter.params, rng, fp, ip, scratch, KERNEL_BATCH
                 )
-                if ctl[core.C_STOP]:
+                if ctl[layout.C_STOP]:
                     break
                 time.sleep(POLL_SECONDS)  # root proven: idle until stopped
         except Exception as exc:  # surface kernel errors in search()
             self._errors.append(exc)
-            self.pool.ctl[core.C_STOP] = 1
+            self.pool.ctl[layout.C_STOP] = 1
 
     def _root_proven(self):
         t = self.pool.tree
-        return (t[core.T_STATE][0] & core.PHASE_MASK) == core.EXPANDED and is_proven(t[core.T_VALUE][0])
+        return (t[layout.T_STATE][0] & layout.PHASE_MASK) == layout.EXPANDED and is_proven(t[layout.T_VALUE][0])
 
     def _pv(self, node):
         out = np.zeros(self.options.max_depth, np.int32)
         seen = np.zeros(self.options.max_depth + 1, np.int64)
-        n = core.principal_variation(self.pool.tree, np.int64(node), out, seen, self.pool.rave)
+        n = principal_variation(self.pool.tree, np.int64(node), out, seen, self.pool.rave)
         return [int(m) for m in out[:n]]
 
     def _pv_length(self):
@@ -617,25 +621,25 @@ class Searcher:
 
     def _result(self, start, multipv, reused, pos):
         t, ctl = self.pool.tree, self.pool.ctl
-        value = float(t[core.T_VALUE][0])
+        value = float(t[layout.T_VALUE][0])
         pv = self._pv(0)
         lines, root = [], []
-        if (t[core.T_STATE][0] & core.PHASE_MASK) == core.EXPANDED:
-            f, n = int(t[core.T_FIRST][0]), int(t[core.T_COUNT][0])
-            children = t[core.T_ECHILD][f : f + n]
-            ev = t[core.T_VALUE][children]
-            rank = np.where(t[core.T_FLAGS][children] & core.FLAG_LAZY, -ev - core.LAZY_RANK_OFFSET, -ev)
+        if (t[layout.T_STATE][0] & layout.PHASE_MASK) == layout.EXPANDED:
+            f, n = int(t[layout.T_FIRST][0]), int(t[layout.T_COUNT][0])
+            children = t[layout.T_ECHILD][f : f + n]
+            ev = t[layout.T_VALUE][children]
+            rank = np.where(t[layout.T_FLAGS][children] & layout.FLAG_LAZY, -ev - LAZY_RANK_OFFSET, -ev)
             if self.pool.rave:
                 rank = np.where(
-                    ev <= -MATE_THRESHOLD, np.inf, np.where(ev >= MATE_THRESHOLD, -ev, t[core.T_RN][f : f + n])
+                    ev <= -MATE_THRESHOLD, np.inf, np.where(ev >= MATE_THRESHOLD, -ev, t[layout.T_RN][f : f + n])
                 )
             prob = np.exp(-(ev - ev.min()) / max(self.options.t_sel, 1e-9))
             prob /= prob.sum()
             vscale = getattr(self.adapter, 'value_scale', DEFAULT_VALUE_SCALE)
-            priors = self._root_priors(pos, t[core.T_EMOVE][f : f + n])
+            priors = self._root_priors(pos, t[layout.T_EMOVE][f : f + n])
             for j in np.argsort(-rank, kind='stable')[: max(1, multipv)]:
                 child = int(children[j])
-                move = int(t[core.T_EMOVE][f + j])
+                move = int(t[layout.T_EMOVE][f + j])
                 mv = move_value(float(ev[j]))
                 line = [move] + self._pv(child)
                 lines.append((move, mv, line))
@@ -658,24 +662,24 @@ class Searcher:
             pv=pv,
             pv_str=[to_str(m) for m in pv],
             multipv=lines,
-            nodes=int(ctl[core.C_WORK]),
-            samples=int(ctl[core.C_SAMPLES]),
+            nodes=int(ctl[layout.C_WORK]),
+            samples=int(ctl[layout.C_SAMPLES]),
             depth=len(pv),
-            seldepth=int(ctl[core.C_SELDEPTH]),
+            seldepth=int(ctl[layout.C_SELDEPTH]),
             hashfull=self.pool.hashfull(),
             time_ms=1000.0 * (time.perf_counter() - start),
             reused_nodes=reused,
-            children=int(ctl[core.C_CHILDREN]),
+            children=int(ctl[layout.C_CHILDREN]),
             root=root,
         )
 
     def _visits(self, e, prob):
         t = self.pool.tree
         if self.pool.rave:
-            return int(round(max(0.0, t[core.T_RN][e] - self.options.prior_visits)))
+            return int(round(max(0.0, t[layout.T_RN][e] - self.options.prior_visits)))
         if self.pool.uct:
-            return int(t[core.T_EVISITS][e])
-        return int(round(prob * self.pool.ctl[core.C_SAMPLES]))
+            return int(t[layout.T_EVISITS][e])
+        return int(round(prob * self.pool.ctl[layout.C_SAMPLES]))
 
     def _root_priors(self, pos, moves):
         """RAVE: the prior H of the root's moves from the adapter's optional `priors(pos, moves)` (the same values
@@ -692,10 +696,10 @@ class Searcher:
         t = self.pool.tree
         if self.pool.rave and not is_proven(move_val):
             if prior is None:
-                return float(t[core.T_RW][e] / max(t[core.T_RN][e], 1e-9))
+                return float(t[layout.T_RW][e] / max(t[layout.T_RN][e], 1e-9))
             pn = self.options.prior_visits
-            real = t[core.T_RN][e] - pn
+            real = t[layout.T_RN][e] - pn
             if real < 0.5:
                 return prior
-            return float(min(1.0, max(0.0, (t[core.T_RW][e] - pn * prior) / real)))
+            return float(min(1.0, max(0.0, (t[layout.T_RW][e] - pn * prior) / real)))
         return float(min(1.0, max(0.0, 0.5 + 0.5 * move_val / vscale)))

@@ -23,7 +23,7 @@ flags), then the child-id list. `params` and `weights` are unused.
 import numpy as np
 from numba import njit
 
-from usi_engine.search.core import J_STRIDE, child_done, claim_child, close_job, open_job
+from usi_engine.search.jobs import J_STRIDE, child_done, claim_child, close_job, open_job
 from usi_engine.search.rng import mix64
 from usi_engine.search.values import MATE
 
@@ -178,16 +178,17 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
         i = claim_child(job, base, node)
         if i < 0:
             break
-        out_values[i], out_flags[i], _ = child_value(pos, weights, params, moves[i])
+        out_values[i], out_flags[i], _ = child_value(pos, weights, params, moves[i], 0.0)
         child_done(job, base, 1)
         done += 1
     return done
 
 
 @njit(cache=True, nogil=True)
-def child_value(pos, weights, params, move):
-    """(value from the child's side to move, flags, positions evaluated) of the child after `move`: the value
-    every expansion gives it (game ends and repetitions TERMINAL with their exact value, else static)."""
+def child_value(pos, weights, params, move, best):
+    """(value from the child's side to move, flags, positions evaluated) of the child after `move` (its parent's
+    value `best` unused): the value every expansion gives it (game ends and repetitions TERMINAL with their
+    exact value, else static)."""
     do_move(pos, move)
     if _is_game_end(pos):
         value, flags = _end_value(pos), TERMINAL

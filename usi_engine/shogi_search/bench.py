@@ -75,7 +75,7 @@ def bench_qsearch(weights_path=None, max_depth=DEFAULT_MAX_DEPTH, out=sys.stdout
 
 def shogi_search_set(overrides=()):
     """(adapter, positions, search settings) of the shogi search benchmark: the engine as a GUI gets it (the
-    USI option defaults with configs/engine.toml, the shipped weights) with `overrides`, (name, value) pairs
+    USI option defaults with any config file's overrides, the shipped weights) with `overrides`, (name, value) pairs
     of USI options, applied as setoption would."""
     from usi_engine.options import OptionValues, game_params, search_options
 

@@ -40,10 +40,7 @@ from numba import njit
 
 from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record, inc_value, pp_block_zero
 from eval.weightfile import load_weights
-from usi_engine.search.core import (
-    FLAG_FORCING,
-    FLAG_LAZY,
-    FLAG_TERMINAL,
+from usi_engine.search.jobs import (
     J_FINISH,
     J_STRIDE,
     child_done,
@@ -54,6 +51,7 @@ from usi_engine.search.core import (
     open_job,
     set_job_aux,
 )
+from usi_engine.search.layout import FLAG_FORCING, FLAG_LAZY, FLAG_TERMINAL
 from usi_engine.search.values import MATE
 from usi_engine.shogi.layout import BOARD, HIST, HIST_STRIDE, H_KEY, H_MOVE, KEY, MAX_MOVES, MOVE_TO_MASK, PLY, SIDE
 from usi_engine.shogi.movegen import gen_legal, gen_search_moves
@@ -62,7 +60,7 @@ from usi_engine.shogi.sfen import move_to_usi
 
 from .alphabeta import ab_value
 from .mate_probe import mate_in_one, mated_in_two, probe_scratch
-from .moveprior import move_scores
+from .moveprior import log_sum_exp, move_scores
 from .params import (
     EXPANSION_LAZY,
     EXPANSION_WINDOW,
@@ -180,12 +178,42 @@ def value_child(pos, weights, params, move, mode, q, eacc, eidx, probes):
 
 
 @njit(cache=True, nogil=True)
-def child_value(pos, weights, params, move):
-    """(value, flags, positions evaluated) of the child after `move` from pos, valued as the exact expansion
-    values every child (value_child in mode exact): progressive widening's entry of one more child."""
+def child_value(pos, weights, params, move, best):
+    """(value, flags, positions evaluated) of the child after `move` from pos, entered by progressive widening
+    into a node whose value (pos's side to move) is `best`: valued as the expansion mode values a child. In the
+    window mode a child not in check gets its static value and then, within `P_WINDOW` of best, the bounded
+    quiescence search (window_refine, as the expansion's second round does against the best sibling): exact
+    inside the window, else a bound flagged FLAG_LAZY that leaf_value refines if a sample reaches it. The
+    other modes value it exactly (value_child in mode exact)."""
     q, eacc, eidx = child_scratch(pos, weights, params)
-    value, flags = value_child(pos, weights, params, move, np.int64(0), q, eacc, eidx, probe_scratch())
+    window = np.int64(params[P_EXPANSION]) == EXPANSION_WINDOW
+    mode = np.int64(EXPANSION_WINDOW) if window else np.int64(0)
+    value, flags = value_child(pos, weights, params, move, mode, q, eacc, eidx, probe_scratch())
+    if flags == FLAG_LAZY:
+        value, flags = window_refine(pos, weights, params, move, value, best, q, eacc, eidx)
     return value, np.int8(flags), q[5][0]
+
+
+@njit(cache=True, nogil=True)
+def window_refine(pos, weights, params, move, static, best, q, eacc, eidx):
+    """(value, flags) of a child that the window expansion left lazy with its static value `static` (child's
+    side), given the best exact value its parent pos has so far (parent's view): a child within `P_WINDOW` of
+    best gets the quiescence search bounded by beta = window - best (child's view; its stand pat is `static`,
+    not evaluated again), exact below beta (FLAG_LAZY cleared); a fail-high, or an upper bound already below
+    best - window, keeps FLAG_LAZY with that bound (the child is at least `window` worse than best for the
+    parent). q, eacc, eidx from child_scratch(pos); the positions evaluated are added to q[5][0]."""
+    window = params[P_WINDOW]
+    if -static < best - window:
+        return static, np.int64(FLAG_LAZY)
+    qdepth, see_prune, delta, recapture = quiescence_settings(params)
+    beta = INF if best <= -INF else window - best
+    inc_record(pos, move, weights, eacc, eidx, 0)
+    do_move(pos, move)
+    v = qsearch_inc(pos, weights, -INF, beta, qdepth, *q, eacc, eidx, 1, see_prune, delta, recapture, static)
+    undo_move(pos)
+    if v < beta:
+        return v, np.int64(FLAG_LAZY | FLAG_QUIESCED) if params[P_LEAF_DEPTH] > 0.0 else np.int64(0)
+    return v, np.int64(FLAG_LAZY)
 
 
 @njit(cache=True, nogil=True)
@@ -202,13 +230,7 @@ def order_children(pos, weights, params, moves, n, k0, logp):
     scores = np.empty(n, np.float64)
     tactical = np.empty(n, np.int8)
     move_scores(pos, params[N_PARAMS:], moves, n, scores, tactical)
-    top = -np.inf
-    for i in range(n):
-        top = max(top, scores[i])
-    total = 0.0
-    for i in range(n):
-        total += np.exp(scores[i] - top)
-    log_z = top + np.log(total)  # log p = s - log sum exp s (the prior's softmax)
+    log_z = log_sum_exp(scores, n)  # log p = s - log sum exp s (the prior's softmax)
     if k0 >= n or side_in_check(pos):
         for i in range(n):
             logp[i] = scores[i] - log_z
@@ -290,9 +312,6 @@ def finish_children(pos, weights, params, moves, out_values, out_flags, job, bas
     upper bound is already below best - window keeps its static value and FLAG_LAZY. Lazy children are
     refined (leaf_value) if a sample ever reaches them. One thread does what a sequential pass would; with
     several, a child may be searched against an older, lower best: a wider window, the same guarantees."""
-    window = params[P_WINDOW]
-    qdepth, see_prune, delta, recapture = quiescence_settings(params)
-    deep = np.int64(FLAG_LAZY | FLAG_QUIESCED) if params[P_LEAF_DEPTH] > 0.0 else np.int64(0)
     q, eacc, eidx = child_scratch(pos, weights, params)
     nodes = q[5]
     done = 0
@@ -301,19 +320,12 @@ def finish_children(pos, weights, params, moves, out_values, out_flags, job, bas
         if i < 0:
             break
         before = nodes[0]
-        best = job_aux(job, base)
-        if out_flags[i] == FLAG_LAZY and -out_values[i] >= best - window:
-            beta = INF if best <= -INF else window - best
-            inc_record(pos, moves[i], weights, eacc, eidx, 0)
-            do_move(pos, moves[i])
-            # the first round's static value of this child is its stand pat: not evaluated again
-            static = out_values[i]
-            v = qsearch_inc(pos, weights, -INF, beta, qdepth, *q, eacc, eidx, 1, see_prune, delta, recapture, static)
-            undo_move(pos)
-            out_values[i] = v
-            if v < beta:
-                out_flags[i] = deep
-                job_aux_max(job, base, -v)
+        if out_flags[i] == FLAG_LAZY:
+            best = job_aux(job, base)
+            value, flags = window_refine(pos, weights, params, moves[i], out_values[i], best, q, eacc, eidx)
+            out_values[i], out_flags[i] = value, flags
+            if flags != FLAG_LAZY:
+                job_aux_max(job, base, -value)
         child_done(job, base, nodes[0] - before)
         done += 1
     return done

@@ -457,17 +457,23 @@ def move_scores(pos, model, moves, n, out_scores, out_tactical):
 
 
 @njit(cache=True, nogil=True)
-def softmax(scores, n, out):
-    """out[0:n] = exp(scores[i]) / sum_j exp(scores[j]) (shifted by the largest score)."""
+def log_sum_exp(scores, n):
+    """log sum_i exp(scores[i]) over scores[0:n] (shifted by the largest score): the softmax's log normaliser."""
     top = -np.inf
     for i in range(n):
         top = max(top, scores[i])
     total = 0.0
     for i in range(n):
-        out[i] = np.exp(scores[i] - top)
-        total += out[i]
+        total += np.exp(scores[i] - top)
+    return top + np.log(total)
+
+
+@njit(cache=True, nogil=True)
+def softmax(scores, n, out):
+    """out[0:n] = exp(scores[i]) / sum_j exp(scores[j]) = exp(scores[i] - log_sum_exp)."""
+    log_z = log_sum_exp(scores, n)
     for i in range(n):
-        out[i] /= total
+        out[i] = np.exp(scores[i] - log_z)
 
 
 @njit(cache=True, nogil=True)

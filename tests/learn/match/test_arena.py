@@ -17,6 +17,8 @@ from usi_engine.shogi import Board
 from usi_engine.shogi.sfen import usi_to_move
 from usi_engine.shogi_search.game import make_params
 
+pytestmark = pytest.mark.process
+
 REPO = Path(__file__).resolve().parents[3]
 MIDGAME_SFEN = "ln1g3nl/1r3kg2/p2pppsp1/2ps2p1p/1p7/2P1P1P2/PPSP1P1PP/2G2S1R1/LN2KG1NL b Bb 1"
 MATE_SFEN = "4k4/9/4P4/9/9/9/9/9/4K4 b G 1"  # G*5b mates

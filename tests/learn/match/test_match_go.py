@@ -12,6 +12,8 @@ from learn.match.clock import TimeControl
 from learn.match.go_game import GoRules, find_gnugo, parse_score
 from learn.match.match import EngineSpec, Match, MatchConfig, MatchError, load_openings
 
+pytestmark = [pytest.mark.process, pytest.mark.gnugo]
+
 FIXTURES = Path(__file__).parent / "fixtures"
 GNUGO = f"{find_gnugo()} --mode gtp --level 1 --chinese-rules"
 MOVETIME = TimeControl.from_args(movetime_ms=1000, fixed_timeout_ms=1500)

@@ -8,9 +8,12 @@ import sys
 from pathlib import Path
 
 import cshogi.KIF
+import pytest
 import shogi.CSA
 
 from usi_engine.shogi import Board
+
+pytestmark = pytest.mark.process
 
 REPO = Path(__file__).resolve().parents[3]
 ENGINE = f"{shlex.quote(sys.executable)} -m usi_engine"

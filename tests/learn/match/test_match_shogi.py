@@ -19,6 +19,8 @@ from learn.match.match import EngineSpec, Match, MatchConfig, MatchError, SprtSp
 from learn.match.openings import Opening
 from learn.match.shogi_game import ShogiRules
 
+pytestmark = pytest.mark.process
+
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[3]
 BYOYOMI = TimeControl.from_args(byoyomi_ms=200, margin_ms=150)
