@@ -120,7 +120,7 @@ def test_bad_move_prior_falls_back_to_no_prior(eng, tmp_path):
     corrupt.write_bytes(b"not a zip")
     mismatched = tmp_path / "eval-as-prior.npz"  # a real archive of another kind: the evaluation weights
     mismatched.write_bytes((Path(__file__).resolve().parent.parent / "eval" / "weights" / "material.npz").read_bytes())
-    with option(eng, "WidenChildren", 4, 0):
+    with option(eng, "WidenChildren", 4, find("WidenChildren").default):  # widened, then the default again
         for bad in (corrupt, mismatched):
             eng.send(f"setoption name MovePriorFile value {bad}")
             lines, _ = eng.isready(60.0)

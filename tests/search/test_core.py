@@ -429,8 +429,11 @@ def test_a_sampler_with_helpers_builds_exactly_the_one_thread_tree(graph):
 
 
 def test_helper_count_defaults_and_limits():
-    """-1 = all threads but one; at least one thread samples; none without a second thread or with RAVE."""
+    """-1 = all threads but one, or none under progressive widening; at least one thread samples; none without a
+    second thread or with RAVE; an explicit count holds under widening too."""
     assert searcher(threads=4, helpers=-1).helper_count() == 3
+    assert searcher(threads=2, helpers=-1, widen_k0=4).helper_count() == 0
+    assert searcher(threads=3, helpers=1, widen_k0=4).helper_count() == 1
     assert searcher(threads=3, helpers=5).helper_count() == 2
     assert searcher(threads=1, helpers=-1).helper_count() == 0
     assert searcher(threads=2, helpers=0).helper_count() == 0
