@@ -15,6 +15,8 @@ from usi_engine.search.values import MATE_THRESHOLD, is_proven
 
 @dataclass
 class SearchResult:
+    """What a search returns, and what each `info` report carries: values from the root's side to move."""
+
     best_move: int | None
     best_move_str: str | None
     value: float  # E(root), from the side to move at the root
