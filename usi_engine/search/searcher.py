@@ -341,4 +341,5 @@ class Searcher:
         return len(principal_line(self.pool, 0, self.options.max_depth))
 
     def _result(self, start, multipv, reused, pos) -> SearchResult:
+        assert self.pool is not None  # made by _prepare
         return search_result(self.pool, self.options, self.adapter, pos, start, multipv, reused, self._priors)
