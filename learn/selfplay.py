@@ -52,7 +52,8 @@ import numpy as np
 
 from usi_engine.search import layout
 from usi_engine.search.policy import root_policy
-from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.searcher import Searcher
+from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.search.values import MATE_THRESHOLD
 from usi_engine.shogi import Board, adjudicate, move_to_usi
 from usi_engine.shogi.board import declaration_rule_code

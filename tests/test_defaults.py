@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 
 from usi_engine.go.player import PlayerSettings
-from usi_engine.gtp import build_parser, player_settings
+from usi_engine.gtp_options import build_parser, player_settings
 from usi_engine.options import DEFAULT_CONFIG, OPTIONS, Option, OptionValues, find, load_config
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -35,7 +35,7 @@ def test_options_map_onto_search_options_and_game_params():
     import inspect
 
     from usi_engine.options import GAME_PARAM_FIELDS, SEARCH_OPTION_FIELDS, game_params, search_options
-    from usi_engine.search.searcher import SearchOptions
+    from usi_engine.search.settings import SearchOptions
     from usi_engine.shogi.board import declaration_rule_code
     from usi_engine.shogi_search.game import make_params
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
-    from .search.searcher import SearchResult
+    from .search.result import SearchResult
 
 
 # --- typed input --------------------------------------------------------------------------------

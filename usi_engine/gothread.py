@@ -28,7 +28,8 @@ from .engine_types import EngineCallbacks, GoLimits, MateAnswer, PvLine, Score, 
 from .options import OptionValues
 
 if TYPE_CHECKING:
-    from .search.searcher import SearchResult, Searcher
+    from .search.result import SearchResult
+    from .search.searcher import Searcher
     from .shogi import Board
     from .shogi_search.prepared import PreparedSearch
 
@@ -244,7 +245,7 @@ class GoThread:
 
     def _search(self) -> Answer:
         """The searched best move (resign below -ResignValue), with its ponder move."""
-        from .search.searcher import Limits
+        from .search.settings import Limits
 
         state = self.state
         limits, o = state.limits, self.options

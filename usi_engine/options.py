@@ -183,7 +183,7 @@ def _entering_rule_code(rule: str) -> int:
     return declaration_rule_code(rule)
 
 
-# Where options act: a SearchOptions field (usi_engine/search/searcher.py) or a keyword of the shogi game's
+# Where options act: a SearchOptions field (usi_engine/search/settings.py) or a keyword of the shogi game's
 # make_params (usi_engine/shogi_search/params.py), each fed by one option through a conversion. Adding a search
 # option = a row in OPTIONS plus an entry here. (DrawValueBlack/White depend on the colour we play and are set
 # per search by the engine; the other options act in the engine or the time plan.)

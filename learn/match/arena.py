@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from eval.make_material_weights import material_weights
 from eval.weightfile import load_weights
-from usi_engine.search.searcher import POLICIES, Limits, SearchOptions
+from usi_engine.search.settings import POLICIES, Limits, SearchOptions
 from usi_engine.shogi import Board, adjudicate
 from usi_engine.shogi.adjudicate import DEFAULT_MAX_MOVES, GameRules
 from usi_engine.shogi.board import DECLARATION_RULES, declaration_rule_code

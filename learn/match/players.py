@@ -34,7 +34,8 @@ from eval.make_material_weights import material_weights
 from eval.shogi_features import evaluate
 from usi_engine.search import layout
 from usi_engine.search.policy import root_policy
-from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.searcher import Searcher
+from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.search.values import is_proven
 from usi_engine.shogi import position
 from usi_engine.shogi.layout import MAX_MOVES

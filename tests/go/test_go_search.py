@@ -10,7 +10,8 @@ from usi_engine.go import layout as L
 from usi_engine.go.game import MAX_MOVES, GoAdapter, default_params, expand_amaf
 from usi_engine.go.playout import seed_rng
 from usi_engine.search import layout
-from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.searcher import Searcher
+from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.search.values import MATE
 
 

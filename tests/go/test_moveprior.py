@@ -20,7 +20,7 @@ from usi_engine.go.game import MOVES_EVEN, MOVES_WINS, P_PRIOR_MOVES, expand_ama
 from usi_engine.go.ladder import S_ROWS, escape_is_laddered
 from usi_engine.go.player import GoPlayer
 from usi_engine.go.playout import PRIOR_EYE, PRIOR_PASS, PRIOR_SELF_ATARI, _setup, move_priors, new_workspace, seed_rng
-from usi_engine.gtp import build_parser, player_settings
+from usi_engine.gtp_options import build_parser, player_settings
 
 
 def _random_game(size: int, plies: int, seed: int, colours=("b", "w"), local: bool = False) -> tuple[GoBoard, list]:
@@ -352,7 +352,8 @@ def test_root_winrates_leave_out_the_priors_virtual_visits(prior_moves):
     MC winrate (H before any real visit), and the adapter's priors are the ones expand_amaf gave."""
     from usi_engine.go.game import GoAdapter, default_params
     from usi_engine.search import layout
-    from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+    from usi_engine.search.searcher import Searcher
+    from usi_engine.search.settings import Limits, SearchOptions
     from usi_engine.search.values import is_proven
 
     b, _ = _random_game(19, 12, 13)

@@ -30,7 +30,7 @@ from usi_engine.go.playout import (
     run_playout,
     seed_rng,
 )
-from usi_engine.gtp import build_parser, player_settings
+from usi_engine.gtp_options import build_parser, player_settings
 
 NONE = np.empty(0, dtype=np.float64)
 # The 8 neighbours in the order of the code's base-4 digits: (dx, dy), dy = +1 is the row above.

@@ -8,7 +8,8 @@ from eval.weightfile import load_weights
 from learn import pg
 from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer, record_bytes
 from usi_engine.search import layout, policy
-from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.searcher import Searcher
+from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.shogi import Board
 from usi_engine.shogi.position import RULE_TRY, do_move
 from usi_engine.shogi_search.game import ShogiAdapter, make_params

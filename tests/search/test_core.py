@@ -7,7 +7,8 @@ from search_helpers import backup_error, check_accounting, children, exact_value
 
 from usi_engine.search import backup, layout, pv, selection
 from usi_engine.search import synthetic as syn
-from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.searcher import Searcher
+from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.search.values import MATE
 
 ADAPTER = syn.SyntheticAdapter()

@@ -10,7 +10,9 @@ from search_helpers import check_accounting
 
 from usi_engine.search import layout, rave
 from usi_engine.search import synthetic as syn
-from usi_engine.search.searcher import Limits, NodePool, SearchOptions, Searcher
+from usi_engine.search.pool import NodePool
+from usi_engine.search.searcher import Searcher
+from usi_engine.search.settings import Limits, SearchOptions
 
 VSCALE = 1000.0
 

@@ -6,7 +6,8 @@ from search_helpers import backup_error
 
 from usi_engine.search import layout
 from usi_engine.search import synthetic as syn
-from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.searcher import Searcher
+from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.search.values import MATE
 
 # Root 0 has two moves: to 1 (A) and to 2 (B). A's replies end in positions worth 300 and 250 to the root's

@@ -8,7 +8,8 @@ from search_helpers import P, W, backup_error, check_accounting
 
 from usi_engine.search import layout, widening
 from usi_engine.search import synthetic as syn
-from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.searcher import Searcher
+from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.search.values import MATE, is_proven
 
 ADAPTER = syn.SyntheticAdapter()

@@ -6,7 +6,8 @@ import pytest
 
 from tests.shogi_search.tree_walk import unexpanded_nodes
 from usi_engine.search import layout, pv
-from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.searcher import Searcher
+from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.search.values import MATE
 from usi_engine.shogi.bench import random_game_sfens
 from usi_engine.shogi.board import Board

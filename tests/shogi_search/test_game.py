@@ -5,7 +5,8 @@ import pytest
 
 from tests.shogi_search.tree_walk import unexpanded_nodes
 from usi_engine.search.layout import FLAG_FORCING
-from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.searcher import Searcher
+from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.search.values import MATE
 from usi_engine.shogi import Board, move_to_usi, usi_to_move
 from usi_engine.shogi.layout import HIST, HIST_STRIDE, H_CHECK, H_KEY, MAX_MOVES

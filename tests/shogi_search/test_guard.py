@@ -3,7 +3,8 @@
 import cshogi
 import pytest
 
-from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.searcher import Searcher
+from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.search.values import MATE
 from usi_engine.shogi import Board
 from usi_engine.shogi.bench import random_game_sfens

@@ -7,7 +7,8 @@ import pytest
 
 from usi_engine.search import layout
 from usi_engine.search.jobs import J_FINISH, J_STRIDE, child_done, claim_child, close_job, find_job, new_jobs, open_job
-from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.searcher import Searcher
+from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.shogi import Board
 from usi_engine.shogi.bench import bench_sfens, random_game_sfens
 from usi_engine.shogi.layout import MAX_MOVES
@@ -165,9 +166,9 @@ def test_an_idle_helper_returns_to_poll_and_a_stop_ends_it(adapter):
     """With no job open the helper kernel gives up after max_idle empty scans (the Searcher then sleeps
     between calls, so a helper never spins for long beside samplers that idle); with stop set it returns at
     once."""
-    from usi_engine.search.games import kernels
+    from usi_engine.search.dispatch import kernels
 
-    k = kernels("shogi")
+    k = kernels(adapter.game)
     board = Board(bench_sfens()[0])
     jobs = new_jobs(2, MAX_MOVES, board.pos)
     ctl = np.zeros(layout.CTL_SIZE, np.int64)

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from usi_engine.search import layout
-from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.searcher import Searcher
+from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.shogi import Board, move_to_usi
 from usi_engine.shogi.bench import bench_positions
 from usi_engine.shogi.layout import MAX_MOVES

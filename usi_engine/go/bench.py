@@ -74,7 +74,8 @@ def measure_search(
     prior mixes in the shipped learned move prior at weight 1."""
     from usi_engine.go.game import GoAdapter, default_params
     from usi_engine.go.moveprior import read_model, shipped_model
-    from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+    from usi_engine.search.searcher import Searcher
+    from usi_engine.search.settings import Limits, SearchOptions
 
     pos = new_pos(size, komi=7.0)
     adapter = GoAdapter(size, default_params(playout_patterns=patterns, prior_moves=1.0 if move_prior else 0.0))

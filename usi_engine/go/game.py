@@ -42,6 +42,7 @@ model array (usi_engine/go/moveprior.py; GoAdapter.set_move_model). ``[0, 0]`` =
 P_PRIOR_MOVES then have no effect.
 """
 
+import sys
 import time
 
 import numpy as np
@@ -351,7 +352,7 @@ class GoAdapter:
     """Go as the Searcher sees it (usi_engine/search/searcher.py): params, value scale, move text, depth
     budget and the path between two positions of the same game (tree reuse)."""
 
-    game = "go"
+    game = sys.modules[__name__]  # this module: the kernels the core calls (search/dispatch.py)
     max_moves = MAX_MOVES
 
     def __init__(self, size: int = 9, params=None):

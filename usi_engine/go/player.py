@@ -101,7 +101,8 @@ class GoPlayer:
     # --- search setup ------------------------------------------------------------------------------
     def _searcher(self, size: int) -> Searcher:
         if self.searcher is None:
-            from usi_engine.search.searcher import SearchOptions, Searcher
+            from usi_engine.search.searcher import Searcher
+            from usi_engine.search.settings import SearchOptions
 
             from .game import LEAF_LEARNED, LEAF_PLAYOUTS, GoAdapter, default_params
 
@@ -178,7 +179,7 @@ class GoPlayer:
     def warm_up(self) -> None:
         """Load or compile every kernel a move needs (see the module docstring); sets `ready` even on error."""
         try:
-            from usi_engine.search.searcher import Limits
+            from usi_engine.search.settings import Limits
 
             board = GoBoard(WARMUP_SIZE, 0.5)
             board.final_score(playouts=WARMUP_SCORE_PLAYOUTS)
@@ -219,7 +220,7 @@ class GoPlayer:
             return L.PASS
         result = self._search(board.size, pos, seconds, multipv=L.BOARD_CAP + 1)
         if result.best_move is None:  # the time went on loading the kernels: expand the root at least
-            from usi_engine.search.searcher import Limits
+            from usi_engine.search.settings import Limits
 
             result = self._searcher(board.size).search(pos, Limits(samples=1), multipv=L.BOARD_CAP + 1)
         if result.best_move is None:  # the game is over (two passes): nothing to search
@@ -236,7 +237,7 @@ class GoPlayer:
         return move
 
     def _search(self, size, pos, seconds, multipv):
-        from usi_engine.search.searcher import Limits
+        from usi_engine.search.settings import Limits
 
         searcher = self._searcher(size)
         if self.settings.td_share > 0 and seconds is not None:  # Dyna-2: TD search first
@@ -269,7 +270,7 @@ class GoPlayer:
     def analyze(self, board: GoBoard, colour: int, on_info: Callable, interval: float, multipv: int) -> Analysis:
         """Start an endless search for `colour`; `on_info(result)` gets its root statistics (SearchResult.root,
         best first) every `interval` s. Returns the running analysis (stop it with `Analysis.stop`)."""
-        from usi_engine.search.searcher import Limits
+        from usi_engine.search.settings import Limits
 
         pos = position_for(board, colour)
         self.ready.wait()

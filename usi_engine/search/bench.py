@@ -14,7 +14,8 @@ import time
 
 from usi_engine.search import layout
 from usi_engine.search import synthetic as syn
-from usi_engine.search.searcher import Limits, SearchOptions, Searcher
+from usi_engine.search.searcher import Searcher
+from usi_engine.search.settings import Limits, SearchOptions
 
 # Synthetic stand-ins for shogi middle games: ~30 children per expansion, each leaf costing ~40 hash rounds
 # (about the cost ratio of a quiescence search to the tree walk), deep enough never to run out.

@@ -1,6 +1,9 @@
 """The sample loop: build_kernels builds, per game, the one kernel that calls a game (run_samples, seed 001
 §3.1 steps 1-4) and the helper threads' kernel (run_helper); the game-free steps they take are the
-module-level kernels of the other modules of this package (see docs/search.md, "Dispatch and caching")."""
+module-level kernels of the other modules of this package (see docs/search.md, "Dispatch and caching");
+new_scratch makes a sampling thread's working arrays."""
+
+import math
 
 import numpy as np
 from numba import njit
@@ -96,6 +99,35 @@ def evaluated_children(cflags, n):
         if (cflags[i] & FLAG_NO_SIM) == 0:
             k += 1
     return k
+
+
+def new_scratch(max_moves: int, depth: int, trace: int, rave: bool, jobs: tuple) -> tuple:
+    """One sampling thread's working arrays, the `scratch` argument of run_samples (in the order it unpacks
+    them): a path of `depth` plies, a node's `max_moves` children, `trace` AMAF trace entries, RAVE's hash
+    scratch (slots for twice the moves) and the threads' shared joint-expansion `jobs`."""
+    m = max_moves
+    slots = 1 << max(2, math.ceil(math.log2(2 * m))) if rave else 1
+    hscratch = (
+        np.zeros(slots, np.int64),
+        np.zeros(slots, np.int64),
+        np.zeros(slots, np.int64),
+        np.zeros(slots, np.int64),
+        np.zeros(2, np.int64),
+    )
+    return (
+        np.zeros(depth + 1, np.int64),
+        np.zeros(m, np.int32),
+        np.zeros(m, np.float64),
+        np.zeros(m, np.int8),
+        np.zeros(m, np.int64),
+        np.zeros(m, np.float64),
+        np.zeros(depth + 1, np.int64),
+        np.zeros(m, np.float64),
+        np.zeros(max(1, trace), np.int32),
+        np.zeros(m + 1, np.int64),
+        hscratch,
+        jobs,
+    )
 
 
 def build_kernels(game, stamp):

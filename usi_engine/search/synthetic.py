@@ -20,6 +20,8 @@ the explicit table (if any) starts at P_TABLE: per node 4 words (first child slo
 flags), then the child-id list. `params` and `weights` are unused.
 """
 
+import sys
+
 import numpy as np
 from numba import njit
 
@@ -314,7 +316,7 @@ def explicit_pos(nodes, seed=7, capacity=64):
 class SyntheticAdapter:
     """Python-side game adapter used by the Searcher (the same shape the shogi and Go adapters provide)."""
 
-    game = 'synthetic'
+    game = sys.modules[__name__]  # this module: the kernels the core calls (search/dispatch.py)
 
     def __init__(self, max_moves=64):
         self.max_moves = max_moves

@@ -35,6 +35,8 @@ this order after the move:
 Params layout (float64): see the P_* constants below.
 """
 
+import sys
+
 import numpy as np
 from numba import njit
 
@@ -360,7 +362,7 @@ def root_status(pos, params):
 class ShogiAdapter:
     """The shogi game as the Searcher sees it: weights, params and move/position helpers."""
 
-    game = "shogi"
+    game = sys.modules[__name__]  # this module: the kernels the core calls (search/dispatch.py)
     max_moves = MAX_MOVES
 
     def __init__(self, weights=None, params=None, move_model=None):

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
-    from usi_engine.search.searcher import SearchResult, Searcher
+    from usi_engine.search.result import SearchResult
+    from usi_engine.search.searcher import Searcher
 
     from .game import ShogiAdapter
     from .mate import MateSolver
@@ -62,7 +63,8 @@ class PreparedSearch:
             self._load_adapter(setup, error)
             key = tuple(sorted(setup.search.items()))
             if self.searcher is None or key != self._search_key:
-                from usi_engine.search.searcher import SearchOptions, Searcher
+                from usi_engine.search.searcher import Searcher
+                from usi_engine.search.settings import SearchOptions
 
                 self.searcher = Searcher(self.adapter, SearchOptions(**setup.search))
                 self._search_key = key
@@ -146,7 +148,7 @@ class PreparedSearch:
     def _warm_search(self) -> None:
         """Compile the search kernels (or load them from numba's cache) with two tiny searches, the
         second after a move so that tree reuse (reroot) is compiled here and not in a timed move."""
-        from usi_engine.search.searcher import Limits
+        from usi_engine.search.settings import Limits
         from usi_engine.shogi import Board
 
         board = Board()
@@ -162,7 +164,7 @@ class PreparedSearch:
 
     def timed_search(self, seconds: float) -> SearchResult:
         """Search the start position for `seconds` with a fresh tree (a benchmark of the prepared search)."""
-        from usi_engine.search.searcher import Limits
+        from usi_engine.search.settings import Limits
         from usi_engine.shogi import Board
 
         searcher = self.searcher

@@ -1,0 +1,168 @@
+"""The command line of `usi-engine gtp`: its flags (build_parser) and the GoPlayer settings they give
+(player_settings). The player's defaults are PlayerSettings' (usi_engine/go/player.py); `--seconds`, `--size`,
+`--komi` and `--ko` belong to the GTP front-end (usi_engine/gtp.py) and have their defaults here."""
+
+import argparse
+
+from usi_engine.go.player import (
+    PRIOR_AMAF_LARGE,
+    PRIOR_AMAF_MOVES,
+    PRIOR_AMAF_SMALL,
+    PRIOR_VISITS_LARGE,
+    PRIOR_VISITS_MOVES,
+    PRIOR_VISITS_SMALL,
+    PlayerSettings,
+)
+
+POLICY_NAMES = {"mcss": "softmax", "softmax": "softmax", "uct": "uct", "rave": "rave"}
+
+
+def player_settings(args: argparse.Namespace) -> PlayerSettings:
+    """The GoPlayer settings of the command line (build_parser)."""
+    return PlayerSettings(
+        policy=POLICY_NAMES[args.policy],
+        threads=args.threads,
+        hash_mb=args.hash,
+        playouts=args.playouts,
+        leaf_playouts=args.leaf_playouts,
+        rave_playouts=args.rave_playouts,
+        t_sel=args.t_sel,
+        t_back=args.t_back,
+        c_uct=args.c_uct,
+        c_rave=args.c_rave,
+        rave_bias=args.rave_bias,
+        graph=not args.tree,
+        seed=args.seed,
+        resign=args.resign,
+        leaf=args.leaf,
+        prior_mix=args.prior_mix,
+        td_share=args.td_share,
+        value_weights=args.value_weights,
+        playout_patterns=args.playout_patterns == "on",
+        prior_patterns=args.prior_patterns == "on",
+        prior_ladders=args.prior_ladders == "on",
+        prior_moves=args.prior_moves,
+        move_model=args.move_model,
+        prior_visits=args.prior_visits,
+        prior_amaf=args.prior_amaf,
+    )
+
+
+def _cli_policy(policy: str) -> str:
+    """The `--policy` name of a SearchOptions policy (the first of POLICY_NAMES that maps onto it)."""
+    return next(name for name, target in POLICY_NAMES.items() if target == policy)
+
+
+def _on_off(flag: bool) -> str:
+    """The `on` / `off` spelling of a boolean setting."""
+    return "on" if flag else "off"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `usi-engine gtp` command line. The defaults of the player's settings are PlayerSettings' (written
+    there only; tests/test_defaults.py checks that the empty command line gives PlayerSettings()); `--seconds`,
+    `--size`, `--komi` and `--ko` belong to this front-end and are written here."""
+    d = PlayerSettings()
+    p = argparse.ArgumentParser(prog="usi-engine gtp", description="Go over GTP (MCSS / UCT / MC-RAVE).")
+    p.add_argument(
+        "--policy",
+        choices=sorted(POLICY_NAMES),
+        default=_cli_policy(d.policy),
+        help="tree policy: rave (MC-RAVE), mcss (softmax), uct (default %(default)s)",
+    )
+    p.add_argument("--threads", type=int, default=d.threads)
+    p.add_argument("--hash", type=float, default=d.hash_mb, help="node pool in MB")
+    p.add_argument("--seconds", type=float, default=1.0, help="seconds per move without a GTP clock")
+    p.add_argument("--playouts", type=int, default=d.playouts, help="playouts per move (children evaluated)")
+    p.add_argument(
+        "--leaf-playouts", type=int, default=d.leaf_playouts, help="playouts per child for mcss/uct leaves (K)"
+    )
+    p.add_argument("--t-sel", type=float, default=d.t_sel, help="MCSS selection temperature (value scale 1000)")
+    p.add_argument("--t-back", type=float, default=d.t_back, help="MCSS backup temperature")
+    p.add_argument("--c-uct", type=float, default=d.c_uct, help="UCT exploration (value units)")
+    p.add_argument("--c-rave", type=float, default=d.c_rave, help="RAVE exploration (outcomes in [0,1])")
+    p.add_argument("--rave-bias", type=float, default=d.rave_bias, help="RAVE bias b of seed 000 eq. 47")
+    p.add_argument(
+        "--rave-playouts",
+        type=int,
+        default=d.rave_playouts,
+        help="RAVE: children given a playout per expansion (+ tactical ones; 0 = all)",
+    )
+    p.add_argument(
+        "--leaf",
+        choices=("playouts", "learned"),
+        default=d.leaf,
+        help="mcss/uct leaf value: playouts, or learned (local-shape value, no playout)",
+    )
+    p.add_argument(
+        "--prior-mix",
+        type=float,
+        default=d.prior_mix,
+        help="RAVE prior: weight of the learned value against the heuristic prior (0..1)",
+    )
+    p.add_argument(
+        "--td-share",
+        type=float,
+        default=d.td_share,
+        help="Dyna-2: share of each move's time spent on TD search of the short-term memory",
+    )
+    p.add_argument(
+        "--value-weights",
+        default=d.value_weights,
+        help="Go value weight file (default: the shipped usi_engine/go/weights/go<size>.npz)",
+    )
+    p.add_argument(
+        "--playout-patterns",
+        choices=("on", "off"),
+        default=_on_off(d.playout_patterns),
+        help="playouts answer the last move with MoGo's 3x3 patterns (hane, cut, edge) before a random move "
+        "(default %(default)s; on: 78 %% against GNU Go level 10 on 9x9 where off scored 66 %%, docs/go.md)",
+    )
+    p.add_argument(
+        "--prior-patterns",
+        choices=("on", "off"),
+        default=_on_off(d.prior_patterns),
+        help="RAVE prior: favour MoGo pattern moves next to the last move (default %(default)s; on: 87 %% against "
+        "GNU Go level 10 on 9x9 with the playout patterns, 78 %% without the prior, docs/go.md)",
+    )
+    p.add_argument(
+        "--prior-ladders",
+        choices=("on", "off"),
+        default=_on_off(d.prior_ladders),
+        help="RAVE prior on boards of 15 and more: an atari escape into a working ladder counts as bad "
+        "(ladder reader; default %(default)s: not yet measured)",
+    )
+    p.add_argument(
+        "--prior-moves",
+        type=float,
+        default=d.prior_moves,
+        help="RAVE prior on boards of 15 and more: weight b of the learned move prior against the heuristic one "
+        f"(0..1; default %(default)s, with {PRIOR_VISITS_MOVES:g} virtual visits; 0 = off: the heuristic prior "
+        f"with {PRIOR_VISITS_LARGE:g}, docs/go.md)",
+    )
+    p.add_argument(
+        "--move-model",
+        default=d.move_model,
+        help="learned move prior file (default: the shipped usi_engine/go/weights/moves19.npz)",
+    )
+    p.add_argument(
+        "--prior-visits",
+        type=float,
+        default=d.prior_visits,
+        help=f"RAVE prior: virtual MC visits of the prior (default {PRIOR_VISITS_SMALL:g}; on boards of 15 and "
+        f"more {PRIOR_VISITS_MOVES:g} with the learned move prior, else {PRIOR_VISITS_LARGE:g})",
+    )
+    p.add_argument(
+        "--prior-amaf",
+        type=float,
+        default=d.prior_amaf,
+        help=f"RAVE prior: virtual AMAF visits of the prior (default {PRIOR_AMAF_SMALL:g}; on boards of 15 and "
+        f"more {PRIOR_AMAF_MOVES:g} with the learned move prior, else {PRIOR_AMAF_LARGE:g})",
+    )
+    p.add_argument("--resign", type=float, default=d.resign, help="resign below this winrate (0 = never)")
+    p.add_argument("--size", type=int, default=19)
+    p.add_argument("--komi", type=float, default=7.5)
+    p.add_argument("--ko", choices=("positional", "simple", "situational"), default="positional")
+    p.add_argument("--tree", action="store_true", default=not d.graph, help="tree search (no transposition sharing)")
+    p.add_argument("--seed", type=int, default=d.seed)
+    return p
