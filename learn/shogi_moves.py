@@ -56,10 +56,9 @@ from usi_engine.shogi.layout import (
 )
 from usi_engine.shogi.movegen import gen_legal, gen_search_moves
 from usi_engine.shogi.position import do_move, undo_move
-from usi_engine.shogi.sfen import STARTPOS, format_sfen, move_to_usi, parse_sfen, usi_to_move
+from usi_engine.shogi.sfen import STARTPOS, format_sfen, move_to_usi, parse_position, parse_sfen, usi_to_move
 from usi_engine.shogi_search import moveprior as M
 from usi_engine.shogi_search.quiescence import order_key
-from usi_engine.usi import parse_position
 
 CSA_TYPES = {"FU": 1, "KY": 2, "KE": 3, "GI": 4, "KA": 5, "HI": 6, "KI": 7, "OU": 8}
 CSA_TYPES |= {"TO": 9, "NY": 10, "NK": 11, "NG": 12, "UM": 13, "RY": 14}

@@ -69,6 +69,7 @@ from usi_engine.shogi.layout import (
     SIDE,
     WHITE_BIT,
 )
+from usi_engine.shogi.sfen import parse_position
 from usi_engine.shogi.tables import (
     ADJACENT_ATTACK,
     DISTANCE,
@@ -489,8 +490,6 @@ def parse_labelled(line: str) -> tuple[str | None, list[str], str]:
     """(start SFEN or None for the start position, the moves from it, the labelled move) of a labelled-position
     line `POSITION<TAB>MOVE`: POSITION `startpos|sfen SFEN|SFEN [moves ...]` (the moves before the position, for
     the last-move features), MOVE in USI; ValueError when malformed (the move is not checked here)."""
-    from usi_engine.usi import parse_position
-
     parts = line.strip().split("\t")
     if len(parts) != 2 or not parts[1].strip():
         raise ValueError(f"expected POSITION<TAB>MOVE, got {line!r}")
