@@ -1,77 +1,47 @@
-"""Evaluation weight files (.npz) with validated metadata: the shogi weights, and the generic archive format
-(write_archive / read_archive) that every game's weight files use.
+"""The weight-file archive every weight file of the engine uses (the shogi evaluation's, the shogi and Go move
+priors', the Go value's): checksummed float32 blocks and JSON metadata in one .npz, written by write_archive and
+read back, validated, by read_archive. numpy and the standard library only: the format knows no game, and loading a
+Go file loads nothing of shogi.
 
-An archive holds one float32 array per weight block and a JSON metadata string:
+An archive holds one float32 array per named weight block and a JSON metadata string:
 
-- ``material`` float32[24], ``kp`` float32[2, 81, 1534], ``pp`` float32[1175811], ``ks`` float32[2, 9, 3, 3],
-  ``ef`` float32[2, 9], ``em`` float32[2, 9, 2], ``pe`` float32[2, 13, 3, 3], ``kz`` float32[2, 9, 3, 3],
-  ``kpos`` float32[2, 81] (the blocks of eval.shogi_features in order; their concatenation is
-  the weight vector);
-- ``meta``: a 0-d unicode array with JSON ``{"feature_set", "version", "value_scale", "dtype",
-  "shapes", "sha256", ...}``. ``value_scale`` is the number of centipawns per stored unit (the
-  loaded vector is ``stored * value_scale``); ``sha256`` is the hex digest of the little-endian
-  float32 bytes of the blocks in the order above. Extra keys (e.g. ``source``) are kept as notes.
+- one ``float32`` array per block, in the order the writer gave them (the owner of the format names and shapes
+  them: e.g. usi_engine/shogi_eval/evalfile.py for the shogi evaluation's nine blocks);
+- ``meta``: a 0-d unicode array with JSON ``{"feature_set", "version", "value_scale", "dtype", "shapes", "sha256",
+  ...}``. ``value_scale`` is the number of value units per stored unit (the loaded blocks are ``stored *
+  value_scale``); ``sha256`` is the hex digest of the little-endian float32 bytes of the blocks in order. Extra
+  keys (e.g. ``source``) are kept as notes.
 
-Archives are written with ``np.savez_compressed``: the material-only default is mostly zeros and
-compresses to a few kB. Every problem on load raises WeightFileError naming the file and the cause.
-
-Versions: 5 (current) has the nine blocks; a version-4 file (no ``kz`` and ``kpos``, checksum over the first
-seven), a version-3 file (no ``em`` and ``pe``, checksum over the first
-five), a version-2 file (no ``ef`` either) or a version-1 file (no ``ks`` either) is the same evaluation with
-the missing blocks zero and loads as such. Any other version is refused.
+Archives are written with ``np.savez_compressed``: a mostly-zero file (the material-only shogi weights)
+compresses to a few kB. Every problem on load raises WeightFileError naming the file and the cause: missing,
+unreadable or truncated, metadata absent or not JSON, another feature set, a version the reader does not know, a
+bad value_scale, a missing block, a wrong shape or dtype, a checksum mismatch, NaN or infinity.
 """
 
 import hashlib
 import json
+import os
 import zipfile
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from eval import shogi_features as F
-
-BLOCKS = ("material", "kp", "pp", "ks", "ef", "em", "pe", "kz", "kpos")
-# the blocks each readable version stores
-VERSION_BLOCKS = {1: BLOCKS[:3], 2: BLOCKS[:4], 3: BLOCKS[:5], 4: BLOCKS[:7], F.FEATURE_VERSION: BLOCKS}
-SHAPES = {
-    "material": (F.N_MATERIAL,),
-    "kp": (2, F.N_SQ, F.FE_END),
-    "pp": (F.N_PP,),
-    "ks": (2, F.KS_ZONE, F.KS_CAP, F.KS_CAP),
-    "ef": (2, F.EF_DIST),
-    "em": (2, F.EF_DIST, F.EM_RANK),
-    "pe": (2, F.PE_TYPES, F.PE_CAP, F.PE_CAP),
-    "kz": (2, F.KS_ZONE, F.KZ_OCC, F.KS_CAP),
-    "kpos": (2, F.N_SQ),
-}
 STORE_DTYPE = np.dtype("<f4")
-WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-DEFAULT_PATH = WEIGHTS_DIR / "default.npz"  # the engine's evaluation: learned + hand-made king safety
-LEARNED_PATH = WEIGHTS_DIR / "learned.npz"  # learned from material by self-play (docs/learning.md)
-MATERIAL_PATH = WEIGHTS_DIR / "material.npz"  # material only: the start of learning runs
+PathLike = str | os.PathLike[str]
 
 
 class WeightFileError(ValueError):
     """A weight file is missing, unreadable, or does not match the feature set."""
 
-    def __init__(self, path, problem):
+    def __init__(self, path: PathLike, problem: str) -> None:
         super().__init__(f"weight file {path}: {problem}")
         self.path = str(path)
         self.problem = problem
 
 
-def _split(w):
-    """Views of the blocks of a flat weight vector, shaped as stored."""
-    out = {}
-    lo = 0
-    for name in BLOCKS:
-        size = int(np.prod(SHAPES[name]))
-        out[name] = w[lo : lo + size].reshape(SHAPES[name])
-        lo += size
-    return out
-
-
-def _checksum(blocks, names):
+def checksum(blocks: Mapping[str, np.ndarray], names: Iterable[str]) -> str:
     """sha256 hex digest of the little-endian float32 bytes of blocks[name] for name in names, in order."""
     h = hashlib.sha256()
     for name in names:
@@ -79,28 +49,38 @@ def _checksum(blocks, names):
     return h.hexdigest()
 
 
-def write_archive(path, blocks, feature_set, version, value_scale, **notes):
-    """Write float blocks {name: array} (in order) as a checksummed .npz with the metadata of this module's
-    format; the generic half of save_weights, for every game's weight files."""
-    blocks = {k: np.asarray(v).astype(STORE_DTYPE) for k, v in blocks.items()}
-    meta = dict(notes)
+def write_archive(
+    path: PathLike,
+    blocks: Mapping[str, np.ndarray],
+    feature_set: str,
+    version: int,
+    value_scale: float,
+    **notes: object,
+) -> Path:
+    """Write float blocks {name: array} (in order) as a checksummed .npz with this module's metadata (notes:
+    extra JSON-serialisable keys); returns the path."""
+    stored = {k: np.asarray(v).astype(STORE_DTYPE) for k, v in blocks.items()}
+    meta: dict[str, object] = dict(notes)
     meta.update(
         {
             "feature_set": feature_set,
             "version": version,
             "value_scale": float(value_scale),
             "dtype": STORE_DTYPE.str,
-            "shapes": {k: list(v.shape) for k, v in blocks.items()},
-            "sha256": _checksum(blocks, list(blocks)),
+            "shapes": {k: list(v.shape) for k, v in stored.items()},
+            "sha256": checksum(stored, list(stored)),
         }
     )
-    path = Path(path)
-    with open(path, "wb") as f:  # a file object keeps numpy from appending ".npz"
-        np.savez_compressed(f, meta=np.array(json.dumps(meta, sort_keys=True)), **blocks)
-    return path
+    arrays: dict[str, Any] = {"meta": np.array(json.dumps(meta, sort_keys=True)), **stored}
+    out = Path(path)
+    with open(out, "wb") as f:  # a file object keeps numpy from appending ".npz"
+        np.savez_compressed(f, **arrays)
+    return out
 
 
-def read_archive(path, feature_set, version_shapes):
+def read_archive(
+    path: PathLike, feature_set: str, version_shapes: Mapping[int, Mapping[str, Sequence[int]]]
+) -> tuple[dict[str, np.ndarray], dict]:
     """(float64 blocks {name: array * value_scale}, metadata) of an archive written by write_archive, checked
     against the feature set and, for the file's version, the block shapes version_shapes[version] = {name:
     shape} (checksum order); every problem raises WeightFileError."""
@@ -142,53 +122,10 @@ def read_archive(path, feature_set, version_shapes):
             raise WeightFileError(path, f"'{name}' has shape {a.shape}, expected {tuple(shape)}")
         if a.dtype.kind != "f":
             raise WeightFileError(path, f"'{name}' has dtype {a.dtype}, expected a float type")
-    digest = _checksum(arrays, list(shapes))
+    digest = checksum(arrays, list(shapes))
     if digest != meta["sha256"]:
         raise WeightFileError(path, f"checksum mismatch (stored {meta['sha256']}, computed {digest})")
     out = {name: arrays[name].astype(np.float64) * float(scale) for name in shapes}
     if not all(np.all(np.isfinite(a)) for a in out.values()):
         raise WeightFileError(path, "weights contain NaN or infinity")
     return out, meta
-
-
-def save_weights(path, w, value_scale=1.0, **notes):
-    """Write the flat float weight vector w (centipawn units) to path as a validated .npz.
-
-    Stored values are ``w / value_scale`` in float32. notes (JSON-serialisable) go into the
-    metadata, e.g. ``source="make_material_weights"``.
-    """
-    w = np.asarray(w, dtype=np.float64)
-    if w.shape != (F.N_WEIGHTS,):
-        raise ValueError(f"weight vector has shape {w.shape}, expected ({F.N_WEIGHTS},)")
-    if not value_scale > 0:
-        raise ValueError(f"value_scale must be > 0, got {value_scale}")
-    return write_archive(path, _split(w / value_scale), F.FEATURE_SET, F.FEATURE_VERSION, value_scale, **notes)
-
-
-def read_weights(path):
-    """(flat float64 weight vector in centipawns, metadata dict) of a weight file; validates all. A block the
-    file's version lacks is zero."""
-    blocks, meta = read_archive(
-        path, F.FEATURE_SET, {v: {k: SHAPES[k] for k in names} for v, names in VERSION_BLOCKS.items()}
-    )
-    return np.concatenate(
-        [blocks[k].ravel() if k in blocks else np.zeros(int(np.prod(SHAPES[k]))) for k in BLOCKS]
-    ), meta
-
-
-def weights_location(spec=None) -> Path:
-    """The file a weights argument names: None or "" = the shipped default; a bare name of a shipped
-    file ("default", "material") = that file in eval/weights/; anything else = a path."""
-    if not spec:
-        return DEFAULT_PATH
-    spec = str(spec)
-    shipped = WEIGHTS_DIR / f"{spec}.npz"
-    if "/" not in spec and "\\" not in spec and not spec.endswith(".npz") and shipped.is_file():
-        return shipped
-    return Path(spec)
-
-
-def load_weights(path=None):
-    """Float64 weight vector (centipawn units) for the evaluation kernels (path as weights_location)."""
-    w, _ = read_weights(weights_location(path))
-    return w
