@@ -15,9 +15,10 @@ from usi_engine.shogi.bench import bench_positions
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, undo_move
-from usi_engine.shogi_eval.evalfile import load_weights
-from usi_engine.shogi_eval.incremental import eval_stack, inc_init, inc_record, inc_value, pp_block_zero
-from usi_engine.shogi_eval.linear import evaluate
+
+from .evalfile import load_weights
+from .incremental import eval_stack, inc_init, inc_record, inc_value, pp_block_zero
+from .linear import evaluate
 
 MIN_SECONDS = 1.0
 
