@@ -193,7 +193,7 @@ def test_gradient_equals_finite_differences(block):
 
 
 def test_king_terms_are_symmetric_under_rotation_with_colours_swapped():
-    from tests.eval.test_shogi_eval import flip_sfen
+    from tests.shogi_eval.test_shogi_eval import flip_sfen
 
     w = sum(block_weights(block, 20 + i) for i, block in enumerate(BLOCKS))
     for s in SFENS[:60]:
