@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from learn.match.outcome import FAULTS
+from usi_engine.shogi_eval.evalfile import MATERIAL_PATH
 
 pytestmark = pytest.mark.process
 
@@ -111,7 +112,7 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     assert resumed["games"] == 2 and resumed["wins"] + resumed["losses"] + resumed["draws"] == 2
     assert len(list(folder.glob("*.csa"))) == 1  # one game played, one taken over
     # against a weight file instead of a checkpoint, at another budget: a series of its own, named by the file
-    material = ROOT / "eval" / "weights" / "material.npz"
+    material = MATERIAL_PATH
     e = learn("evaluate", str(run), "--games", "2", "--vs-weights", str(material), "--nodes", "200")
     assert e.returncode == 0, e.stderr
     row = metrics(run)[-1]
