@@ -1,3 +1,3 @@
-"""Evaluation functions (shogi features, Go shape features) and their weight files."""
-
-import usi_engine  # noqa: F401  (selects the source-keyed numba cache before numba is imported)
+"""The recipes of the shogi evaluation's shipped weights (usi_engine/shogi_eval/weights/): the material-only
+start of learning (make_material_weights.py) and the engine's default, the learned weights plus hand-made king
+terms (make_default_weights.py). Above the engine: eval imports usi_engine, never the other way round."""

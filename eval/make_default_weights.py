@@ -1,7 +1,8 @@
-"""Generate the engine's default weights eval/weights/default.npz: the learned weights plus hand-made king terms.
+"""Generate the engine's default weights usi_engine/shogi_eval/weights/default.npz: the learned weights plus
+hand-made king terms.
 
-default = eval/weights/learned.npz (self-play run learn-9, checkpoint v16: material, KP and PP learned from
-the material-only start; docs/learning.md) + three hand-made king terms, nothing else changed:
+default = usi_engine/shogi_eval/weights/learned.npz (self-play run learn-9, checkpoint v16: material, KP and PP
+learned from the material-only start; docs/learning.md) + three hand-made king terms, nothing else changed:
 
 1. KP term (the positive control of the 2026-11-21 learning runs, docs/experiments/2026-11-21-learning-baseline-factor-
    lambda.md): for each king, a silver or a gold-moving piece of its own side at Chebyshev distance 1 from it
@@ -30,9 +31,9 @@ import sys
 
 import numpy as np
 
-from eval import shogi_features as F
-from eval.weightfile import DEFAULT_PATH, LEARNED_PATH, read_weights, save_weights
 from usi_engine.shogi import layout as L
+from usi_engine.shogi_eval import features as F
+from usi_engine.shogi_eval.evalfile import DEFAULT_PATH, LEARNED_PATH, read_weights, save_weights
 
 KP_OWN = {1: 40.0, 2: 20.0}  # own silver / gold-mover at king distance 1, 2
 KP_ENEMY = {1: -24.0, 2: -12.0}  # any enemy piece at king distance 1, 2
@@ -110,7 +111,8 @@ def main(argv=None):
         out,
         w,
         value_scale=scale,
-        source="eval/make_default_weights.py: eval/weights/learned.npz (learn-9 v16) + hand-made king safety",
+        source="eval/make_default_weights.py: usi_engine/shogi_eval/weights/learned.npz (learn-9 v16) + hand-made "
+        "king safety",
     )
     print(f"wrote {path}")
 

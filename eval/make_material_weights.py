@@ -1,13 +1,13 @@
-"""Generate the shipped material-only weights eval/weights/material.npz: relations zero.
+"""Generate the shipped material-only weights usi_engine/shogi_eval/weights/material.npz: relations zero.
 
 Board values (centipawns): pawn 100, lance 300, knight 350, silver 500, gold 550, bishop 800,
 rook 1000, promoted pawn 600, promoted lance 580, promoted knight 580, promoted silver 570,
 horse 1050, dragon 1250. A piece in hand is worth 10 % more than on the board (customary: it can be
 dropped anywhere). KP and PP weights are zero, so the value is exactly the material balance.
 
-These are the start of every learning run (configs/learn.toml `start_weights`); eval/weights/learned.npz is
-what a learning run made of them (docs/learning.md), and the engine's default adds hand-made king safety to that
-(eval/make_default_weights.py).
+These are the start of every learning run (configs/learn.toml `start_weights`);
+usi_engine/shogi_eval/weights/learned.npz is what a learning run made of them (docs/learning.md), and the
+engine's default adds hand-made king safety to that (eval/make_default_weights.py).
 
 Run: ``python -m eval.make_material_weights [output.npz]``.
 """
@@ -16,9 +16,9 @@ import sys
 
 import numpy as np
 
-from eval import shogi_features as F
-from eval.weightfile import MATERIAL_PATH, save_weights
 from usi_engine.shogi import layout as L
+from usi_engine.shogi_eval import features as F
+from usi_engine.shogi_eval.evalfile import MATERIAL_PATH, save_weights
 
 BOARD_VALUES = {
     L.PAWN: 100,

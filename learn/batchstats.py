@@ -35,7 +35,7 @@ def pooled_signal_games(parts: Parts) -> dict:
     king-relative pooling of both tables (learn/optim.py factors), and each block of the king terms (king
     safety, effects, multiple effects, piece effects, king-zone occupancy, king placement).
     Small N* = a learnable direction."""
-    from eval import shogi_features as F
+    from usi_engine.shogi_eval import features as F
 
     from .optim import pool_kp
 

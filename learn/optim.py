@@ -4,7 +4,7 @@ Delta w = eps * sum_t A_t e(t) (eq. 14 with the advantage of learn/selfplay.py) 
 (pg.SparseAdaGrad) in parts:
 
 - direct: each trainable coordinate of the evaluation (groups "material", "kp", "pp", "ks", "ef", "em", "pe",
-  "kz", "kpos" of eval/shogi_features.py) takes its own AdaGrad step;
+  "kz", "kpos" of usi_engine/shogi_eval/features.py) takes its own AdaGrad step;
 - factors: vectors u whose entries are added to many KP entries at once, KP(t, k, p) = direct + sum_f u_f[map_f],
   each with its own AdaGrad state and step size. A factor's gradient is the sum of the gradients of the KP
   entries it feeds, so a game's evidence is pooled instead of being spread over 81 king squares. This is the
@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from eval.shogi_features import (
+from usi_engine.shogi_eval.features import (
     FE_END,
     HAND_END,
     N_KP,
@@ -74,7 +74,7 @@ def piece_square_map() -> np.ndarray:
 
 def king_relative_map() -> np.ndarray:
     """KP entry -> (table, kind-side block, file offset, rank offset) for board pieces, -1 for hand objects.
-    Squares are file * 9 + rank in the side to move's frame (eval/shogi_features.py)."""
+    Squares are file * 9 + rank in the side to move's frame (usi_engine/shogi_eval/features.py)."""
     t, k, p = np.unravel_index(np.arange(N_KP), (2, N_SQ, FE_END))
     board = p >= HAND_END
     block, sq = np.divmod(p - HAND_END, N_SQ)

@@ -40,13 +40,13 @@ weights on the touched coordinates and a per-coordinate step clip.
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import MAX_FEATURES
 from usi_engine.search import backup, layout
 from usi_engine.search.policy import child_policy
 from usi_engine.search.rng import next_unit
 from usi_engine.search.values import is_proven
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.position import do_move, undo_move
+from usi_engine.shogi_eval.features import MAX_FEATURES
 from usi_engine.shogi_search.quiescence import INF, pv_leaf_gradient, qsearch, qsearch_scratch
 
 MODE_FULL, MODE_PAPER = 0, 1

@@ -71,7 +71,7 @@ class Run:
     # state ---------------------------------------------------------------------------------------------
     def _init_state(self) -> dict:
         """A new run: the empty folder's sub-folders, the config copy, checkpoint 0 and the first state."""
-        from eval.weightfile import load_weights, save_weights
+        from usi_engine.shogi_eval.evalfile import load_weights, save_weights
 
         if self.dir.exists() and any(self.dir.iterdir()):
             raise ValueError(f"run folder {self.dir} is not empty; use --resume to continue it")
@@ -118,7 +118,7 @@ class Run:
 
     def _optimizer(self, state: dict) -> ShogiUpdate:
         """The optimiser at the state's checkpoint (its weights and saved state), anchored at the start weights."""
-        from eval.weightfile import load_weights
+        from usi_engine.shogi_eval.evalfile import load_weights
 
         w = load_weights(weights_path(self.dir, state["version"]))
         w0 = load_weights(weights_path(self.dir, 0))
@@ -139,7 +139,7 @@ class Run:
 
     def _checkpoint(self, state: dict, opt: ShogiUpdate) -> None:
         """Weights and optimiser state under the new version's names, then state.json (atomic) last."""
-        from eval.weightfile import save_weights
+        from usi_engine.shogi_eval.evalfile import save_weights
 
         v = state["version"]
         tmp = weights_path(self.dir, v).with_suffix(".tmp")
@@ -419,9 +419,9 @@ def eval_openings(cfg: RunConfig, count: int, seed: int | None = None) -> list:
     """`count` distinct-ish opening lines drawn with the start weights (softmax at opening_temp), the same
     for every evaluation of a run (fixed seed: `seed`, default the run's), each played with both colours by
     the match runner."""
-    from eval.weightfile import load_weights
     from usi_engine.shogi import Board, move_to_usi
     from usi_engine.shogi.layout import MAX_MOVES
+    from usi_engine.shogi_eval.evalfile import load_weights
     from usi_engine.shogi_search.game import make_params
 
     from .match.openings import Opening

@@ -66,8 +66,8 @@ def add_evaluate_parser(sub: argparse._SubParsersAction) -> None:
         "--vs-weights",
         default=None,
         metavar="FILE",
-        help="opponent: this weight file instead of a checkpoint (e.g. eval/weights/default.npz; the series is "
-        "named by the file's stem)",
+        help="opponent: this weight file instead of a checkpoint (e.g. usi_engine/shogi_eval/weights/default.npz; "
+        "the series is named by the file's stem)",
     )
     p.add_argument("--nodes", type=int, default=None, help="nodes per move (default: the run's eval.nodes)")
     p.add_argument("--games", type=int, default=None, help="games (default: the run's eval.games)")
@@ -117,7 +117,7 @@ def evaluate_command(a: argparse.Namespace) -> int:
                 raise ValueError(f"{weights_path(run_dir, v)}: no such checkpoint")
         opponent_weights = None
         if a.vs_weights:
-            from eval.weightfile import read_weights
+            from usi_engine.shogi_eval.evalfile import read_weights
 
             opponent_weights = Path(a.vs_weights)
             read_weights(opponent_weights)  # a missing or corrupt file is named here, before any game

@@ -38,7 +38,7 @@ class RunConfig:
     batch_games: int = 8  # games per weight update (and per checkpoint)
     seed: int = 1
     workers: int = 2
-    start_weights: str = "material"  # a shipped name (eval/weights/NAME.npz) or a weight file path
+    start_weights: str = "material"  # a shipped name (usi_engine/shogi_eval/weights/NAME.npz) or a weight file path
     lr: float = 2.0  # AdaGrad step (centipawns)
     l2: float = 0.0  # pull toward the start weights
     max_step: float = 10.0  # per-coordinate step clip (centipawns)

@@ -3,7 +3,7 @@
 A run lives in one folder (config `run.dir`):
   config.toml          the configuration the run started with
   state.json           counters and the current files (replaced atomically, written last)
-  weights/vNNNNNN.npz  weights after each checkpoint (eval/weightfile.py); v000000 = the start
+  weights/vNNNNNN.npz  weights after each checkpoint (usi_engine/weightfile.py); v000000 = the start
   opt/oNNNNNN.npz      optimiser state of that checkpoint (AdaGrad accumulators, piece-square factor;
                        learn/optim.py; only the latest is kept; its nonzero entries only, compressed, exact)
   pending/gNNNNNNNN.npz  finished games of the current batch: the game's sparse gradient
@@ -55,7 +55,7 @@ def pending_path(run_dir: Path, index: int) -> Path:
 
 def checkpoint_games(run_dir: Path, version: int) -> int:
     """Self-play games behind checkpoint `version` (from its weight file's metadata; 0 for the start)."""
-    from eval.weightfile import read_weights
+    from usi_engine.shogi_eval.evalfile import read_weights
 
     return int(read_weights(weights_path(run_dir, version))[1].get("games", 0))
 

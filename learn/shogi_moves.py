@@ -24,7 +24,7 @@ extracted once by the kernel the engine runs (moveprior.position_features). Prin
 and the test set's mean -log P and top-1 / top-5 / top-10 accuracy, then the same figures of three baselines on
 the same test positions: uniform; MVV-LVA (captures by victim, then by the least valuable attacker,
 quiescence.order_key; every other move tied); the engine's static evaluation of each child (the default
-weights, eval/shogi_features.py) as a softmax. The baselines' temperatures are fitted on training positions;
+weights, usi_engine/shogi_eval/features.py) as a softmax. The baselines' temperatures are fitted on training positions;
 ties count as broken at random (expected accuracy). --ablate refits once per feature group with that group
 left out and prints what each group is worth. Writes the model to OUT (a checksummed weight archive; metadata:
 the settings and the test figures).
@@ -41,8 +41,6 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record, inc_value, pp_block_zero
-from eval.weightfile import load_weights
 from learn.movefit import contains, record_files, record_members, train_epoch
 from usi_engine.shogi.layout import (
     BOARD,
@@ -56,10 +54,11 @@ from usi_engine.shogi.layout import (
 )
 from usi_engine.shogi.movegen import gen_legal, gen_search_moves
 from usi_engine.shogi.position import do_move, undo_move
-from usi_engine.shogi.sfen import STARTPOS, format_sfen, move_to_usi, parse_sfen, usi_to_move
+from usi_engine.shogi.sfen import STARTPOS, format_sfen, move_to_usi, parse_position, parse_sfen, usi_to_move
+from usi_engine.shogi_eval.evalfile import load_weights
+from usi_engine.shogi_eval.incremental import N_EACC, N_EIDX, inc_init, inc_record, inc_value, pp_block_zero
 from usi_engine.shogi_search import moveprior as M
 from usi_engine.shogi_search.quiescence import order_key
-from usi_engine.usi import parse_position
 
 CSA_TYPES = {"FU": 1, "KY": 2, "KE": 3, "GI": 4, "KA": 5, "HI": 6, "KI": 7, "OU": 8}
 CSA_TYPES |= {"TO": 9, "NY": 10, "NK": 11, "NG": 12, "UM": 13, "RY": 14}

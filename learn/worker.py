@@ -30,7 +30,7 @@ def play_game(task: dict, weights: np.ndarray | None) -> dict:
     function serves local worker processes and Ray tasks. The SelfPlayer stays cached in the process between
     tasks of one version (`task["version"]` with `task["run"]`, the run's identity); `weights` may be None
     for a task of the cached version."""
-    from eval.shogi_features import N_WEIGHTS
+    from usi_engine.shogi_eval.features import N_WEIGHTS
 
     key = (task["run"], task["version"])
     if _WORKER.get("key") != key:
@@ -56,7 +56,7 @@ def play_game(task: dict, weights: np.ndarray | None) -> dict:
 
 def play_local(task: dict, weights_file: str) -> dict:
     """Local worker process: the weights come from the run folder on this machine (read once per version)."""
-    from eval.weightfile import load_weights
+    from usi_engine.shogi_eval.evalfile import load_weights
 
     if _WORKER.get("key") != (task["run"], task["version"]):
         return play_game(task, load_weights(weights_file))

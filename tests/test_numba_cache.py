@@ -39,7 +39,7 @@ def test_hash_changes_when_any_source_changes(tmp_path, monkeypatch):
     monkeypatch.setattr(numba_cache, "_project_root", lambda: str(tmp_path))
     before = numba_cache.source_hash()
     assert numba_cache.source_hash() == before
-    (tmp_path / "eval" / "sub" / "b.py").write_text("y = 3\n")
+    (tmp_path / numba_cache.SOURCE_PACKAGES[-1] / "sub" / "b.py").write_text("y = 3\n")
     assert numba_cache.source_hash() != before
 
 

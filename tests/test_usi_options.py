@@ -1,12 +1,11 @@
 """Options over the real engine process: config files, LogFile, EvalFile errors, TryRule, ResignValue,
 ConsiderationMode; plus the option table itself."""
 
-from pathlib import Path
-
 import pytest
 
 from tests.usi_driver import UsiProcess, option, running_engine
 from usi_engine.options import OPTIONS, OptionValues, find
+from usi_engine.shogi_eval.evalfile import MATERIAL_PATH
 
 pytestmark = pytest.mark.process
 
@@ -119,7 +118,7 @@ def test_bad_move_prior_falls_back_to_no_prior(eng, tmp_path):
     corrupt = tmp_path / "broken-prior.npz"
     corrupt.write_bytes(b"not a zip")
     mismatched = tmp_path / "eval-as-prior.npz"  # a real archive of another kind: the evaluation weights
-    mismatched.write_bytes((Path(__file__).resolve().parent.parent / "eval" / "weights" / "material.npz").read_bytes())
+    mismatched.write_bytes(MATERIAL_PATH.read_bytes())
     with option(eng, "WidenChildren", 4, find("WidenChildren").default):  # widened, then the default again
         for bad in (corrupt, mismatched):
             eng.send(f"setoption name MovePriorFile value {bad}")

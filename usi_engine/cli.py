@@ -11,7 +11,7 @@ def bench_main(argv):
     perft.add_argument("--sfen", default=None, help="position (default: start position)")
     perft.add_argument("--depth", type=int, default=5)
     perft.add_argument("--bulk", action="store_true", help="count the last ply without making it")
-    ev = sub.add_parser("eval", help="static evaluations per second (eval/bench.py)")
+    ev = sub.add_parser("eval", help="static evaluations per second (usi_engine/shogi_eval/bench.py)")
     ev.add_argument("--weights", default=None, help="weight file (default: shipped weights)")
     qs = sub.add_parser("qsearch", help="quiescence nodes per second (usi_engine/shogi_search/bench.py)")
     qs.add_argument("--weights", default=None, help="weight file (default: shipped weights)")
@@ -35,7 +35,7 @@ def bench_main(argv):
 
         run(args.sfen, args.depth, args.bulk)
     elif args.what == "eval":
-        from eval.bench import bench_eval
+        from .shogi_eval.bench import bench_eval
 
         bench_eval(args.weights)
     elif args.what == "qsearch":

@@ -2,7 +2,7 @@
 
 numba's on-disk cache checks only the source file of the function it caches. A cached kernel that calls a
 jitted function defined in another file keeps stale machine code after that other file is edited. The
-engine's kernels call across files everywhere (search core -> game -> quiescence -> movegen -> eval), so
+engine's kernels call across files everywhere (search core -> game -> quiescence -> movegen, evaluation), so
 the whole cache is put in a folder named by a hash of every engine source: any edit selects a fresh folder.
 
 `configure()` must run before numba is imported; the package `__init__` calls it. A user's own
@@ -15,7 +15,8 @@ import shutil
 import sys
 import time
 
-SOURCE_PACKAGES = ("usi_engine", "eval")  # every package that defines jitted kernels
+# the packages whose jitted kernels other files' kernels call (learn/'s kernels call them, never the reverse)
+SOURCE_PACKAGES = ("usi_engine",)
 STALE_AFTER_SECONDS = 7 * 24 * 3600  # cache folders of older sources untouched this long are removed
 FOLDER_PREFIX = "numba-"
 

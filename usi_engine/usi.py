@@ -73,20 +73,6 @@ def parse_ponderhit(tokens: list[str]) -> Times | None:
     return parse_go(tokens)[0].times if tokens else None
 
 
-def parse_position(tokens: list[str]) -> tuple[str | None, list[str]]:
-    """`startpos|sfen <sfen> [moves ...]` -> (SFEN or None for the start position, moves); ValueError."""
-    if "moves" in tokens:
-        k = tokens.index("moves")
-        head, moves = tokens[:k], tokens[k + 1 :]
-    else:
-        head, moves = tokens, []
-    if head == ["startpos"]:
-        return None, moves
-    if head and head[0] == "sfen":
-        return " ".join(head[1:]), moves
-    raise ValueError("expected 'startpos' or 'sfen <sfen>'")
-
-
 def parse_setoption(tokens: list[str]) -> tuple[str, str | None]:
     """`name N [value V]` -> (N, V or None); names and values may contain spaces (file names)."""
     if not tokens or tokens[0] != "name" or len(tokens) < 2:
@@ -317,6 +303,8 @@ class UsiLoop:
 
     def cmd_position(self, args) -> None:
         """On any error the engine keeps no position (a later go resigns with the reason)."""
+        from .shogi.sfen import parse_position  # the rules' position line; imported here, after usiok (numpy)
+
         try:
             sfen, moves = parse_position(args)
             self.engine.set_position(sfen, moves)

@@ -36,12 +36,12 @@ import time
 from dataclasses import dataclass
 
 from eval.make_material_weights import material_weights
-from eval.weightfile import load_weights
 from usi_engine.search.settings import POLICIES, Limits, SearchOptions
 from usi_engine.shogi import Board, adjudicate
 from usi_engine.shogi.adjudicate import DEFAULT_MAX_MOVES, GameRules
 from usi_engine.shogi.board import DECLARATION_RULES, declaration_rule_code
 from usi_engine.shogi.sfen import move_to_usi
+from usi_engine.shogi_eval.evalfile import load_weights
 from usi_engine.shogi_search.game import make_params
 from usi_engine.shogi_search.quiescence import DEFAULT_MAX_DEPTH as DEFAULT_QDEPTH
 from usi_engine.shogi_search.quiescence import quiesce

@@ -31,7 +31,6 @@ import numpy as np
 from numba import njit
 
 from eval.make_material_weights import material_weights
-from eval.shogi_features import evaluate
 from usi_engine.search import layout
 from usi_engine.search.policy import root_policy
 from usi_engine.search.searcher import Searcher
@@ -39,6 +38,7 @@ from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.search.values import is_proven
 from usi_engine.shogi import position
 from usi_engine.shogi.layout import MAX_MOVES
+from usi_engine.shogi_eval.linear import evaluate
 from usi_engine.shogi_search.alphabeta import ab_value
 from usi_engine.shogi_search.game import ShogiAdapter
 from usi_engine.shogi_search.quiescence import DEFAULT_MAX_DEPTH, INF

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-from eval import shogi_features as F
 from eval.make_default_weights import (
     EF_OTHER,
     EF_OWN,
@@ -17,9 +16,11 @@ from eval.make_default_weights import (
     king_safety_terms,
     main,
 )
-from eval.weightfile import DEFAULT_PATH, LEARNED_PATH, read_weights, save_weights
 from usi_engine.shogi import Board
 from usi_engine.shogi.bench import random_game_sfens
+from usi_engine.shogi_eval import features as F
+from usi_engine.shogi_eval.evalfile import DEFAULT_PATH, LEARNED_PATH, read_weights, save_weights
+from usi_engine.shogi_eval.linear import evaluate
 
 MATERIAL = read_weights(LEARNED_PATH)[0][: F.N_MATERIAL]
 TERMS = king_safety_terms(MATERIAL)
@@ -45,8 +46,8 @@ def test_regenerating_gives_the_shipped_default_exactly(tmp_path):
 def test_the_terms_are_antisymmetric_in_the_side_to_move():
     """No tempo in the hand-made terms: the same board with the other side to move is worth exactly minus."""
     for sfen in random_game_sfens(30, seed=21, min_ply=20, max_ply=150):
-        black = F.evaluate(Board(with_side(sfen, "b")).pos, TERMS)
-        white = F.evaluate(Board(with_side(sfen, "w")).pos, TERMS)
+        black = evaluate(Board(with_side(sfen, "b")).pos, TERMS)
+        white = evaluate(Board(with_side(sfen, "w")).pos, TERMS)
         assert black == pytest.approx(-white, abs=1e-9), sfen
 
 
@@ -63,11 +64,11 @@ def test_a_gold_beside_the_king_by_hand():
     gold on 4h instead: an enemy piece at distance 1 (-24) attacking the king's square 5i and its neighbours 5h
     and 4i; its effects (4i 4g 5h 3h 5i 3i) at 8 6 7 7 8 8 from its own king and 1 2 1 2 0 2 from Black's count
     against Black; Black's king attacks it once, which counts for Black (PE)."""
-    near = F.evaluate(Board("4k4/9/9/9/9/9/9/5G3/4K4 b - 1").pos, TERMS)
+    near = evaluate(Board("4k4/9/9/9/9/9/9/5G3/4K4 b - 1").pos, TERMS)
     pe = GOLD * PE_DEFENDED[1]
     assert near == pytest.approx(KP_OWN[1] + 2 * KS_RING * KS_DEFEND + ef([2, 1, 1, 2, 2, 2], [6, 8, 7, 7, 6, 6]) + pe)
-    assert F.evaluate(Board("4k4/9/9/9/9/9/9/9/4K4 b G 1").pos, TERMS) == pytest.approx(0.0)
-    enemy = F.evaluate(Board("4k4/9/9/9/9/9/9/5g3/4K4 b - 1").pos, TERMS)
+    assert evaluate(Board("4k4/9/9/9/9/9/9/9/4K4 b G 1").pos, TERMS) == pytest.approx(0.0)
+    enemy = evaluate(Board("4k4/9/9/9/9/9/9/5g3/4K4 b - 1").pos, TERMS)
     pe = GOLD * PE_ATTACKED[1]
     expected = -24.0 - KS_ATTACK - 2 * KS_RING * KS_ATTACK - ef([8, 6, 7, 7, 8, 8], [1, 2, 1, 2, 0, 2]) + pe
     assert enemy == pytest.approx(expected)
@@ -86,7 +87,7 @@ def test_an_attacked_knight_by_hand():
     knight in hand the board adds the knight's two effects (4c at distances 6 from Black's king and 3 from
     White's, 6c at 6 and 5; one effect per square, no EM, no king zone) and its PE entry: Black's piece, own
     count 0, enemy count 1."""
-    board = F.evaluate(Board("8k/9/9/4p4/4N4/9/9/9/K8 b - 1").pos, TERMS)
-    hand = F.evaluate(Board("8k/9/9/4p4/9/9/9/9/K8 b N 1").pos, TERMS)
+    board = evaluate(Board("8k/9/9/4p4/4N4/9/9/9/K8 b - 1").pos, TERMS)
+    hand = evaluate(Board("8k/9/9/4p4/9/9/9/9/K8 b N 1").pos, TERMS)
     knight = MATERIAL[3]
     assert board - hand == pytest.approx(ef([6, 6], [3, 5]) + knight * (PE_DEFENDED[0] - PE_ATTACKED[1]), abs=1e-9)

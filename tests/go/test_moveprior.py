@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from board_oracle import block
 
-from eval.weightfile import WeightFileError
 from learn.__main__ import main as learn_main
 from learn.go_moves import _position_nll, parse_moves, vocabulary
 from usi_engine.go import GoBoard
@@ -21,6 +20,7 @@ from usi_engine.go.ladder import S_ROWS, escape_is_laddered
 from usi_engine.go.player import GoPlayer
 from usi_engine.go.playout import PRIOR_EYE, PRIOR_PASS, PRIOR_SELF_ATARI, _setup, move_priors, new_workspace, seed_rng
 from usi_engine.gtp_options import build_parser, player_settings
+from usi_engine.weightfile import WeightFileError
 
 
 def _random_game(size: int, plies: int, seed: int, colours=("b", "w"), local: bool = False) -> tuple[GoBoard, list]:

@@ -6,12 +6,12 @@ clearly."""
 import numpy as np
 import pytest
 
-from eval.weightfile import WeightFileError
 from usi_engine.go import layout as L
 from usi_engine.go import shapes as S
 from usi_engine.go import value as V
 from usi_engine.go.board import do_move, gen_moves, undo_move
 from usi_engine.go.playout import rand_below, seed_rng
+from usi_engine.weightfile import WeightFileError
 
 
 def test_class_counts_match_seed_004_table_1():

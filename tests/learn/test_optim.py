@@ -4,8 +4,19 @@ state file (compact format 2, the dense format 1 of older runs, pre-KS runs, cor
 import numpy as np
 import pytest
 
-from eval.shogi_features import FE_END, N_SQ, N_WEIGHTS, OFF_EF, OFF_EM, OFF_KP, OFF_KS, OFF_KZ, OFF_PE, OFF_PP
 from learn.optim import OptimStateError, ShogiUpdate, king_relative_map, load_state, save_state
+from usi_engine.shogi_eval.features import (
+    FE_END,
+    N_SQ,
+    N_WEIGHTS,
+    OFF_EF,
+    OFF_EM,
+    OFF_KP,
+    OFF_KS,
+    OFF_KZ,
+    OFF_PE,
+    OFF_PP,
+)
 
 KP0_END = OFF_KP + N_SQ * FE_END
 
@@ -107,8 +118,8 @@ def test_state_round_trip_continues_identically():
 def test_king_relative_factor_moves_every_entry_with_the_same_offset():
     """A gold one file left of the own king: the same factor entry for every king square where that square
     exists, so evidence from one king position teaches all of them; hand objects are not fed."""
-    from eval.shogi_features import HAND_END, KIND
     from usi_engine.shogi.layout import GOLD
+    from usi_engine.shogi_eval.features import HAND_END, KIND
 
     m = king_relative_map()
     gold_ours = HAND_END + (int(KIND[GOLD]) * 2 + 0) * N_SQ

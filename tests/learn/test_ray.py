@@ -120,7 +120,7 @@ def test_smoke_run_on_a_ray_cluster_with_kill_and_resume(cluster, tmp_path):
     assert [m["games_done"] for m in rows if m["kind"] == "batch"] == [2, 4]  # no batch lost or applied twice
     assert len(list((run / "records").glob("*.csa"))) == 4 and len(list((run / "records").glob("*.kif"))) == 4
     assert not list((run / "pending").iterdir())
-    from eval.weightfile import load_weights
+    from usi_engine.shogi_eval.evalfile import load_weights
 
     w0, w2 = load_weights(run / "weights" / "v000000.npz"), load_weights(run / "weights" / "v000002.npz")
     assert (w0 != w2).sum() > 0
@@ -130,10 +130,10 @@ def test_ray_task_takes_weights_from_the_object_store_and_returns_the_game(clust
     """The remote function gets the weights by value (no weight file exists) and returns the whole game,
     gradient and records included; it runs in a Ray worker process, not in the driver."""
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
-    from eval.weightfile import load_weights
     from learn.backends import RayBackend
     from learn.selfplay import SelfPlayConfig
     from learn.worker import game_seed
+    from usi_engine.shogi_eval.evalfile import load_weights
 
     backend = RayBackend(cluster, 2)
     try:

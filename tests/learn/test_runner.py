@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from learn.match.outcome import FAULTS
+from usi_engine.shogi_eval.evalfile import MATERIAL_PATH
 
 pytestmark = pytest.mark.process
 
@@ -74,11 +75,11 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     assert "game/s" in r.stderr or "game]" in r.stderr  # the tqdm bar
     assert len(list((run / "records").glob("*.csa"))) == 4 and len(list((run / "records").glob("*.kif"))) == 4
     assert not list((run / "pending").iterdir())
-    from eval.weightfile import load_weights
+    from usi_engine.shogi_eval.evalfile import load_weights
 
     w0, w2 = load_weights(run / "weights" / "v000000.npz"), load_weights(run / "weights" / "v000002.npz")
     assert (w0 != w2).sum() > 0  # lam < 1: every game moves the weights
-    from eval.shogi_features import OFF_KS, OFF_PP
+    from usi_engine.shogi_eval.features import OFF_KS, OFF_PP
 
     assert np.array_equal(w0[OFF_PP:OFF_KS], w2[OFF_PP:OFF_KS])  # PP is not a trainable group here
     assert (w0[OFF_KS:] != w2[OFF_KS:]).sum() > 0  # the king-safety block is
@@ -111,7 +112,7 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     assert resumed["games"] == 2 and resumed["wins"] + resumed["losses"] + resumed["draws"] == 2
     assert len(list(folder.glob("*.csa"))) == 1  # one game played, one taken over
     # against a weight file instead of a checkpoint, at another budget: a series of its own, named by the file
-    material = ROOT / "eval" / "weights" / "material.npz"
+    material = MATERIAL_PATH
     e = learn("evaluate", str(run), "--games", "2", "--vs-weights", str(material), "--nodes", "200")
     assert e.returncode == 0, e.stderr
     row = metrics(run)[-1]
@@ -289,8 +290,8 @@ def pid_alive(pid: int) -> bool:
 
 
 def test_pooled_signal_games_measures_agreement_between_games():
-    from eval.shogi_features import OFF_KP
     from learn.batchstats import pooled_signal_games
+    from usi_engine.shogi_eval.features import OFF_KP
 
     idx = np.array([1, 5, OFF_KP + 100, OFF_KP + 2000])
     same = [(idx, np.array([1.0, -2.0, 0.5, 0.25]))] * 4

@@ -3,8 +3,6 @@
 import numpy as np
 import pytest
 
-from eval.shogi_features import N_MATERIAL, N_PE, N_PP, N_WEIGHTS, OFF_KZ, OFF_MATERIAL, OFF_PE, OFF_PP
-from eval.weightfile import load_weights
 from learn import pg
 from learn.selfplay import AdvantageSum, GameOutcome, SelfPlayConfig, SelfPlayer, record_bytes
 from usi_engine.search import layout, policy
@@ -12,6 +10,8 @@ from usi_engine.search.searcher import Searcher
 from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.shogi import Board
 from usi_engine.shogi.position import RULE_TRY, do_move
+from usi_engine.shogi_eval.evalfile import load_weights
+from usi_engine.shogi_eval.features import N_MATERIAL, N_PE, N_PP, N_WEIGHTS, OFF_KZ, OFF_MATERIAL, OFF_PE, OFF_PP
 from usi_engine.shogi_search.game import ShogiAdapter, make_params
 from usi_engine.shogi_search.params import P_ENTERING_RULE, P_QSEE
 from usi_engine.shogi_search.quiescence import INF, QBuffers, qsearch

@@ -75,8 +75,8 @@ def test_expand_with_recaptures_only_values_each_child_by_that_quiescence(adapte
 def test_expand_with_learned_style_weights_matches_quiescence_of_each_child():
     """Random KP/PP weights (the shipped ones are material only): expand's incremental evaluation from the
     expanded node must give each child exactly the value of a quiescence search started at the child."""
-    from eval import shogi_features as F
     from usi_engine.shogi.bench import random_game_sfens
+    from usi_engine.shogi_eval import features as F
 
     w = ShogiAdapter().weights.copy()
     w[F.OFF_KP :] = np.random.default_rng(4).normal(0.0, 20.0, F.N_WEIGHTS - F.OFF_KP)
@@ -100,8 +100,8 @@ def test_adapter_skips_the_pp_sums_exactly_when_its_weights_have_none():
     """params[P_PP_ZERO] follows the adapter's weights (set on construction, on new weights and on new params,
     which are copied in): on with the shipped weights, whose PP block is zero, off as soon as one PP entry is not;
     and with it on, expand gives every child bit for bit the value of the path that sums PP."""
-    from eval import shogi_features as F
     from usi_engine.shogi.bench import bench_positions
+    from usi_engine.shogi_eval import features as F
     from usi_engine.shogi_search.params import P_PP_ZERO
 
     adapter = ShogiAdapter()
@@ -188,8 +188,8 @@ def test_lazy_expand_values_quiet_children_statically_and_checks_exactly(adapter
     flagged lazy, the static value being at most its quiescence value (stand pat); a child in check has its
     exact quiescence value;
     leaf_value (the refinement) returns exactly the exact mode's value."""
-    from eval.shogi_features import evaluate
     from usi_engine.search.layout import FLAG_LAZY
+    from usi_engine.shogi_eval.linear import evaluate
     from usi_engine.shogi_search.game import capture_estimate, leaf_value
 
     board = Board("ln1g3nl/1r1sk1g2/p1ppppspp/6p2/1p5P1/2P6/PPSPPPP1P/2G2S1R1/LN2KG1NL b Bb 21")

@@ -7,7 +7,6 @@ import io
 import numpy as np
 import pytest
 
-from eval.weightfile import WeightFileError, load_weights, write_archive
 from tests.shogi.random_games import random_games
 from usi_engine.cli import bench_main
 from usi_engine.shogi.board import Board
@@ -31,9 +30,11 @@ from usi_engine.shogi.movegen import gen_search_moves
 from usi_engine.shogi.position import do_move, first_piece, in_check, undo_move
 from usi_engine.shogi.sfen import STARTPOS, move_to_usi
 from usi_engine.shogi.tables import DISTANCE, KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
+from usi_engine.shogi_eval.evalfile import load_weights
 from usi_engine.shogi_search import moveprior as M
 from usi_engine.shogi_search.moveprior_bench import bench_moveprior
 from usi_engine.shogi_search.quiescence import ORDER_VALUE, see
+from usi_engine.weightfile import WeightFileError, write_archive
 
 
 def _positions(seed: int, games: int, every: int = 7) -> list[Board]:

@@ -4,8 +4,6 @@ import numpy as np
 import pytest
 from numba import njit
 
-from eval import shogi_features as F
-from eval.weightfile import load_weights
 from usi_engine.search.values import MATE
 from usi_engine.shogi import Board, move_to_usi
 from usi_engine.shogi.bench import random_game_sfens
@@ -26,6 +24,10 @@ from usi_engine.shogi.layout import (
 )
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, undo_move
+from usi_engine.shogi_eval import features as F
+from usi_engine.shogi_eval.evalfile import load_weights
+from usi_engine.shogi_eval.incremental import eval_stack, inc_init, inc_value, pp_block_zero
+from usi_engine.shogi_eval.linear import evaluate, feature_buffers
 from usi_engine.shogi_search import quiescence as Q
 
 W = load_weights("material")  # the expected values below are material balances
@@ -164,7 +166,7 @@ def minimax(pos, w, ply, max_depth, moves, counter, recapture_ply=0, last_to=-1)
     (0 = never), not in check, only the captures on last_to (the square of the move that led here)."""
     counter[0] += 1
     if ply >= max_depth:
-        return F.evaluate(pos, w)
+        return evaluate(pos, w)
     if Q.side_in_check(pos):
         n = gen_legal(pos, moves[ply])
         if n == 0:
@@ -172,7 +174,7 @@ def minimax(pos, w, ply, max_depth, moves, counter, recapture_ply=0, last_to=-1)
         best = -np.inf
         only = -1
     else:
-        best = F.evaluate(pos, w)
+        best = evaluate(pos, w)
         n = Q.gen_captures(pos, moves[ply])
         only = last_to if 0 < recapture_ply <= ply else -1
     for i in range(n):
@@ -209,7 +211,7 @@ def test_alpha_beta_equals_minimax_and_pv_leaf_gives_the_value(max_depth, count)
             assert board.is_checkmate() and abs(value) == MATE - len(pv)
         else:
             sign = -1.0 if len(pv) % 2 else 1.0
-            assert value == pytest.approx(sign * F.evaluate(board.pos, w), abs=1e-6)
+            assert value == pytest.approx(sign * evaluate(board.pos, w), abs=1e-6)
     assert checks >= count // 100 and counter[0] > 10 * count
     assert buf.nodes[0] < counter[0]  # alpha-beta searched fewer nodes
 
@@ -243,7 +245,7 @@ def test_pv_leaf_gradient_equals_finite_differences_of_the_quiescence_value():
     w = W.copy()
     w[F.OFF_KP :] = rng.normal(0.0, 3.0, F.N_WEIGHTS - F.OFF_KP)
     buf = Q.QBuffers()
-    idx, coef = F.feature_buffers()
+    idx, coef = feature_buffers()
     h = 1e-3
     tested = 0
     for s in random_game_sfens(40, seed=13, min_ply=10, max_ply=120):
@@ -396,7 +398,7 @@ def test_a_given_root_stand_pat_replaces_the_evaluation_and_changes_nothing_else
     stand pat (a position without captures for the side to move returns it)."""
     w = load_weights()
     depth = Q.DEFAULT_MAX_DEPTH
-    eacc, eidx = F.eval_stack(depth + 2)
+    eacc, eidx = eval_stack(depth + 2)
     plain, given = Q.QBuffers(depth), Q.QBuffers(depth)
     caps = np.zeros(MAX_MOVES, dtype=np.int32)
     quiet = 0
@@ -404,8 +406,8 @@ def test_a_given_root_stand_pat_replaces_the_evaluation_and_changes_nothing_else
         board = Board(s)
         if board.is_check():
             continue
-        F.inc_init(board.pos, w, eacc, eidx, 0, F.pp_block_zero(w))
-        static = F.inc_value(board.pos, w, eacc, eidx, 0)
+        inc_init(board.pos, w, eacc, eidx, 0, pp_block_zero(w))
+        static = inc_value(board.pos, w, eacc, eidx, 0)
         n0, n1 = plain.nodes[0], given.nodes[0]
         a = Q.qsearch_inc(board.pos, w, -Q.INF, Q.INF, depth, *plain.args(), eacc, eidx, 0, True, 0.0, 4)
         b = Q.qsearch_inc(board.pos, w, -Q.INF, Q.INF, depth, *given.args(), eacc, eidx, 0, True, 0.0, 4, static)

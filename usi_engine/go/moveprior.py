@@ -25,7 +25,7 @@ Feature groups, all in the colours of the side to move (X = mover, O = opponent)
   Manhattan distance 2: 2 * (hi * (hi + 1) / 2 + lo) + open.
 
 A model array (``model``, float64) is ``[keys12 (SHAPE12_KEYS), keys24 (SHAPE24_KEYS), w (N_WEIGHTS)]``, the keys
-ascending and padded with NO_KEY12 / NO_KEY24; its file (eval/weightfile.py's archive of float32 blocks) holds
+ascending and padded with NO_KEY12 / NO_KEY24; its file (usi_engine/weightfile.py's archive of float32 blocks) holds
 ``keys12``, the 48-bit keys24 as two 24-bit halves ``keys24_hi`` and ``keys24_lo``, and ``w``.
 """
 
@@ -34,12 +34,12 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from eval.weightfile import read_archive, write_archive
 from usi_engine.go.ladder import S_ROWS, escape_is_laddered, liberties
 from usi_engine.go.layout import BLACK, BORDER, EMPTY, HIST, HIST_STRIDE, H_MOVE, PASS, PLY, SIDE, SIZE, STRIDE, WHITE
 from usi_engine.go.patterns import NEIGHBOUR_CELLS, N_CODES, neighbourhood_code
 from usi_engine.go.playout import R_BOARD, R_GSIZE, R_HEAD, _in_atari, _setup
 from usi_engine.go.shapes import square_maps
+from usi_engine.weightfile import read_archive, write_archive
 
 FEATURE_SET = "go-moves"
 FEATURE_VERSION = 2
@@ -296,7 +296,7 @@ def save_model(path, model: np.ndarray, **notes) -> Path:
 def read_model(path) -> tuple[np.ndarray, dict]:
     """(model array, metadata) of a move-prior file; WeightFileError on any problem (missing, unreadable, other
     feature set or version, wrong shapes, checksum, NaN, keys out of order)."""
-    from eval.weightfile import WeightFileError
+    from usi_engine.weightfile import WeightFileError
 
     shapes = {"keys12": (SHAPE12_KEYS,), "keys24_hi": (SHAPE24_KEYS,), "keys24_lo": (SHAPE24_KEYS,), "w": (N_WEIGHTS,)}
     blocks, meta = read_archive(path, FEATURE_SET, {FEATURE_VERSION: shapes})

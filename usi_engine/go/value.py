@@ -15,7 +15,7 @@ updates the long-term weights (``td_episode`` with ``learn`` = the evaluated vec
 current position (``td_search``) updates a short-term vector while the policy and V use long + short, and
 may hand the rest of an episode to the fast playout policy after a number of moves (seed 004 §4.5.1).
 
-Weight files: eval/weightfile.py's archive format (checksummed float32 blocks, JSON metadata) with blocks
+Weight files: usi_engine/weightfile.py's archive format (checksummed float32 blocks, JSON metadata) with blocks
 ``li`` and ``ld`` and feature set ``go-shapes-<N>x<N>-k<ks>``.
 """
 
@@ -209,7 +209,7 @@ def evaluate(pos, tab, theta):
 # --- weight files ---------------------------------------------------------------------------------------------
 def save_value_weights(path, theta, size: int, ks=S.DEFAULT_KS, **notes) -> Path:
     """Write a weight vector of the size x size shape features to path (checksummed .npz, metadata notes)."""
-    from eval.weightfile import write_archive
+    from usi_engine.weightfile import write_archive
 
     tab = S.shape_tables(size, tuple(ks))
     theta = np.asarray(theta, dtype=np.float64)
@@ -231,7 +231,7 @@ def save_value_weights(path, theta, size: int, ks=S.DEFAULT_KS, **notes) -> Path
 def read_value_weights(path, size: int, ks=S.DEFAULT_KS):
     """(weight vector, metadata) of a Go value weight file for this board size; WeightFileError on any
     problem (missing, unreadable, other size or feature set, wrong shapes, checksum, NaN)."""
-    from eval.weightfile import read_archive
+    from usi_engine.weightfile import read_archive
 
     tab = S.shape_tables(size, tuple(ks))
     n_li = int(tab[S.T_NLI])

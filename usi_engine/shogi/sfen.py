@@ -1,4 +1,5 @@
-"""SFEN and USI move text <-> the ``pos`` array and packed moves (Python, not hot).
+"""SFEN and USI move text <-> the ``pos`` array and packed moves (Python, not hot); the position line
+``startpos|sfen SFEN [moves ...]`` that USI's `position` command, game records and labelled positions share.
 
 Parsing accepts what GUIs send (a missing move counter, multi-digit hand counts such as ``10p``,
 positions without one or both kings for tsume problems) and rejects malformed or impossible
@@ -233,3 +234,19 @@ def usi_to_move(text):
         frm, to = parse_square(text[:2]), parse_square(text[2:4])
         return to | (frm << MOVE_FROM_SHIFT) | (MOVE_PROMO_BIT if len(text) == 5 else 0)
     raise ValueError(f"invalid USI move {text!r}")
+
+
+def parse_position(tokens: list[str]) -> tuple[str | None, list[str]]:
+    """The tokens of a position line `startpos|sfen <sfen> [moves ...]` -> (SFEN or None for the start position,
+    the moves); ValueError when the line names neither. Syntax only: the SFEN and the moves are checked when they
+    are played (parse_sfen, usi_to_move, the board)."""
+    if "moves" in tokens:
+        k = tokens.index("moves")
+        head, moves = tokens[:k], tokens[k + 1 :]
+    else:
+        head, moves = tokens, []
+    if head == ["startpos"]:
+        return None, moves
+    if head and head[0] == "sfen":
+        return " ".join(head[1:]), moves
+    raise ValueError("expected 'startpos' or 'sfen <sfen>'")

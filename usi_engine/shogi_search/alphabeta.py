@@ -25,11 +25,11 @@ not kept on).
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record
 from usi_engine.search.values import MATE, MATE_THRESHOLD
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, undo_move
+from usi_engine.shogi_eval.incremental import N_EACC, N_EIDX, inc_init, inc_record
 
 from .params import MAX_AB_DEPTH
 from .quiescence import INF, next_move, order_key, qsearch_inc, qsearch_scratch

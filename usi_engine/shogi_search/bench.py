@@ -13,13 +13,13 @@ import time
 
 from numba import njit
 
-from eval.bench import rates, report, timed
-from eval.shogi_features import pp_block_zero
-from eval.weightfile import load_weights
 from usi_engine.search import bench as search_bench
 from usi_engine.search.searcher import Searcher
 from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.shogi.bench import bench_positions
+from usi_engine.shogi_eval.bench import rates, report, timed
+from usi_engine.shogi_eval.evalfile import load_weights
+from usi_engine.shogi_eval.incremental import pp_block_zero
 
 from .game import ShogiAdapter, make_params
 from .moveprior import option_model

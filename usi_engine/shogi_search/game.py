@@ -40,8 +40,6 @@ import sys
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import N_EACC, N_EIDX, inc_init, inc_record, inc_value, pp_block_zero
-from eval.weightfile import load_weights
 from usi_engine.search.jobs import (
     J_FINISH,
     J_STRIDE,
@@ -59,6 +57,8 @@ from usi_engine.shogi.layout import BOARD, HIST, HIST_STRIDE, H_KEY, H_MOVE, KEY
 from usi_engine.shogi.movegen import gen_legal, gen_search_moves
 from usi_engine.shogi.position import DECL_WIN, attackers, declaration, do_move, history_capacity, undo_move
 from usi_engine.shogi.sfen import move_to_usi
+from usi_engine.shogi_eval.evalfile import load_weights
+from usi_engine.shogi_eval.incremental import N_EACC, N_EIDX, inc_init, inc_record, inc_value, pp_block_zero
 
 from .alphabeta import ab_value
 from .mate_probe import mate_in_one, mated_in_two, probe_scratch
@@ -121,7 +121,7 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
 
     The evaluation is incremental: row 0 of the eval stack is pos (each frame summed in full once per call,
     when first needed), each child is recorded as row 1 and its quiescence search continues from there
-    (eval/shogi_features.py). The scratch arrays are allocated once per call (≈ 0.2 us), not per child.
+    (usi_engine/shogi_eval/incremental.py). The scratch arrays are allocated once per call (≈ 0.2 us), not per child.
     """
     mode = np.int64(params[P_EXPANSION])
     probes = probe_scratch()

@@ -40,7 +40,7 @@ search's must-keep moves (`move_scores`' tactical flag): every check and every c
 
 Labelled positions (the bench's fixture, teacher labels for fitting): lines `POSITION<TAB>MOVE`, parse_labelled.
 
-A model is a float64 array of N_WEIGHTS weights; its file (eval/weightfile.py's archive) holds it as the block
+A model is a float64 array of N_WEIGHTS weights; its file (usi_engine/weightfile.py's archive) holds it as the block
 ``w``.
 """
 
@@ -49,7 +49,6 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from eval.weightfile import read_archive, write_archive
 from usi_engine.shogi.layout import (
     BOARD,
     DEMOTE,
@@ -69,6 +68,7 @@ from usi_engine.shogi.layout import (
     SIDE,
     WHITE_BIT,
 )
+from usi_engine.shogi.sfen import parse_position
 from usi_engine.shogi.tables import (
     ADJACENT_ATTACK,
     DISTANCE,
@@ -78,6 +78,7 @@ from usi_engine.shogi.tables import (
     OPPOSITE,
     SLIDE,
 )
+from usi_engine.weightfile import read_archive, write_archive
 
 from .quiescence import ORDER_VALUE, RAYS, RAY_COUNT, RAY_KNIGHT, RAY_SLIDE, SEE_STACK, see
 
@@ -112,8 +113,8 @@ N_DIST = 10
 # SEE_BOUNDS[k - 1] < see <= SEE_BOUNDS[k]
 SEE_BOUNDS = np.array([-1200.0, -600.0, -250.0, -1e-9, 1e-9, 250.0, 600.0, 1200.0], np.float64)
 N_SEE = 9
-# The material terms of eval/weights/default.npz (board piece types 0..15, hand types 16 + 1..7) that `see`
-# values an exchange with: the engine's default evaluation (a test pins the equality).
+# The material terms of usi_engine/shogi_eval/weights/default.npz (board piece types 0..15, hand types 16 + 1..7)
+# that `see` values an exchange with: the engine's default evaluation (a test pins the equality).
 SEE_VALUES = np.array(
     [0.0, 97.44464111328125, 303.4607849121094, 341.0159606933594, 491.23870849609375, 790.39013671875,
      995.5712890625, 549.1486206054688, 0.0, 596.6441040039062, 582.64599609375, 573.4221801757812,
@@ -489,8 +490,6 @@ def parse_labelled(line: str) -> tuple[str | None, list[str], str]:
     """(start SFEN or None for the start position, the moves from it, the labelled move) of a labelled-position
     line `POSITION<TAB>MOVE`: POSITION `startpos|sfen SFEN|SFEN [moves ...]` (the moves before the position, for
     the last-move features), MOVE in USI; ValueError when malformed (the move is not checked here)."""
-    from usi_engine.usi import parse_position
-
     parts = line.strip().split("\t")
     if len(parts) != 2 or not parts[1].strip():
         raise ValueError(f"expected POSITION<TAB>MOVE, got {line!r}")
@@ -516,7 +515,7 @@ def save_model(path, model: np.ndarray, **meta) -> Path:
 
 
 def read_model(path=None) -> tuple[np.ndarray, dict]:
-    """(model, metadata) of a move-prior file (None: the shipped one). Raises a ValueError (eval.weightfile's
+    """(model, metadata) of a move-prior file (None: the shipped one). Raises a ValueError (usi_engine.weightfile's
     WeightFileError) naming the file and its problem when it is missing, unreadable, truncated, of another
     feature set or version, of the wrong size, or fails its checksum."""
     path = SHIPPED_MODEL if path is None else path

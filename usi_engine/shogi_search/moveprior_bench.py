@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from eval.bench import report, timed
 from usi_engine.shogi.board import Board
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_search_moves
 from usi_engine.shogi.sfen import usi_to_move
+from usi_engine.shogi_eval.bench import report, timed
 
 from .moveprior import load_model, move_scores, parse_labelled
 

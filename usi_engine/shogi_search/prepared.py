@@ -95,7 +95,7 @@ class PreparedSearch:
 
     def _load_adapter(self, setup: SearchSetup, error: Callable[[str], None]) -> None:
         """Weights (EvalFile; a bad file -> error message and the default weights) and game params."""
-        from eval.weightfile import load_weights
+        from usi_engine.shogi_eval.evalfile import load_weights
 
         from .game import ShogiAdapter, make_params
 

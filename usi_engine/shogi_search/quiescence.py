@@ -1,6 +1,6 @@
 """Quiescence search: the leaf value of MCSS (seed 001 section 3, step 3) and its PV leaf.
 
-Alpha-beta (fail-soft negamax) from the side to move over the static evaluation of eval/:
+Alpha-beta (fail-soft negamax) from the side to move over the static evaluation of usi_engine/shogi_eval:
 
 - not in check: stand pat on the static value, then try captures (including capturing
   promotions); a non-promoting capture whose promotion is never worse (movegen `dominated`: pawn,
@@ -27,7 +27,7 @@ PV leaf, the position whose static value became the result (unless the result is
 so learning takes the gradient dValue/dw at that leaf (sign (-1)^len from the root's side);
 pv_leaf_gradient does exactly that.
 
-Static values are incremental (eval/shogi_features.py): ply p's evaluation state is row base + p of an
+Static values are incremental (usi_engine/shogi_eval/incremental.py): ply p's evaluation state is row base + p of an
 eval stack, recorded before each move and evaluated lazily, equal to ``evaluate`` up to float rounding.
 
 No allocation inside the recursion: the caller passes ``QBuffers`` arrays sized for max_depth
@@ -37,7 +37,6 @@ No allocation inside the recursion: the caller passes ``QBuffers`` arrays sized 
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import MAT_HAND, N_EACC, N_EIDX, OFF_MATERIAL, eval_features, inc_init, inc_record, inc_value
 from usi_engine.search.values import MATE, is_proven
 from usi_engine.shogi.layout import (
     BOARD,
@@ -61,6 +60,9 @@ from usi_engine.shogi.layout import (
 from usi_engine.shogi.movegen import add_board_move, dominated, gen_legal
 from usi_engine.shogi.position import attacks_along, do_move, first_piece, is_attacked, pin_direction, undo_move
 from usi_engine.shogi.tables import KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
+from usi_engine.shogi_eval.features import MAT_HAND, OFF_MATERIAL
+from usi_engine.shogi_eval.incremental import N_EACC, N_EIDX, inc_init, inc_record, inc_value
+from usi_engine.shogi_eval.linear import eval_features
 
 from .mate import gives_check
 

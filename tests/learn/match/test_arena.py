@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from eval.shogi_features import evaluate
-from eval.weightfile import load_weights
 from learn.match.arena import Arena, ArenaConfig, ArenaRules, make_player, parse_spec, play_game, random_opening
 from learn.match.players import AlphaBetaPlayer, MaterialPlayer, Player
 from usi_engine.shogi import Board
 from usi_engine.shogi.sfen import usi_to_move
+from usi_engine.shogi_eval.evalfile import load_weights
+from usi_engine.shogi_eval.linear import evaluate
 from usi_engine.shogi_search.game import make_params
 
 pytestmark = pytest.mark.process

@@ -3,11 +3,12 @@
 import numpy as np
 import pytest
 
-from eval import shogi_features as F
 from eval.make_material_weights import BOARD_VALUES
-from eval.weightfile import load_weights
 from usi_engine.shogi import Board
 from usi_engine.shogi.bench import random_game_sfens
+from usi_engine.shogi_eval import features as F
+from usi_engine.shogi_eval.evalfile import load_weights
+from usi_engine.shogi_eval.linear import eval_features, evaluate, feature_buffers, gradient
 
 SFENS = random_game_sfens(200, seed=7, min_ply=0, max_ply=160)
 
@@ -42,15 +43,15 @@ def test_flip_sfen_is_an_involution_and_differs():
 
 
 def test_value_equals_sum_of_active_features(random_w):
-    idx, coef = F.feature_buffers()
+    idx, coef = feature_buffers()
     for s in SFENS[:50]:
         pos = Board(s).pos
-        value, n = F.eval_features(pos, random_w, idx, coef)
+        value, n = eval_features(pos, random_w, idx, coef)
         assert n > 0
         assert len(set(idx[:n].tolist())) == n, "feature indices must be unique"
         assert np.all((idx[:n] >= 0) & (idx[:n] < F.N_WEIGHTS))
         assert value == pytest.approx(float(np.dot(random_w[idx[:n]], coef[:n])), abs=1e-6)
-        assert F.evaluate(pos, random_w) == pytest.approx(value, abs=1e-9)
+        assert evaluate(pos, random_w) == pytest.approx(value, abs=1e-9)
 
 
 def test_gradient_equals_finite_differences(random_w):
@@ -58,51 +59,51 @@ def test_gradient_equals_finite_differences(random_w):
     h = 0.5
     for s in SFENS[:20]:
         pos = Board(s).pos
-        value, idx, coef = F.gradient(pos, random_w)
+        value, idx, coef = gradient(pos, random_w)
         grad = dict(zip(idx.tolist(), coef.tolist()))
         probes = list(rng.choice(idx, size=min(12, len(idx)), replace=False))
         probes += list(rng.integers(0, F.N_WEIGHTS, size=8))  # mostly inactive features
         for k in probes:
             w = random_w.copy()
             w[k] += h
-            up = F.evaluate(pos, w)
+            up = evaluate(pos, w)
             w[k] -= 2 * h
-            down = F.evaluate(pos, w)
+            down = evaluate(pos, w)
             assert (up - down) / (2 * h) == pytest.approx(grad.get(int(k), 0.0), abs=1e-6)
 
 
 def test_rotated_colour_swapped_position_has_the_same_value(random_w):
-    idx, coef = F.feature_buffers()
-    idx2, coef2 = F.feature_buffers()
+    idx, coef = feature_buffers()
+    idx2, coef2 = feature_buffers()
     for s in SFENS:
         a, b = Board(s).pos, Board(flip_sfen(s)).pos
-        va, na = F.eval_features(a, random_w, idx, coef)
-        vb, nb = F.eval_features(b, random_w, idx2, coef2)
+        va, na = eval_features(a, random_w, idx, coef)
+        vb, nb = eval_features(b, random_w, idx2, coef2)
         assert va == pytest.approx(vb, abs=1e-6), s
         assert sorted(zip(idx[:na], coef[:na])) == sorted(zip(idx2[:nb], coef2[:nb]))
 
 
 def test_side_to_move_changes_the_view(random_w):
     s = "lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL"
-    assert F.evaluate(Board(s + " b - 1").pos, random_w) != F.evaluate(Board(s + " w - 1").pos, random_w)
+    assert evaluate(Board(s + " b - 1").pos, random_w) != evaluate(Board(s + " w - 1").pos, random_w)
 
 
 def test_material_weights_are_the_material_balance():
     w = load_weights("material")
-    assert F.evaluate(Board().pos, w) == 0.0
+    assert evaluate(Board().pos, w) == 0.0
     # Black: White's rook in hand and a dragon instead of its rook; White: a promoted pawn.
     s = "lnsgkgsnl/7b1/pppp+ppppp/9/9/9/PPPPPPPPP/1B5+R1/LNSGKGSNL b R 1"
     rook, dragon, pawn, tokin = (BOARD_VALUES[k] for k in (6, 14, 1, 9))
     gain = round(1.1 * rook) + (dragon - rook) + rook - (tokin - pawn)
-    assert F.evaluate(Board(s).pos, w) == pytest.approx(gain)
-    assert F.evaluate(Board(flip_sfen(s)).pos, w) == pytest.approx(gain)
-    assert F.evaluate(Board(s.replace(" b ", " w ")).pos, w) == pytest.approx(-gain)
+    assert evaluate(Board(s).pos, w) == pytest.approx(gain)
+    assert evaluate(Board(flip_sfen(s)).pos, w) == pytest.approx(gain)
+    assert evaluate(Board(s.replace(" b ", " w ")).pos, w) == pytest.approx(-gain)
 
 
 def test_tsume_position_without_a_king_evaluates():
     w = np.random.default_rng(3).normal(0.0, 10.0, F.N_WEIGHTS)
     pos = Board("4k4/9/4P4/9/9/9/9/9/9 b G2r 1").pos
-    value, idx, coef = F.gradient(pos, w)
+    value, idx, coef = gradient(pos, w)
     assert value == pytest.approx(float(np.dot(w[idx], coef)))
     kp_them = (idx >= F.OFF_KP + F.N_SQ * F.FE_END) & (idx < F.OFF_PP)
     kp_us = (idx >= F.OFF_KP) & (idx < F.OFF_KP + F.N_SQ * F.FE_END)

@@ -1,4 +1,4 @@
-"""The king and effect terms (KS, EF, EM, PE, KZ and KPOS blocks, eval.shogi_features.king_terms): each term
+"""The king and effect terms (KS, EF, EM, PE, KZ and KPOS blocks, usi_engine/shogi_eval/king_terms.py): each term
 against an independent Python reference over python-shogi's attackers, their gradients against finite differences,
 and their symmetry."""
 
@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 import shogi
 
-from eval import shogi_features as F
 from usi_engine.shogi import Board
 from usi_engine.shogi.bench import random_game_sfens
+from usi_engine.shogi_eval import features as F
+from usi_engine.shogi_eval.linear import eval_features, evaluate, feature_buffers
 
 SFENS = random_game_sfens(120, seed=11, min_ply=10, max_ply=200)
 
@@ -157,13 +158,13 @@ BLOCKS = F.KING_BLOCKS
 def test_block_terms_equal_the_reference(block, reference):
     w = block_weights(block, 13)
     for s in SFENS:
-        assert F.evaluate(Board(s).pos, w) == pytest.approx(reference(s, w), abs=1e-9), s
+        assert evaluate(Board(s).pos, w) == pytest.approx(reference(s, w), abs=1e-9), s
 
 
 def test_ks_term_equals_the_reference():
     w = block_weights("ks", 5)
     for s in SFENS:
-        assert F.evaluate(Board(s).pos, w) == pytest.approx(reference_ks(s, w), abs=1e-9), s
+        assert evaluate(Board(s).pos, w) == pytest.approx(reference_ks(s, w), abs=1e-9), s
 
 
 @pytest.mark.parametrize("block", list(BLOCKS))
@@ -173,11 +174,11 @@ def test_gradient_equals_finite_differences(block):
     the others at least one; indices unique."""
     lo, hi = BLOCKS[block][0], BLOCKS[block][0] + BLOCKS[block][1]
     w = np.random.default_rng(6).normal(0.0, 30.0, F.N_WEIGHTS)
-    idx, coef = F.feature_buffers()
+    idx, coef = feature_buffers()
     h = 0.25
     for s in SFENS[:30]:
         pos = Board(s).pos
-        _, n = F.eval_features(pos, w, idx, coef)
+        _, n = eval_features(pos, w, idx, coef)
         grad = dict(zip(idx[:n].tolist(), coef[:n].tolist()))
         assert len(grad) == n
         active = [k for k in grad if lo <= k < hi]
@@ -187,22 +188,22 @@ def test_gradient_equals_finite_differences(block):
             wp, wm = w.copy(), w.copy()
             wp[k] += h
             wm[k] -= h
-            fd = (F.evaluate(pos, wp) - F.evaluate(pos, wm)) / (2 * h)
+            fd = (evaluate(pos, wp) - evaluate(pos, wm)) / (2 * h)
             assert fd == pytest.approx(grad.get(k, 0.0), abs=1e-6)
 
 
 def test_king_terms_are_symmetric_under_rotation_with_colours_swapped():
-    from tests.eval.test_shogi_eval import flip_sfen
+    from tests.shogi_eval.test_shogi_eval import flip_sfen
 
     w = sum(block_weights(block, 20 + i) for i, block in enumerate(BLOCKS))
     for s in SFENS[:60]:
-        assert F.evaluate(Board(s).pos, w) == pytest.approx(F.evaluate(Board(flip_sfen(s)).pos, w), abs=1e-9)
+        assert evaluate(Board(s).pos, w) == pytest.approx(evaluate(Board(flip_sfen(s)).pos, w), abs=1e-9)
 
 
 def test_ef_term_equals_the_reference():
     w = block_weights("ef", 9)
     for s in SFENS:
-        assert F.evaluate(Board(s).pos, w) == pytest.approx(reference_ef(s, w), abs=1e-9), s
+        assert evaluate(Board(s).pos, w) == pytest.approx(reference_ef(s, w), abs=1e-9), s
 
 
 def test_king_terms_without_a_king():
@@ -211,4 +212,4 @@ def test_king_terms_without_a_king():
     w = sum(block_weights(block, 30 + i) for i, block in enumerate(BLOCKS))
     references = (reference_ks, reference_ef, reference_em, reference_pe, reference_kz, reference_kpos)
     expected = sum(reference(s, w) for reference in references)
-    assert F.evaluate(Board(s).pos, w) == pytest.approx(expected, abs=1e-9)
+    assert evaluate(Board(s).pos, w) == pytest.approx(expected, abs=1e-9)

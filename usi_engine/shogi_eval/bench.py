@@ -11,12 +11,14 @@ import time
 import numpy as np
 from numba import njit
 
-from eval.shogi_features import eval_stack, evaluate, inc_init, inc_record, inc_value, pp_block_zero
-from eval.weightfile import load_weights
 from usi_engine.shogi.bench import bench_positions
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, undo_move
+
+from .evalfile import load_weights
+from .incremental import eval_stack, inc_init, inc_record, inc_value, pp_block_zero
+from .linear import evaluate
 
 MIN_SECONDS = 1.0
 
@@ -126,7 +128,7 @@ def bench_eval(weights_path=None, out=sys.stdout):
 
 
 def main(argv=None):
-    """``python -m eval.bench [weights.npz]``."""
+    """``python -m usi_engine.shogi_eval.bench [weights.npz]``."""
     argv = sys.argv[1:] if argv is None else argv
     bench_eval(argv[0] if argv else None)
 

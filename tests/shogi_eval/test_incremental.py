@@ -10,12 +10,15 @@ import numpy as np
 import pytest
 from numba import njit
 
-from eval import shogi_features as F
 from usi_engine.shogi import Board
 from usi_engine.shogi.bench import random_game_sfens
 from usi_engine.shogi.layout import DROP_BASE, KING, MAX_MOVES, MOVE_FROM_SHIFT, MOVE_PROMO_BIT, MOVE_TO_MASK, PLY
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, undo_move
+from usi_engine.shogi_eval import features as F
+from usi_engine.shogi_eval.incremental import MIRROR, eval_stack, inc_init, inc_record, inc_value, pp_block_zero
+from usi_engine.shogi_eval.king_terms import zone_blocks_used
+from usi_engine.shogi_eval.linear import evaluate
 
 # Move categories counted by the walk (each must occur often).
 CAPTURE, PROMOTION, DROP, KING_MOVE, KING_CAPTURE = range(5)
@@ -27,7 +30,7 @@ LAZY_EVERY = 3  # the path's own value is read only every LAZY_EVERY plies
 def walk(pos, w, eacc, eidx, seed, plies, moves, stats, pp_zero):
     """Random game from pos comparing every child; returns the largest |incremental - full|."""
     np.random.seed(seed)
-    F.inc_init(pos, w, eacc, eidx, 0, pp_zero)
+    inc_init(pos, w, eacc, eidx, 0, pp_zero)
     worst = 0.0
     for ply in range(plies):
         n = gen_legal(pos, moves)
@@ -43,15 +46,15 @@ def walk(pos, w, eacc, eidx, seed, plies, moves, stats, pp_zero):
             stats[DROP] += frm > DROP_BASE
             stats[KING_MOVE] += king
             stats[KING_CAPTURE] += king and captured
-            F.inc_record(pos, m, w, eacc, eidx, ply)
+            inc_record(pos, m, w, eacc, eidx, ply)
             do_move(pos, m)
-            worst = max(worst, abs(F.inc_value(pos, w, eacc, eidx, ply + 1) - F.evaluate(pos, w)))
+            worst = max(worst, abs(inc_value(pos, w, eacc, eidx, ply + 1) - evaluate(pos, w)))
             undo_move(pos)
         m = moves[np.random.randint(n)]
-        F.inc_record(pos, m, w, eacc, eidx, ply)
+        inc_record(pos, m, w, eacc, eidx, ply)
         do_move(pos, m)
         if ply % LAZY_EVERY == 0:
-            worst = max(worst, abs(F.inc_value(pos, w, eacc, eidx, ply + 1) - F.evaluate(pos, w)))
+            worst = max(worst, abs(inc_value(pos, w, eacc, eidx, ply + 1) - evaluate(pos, w)))
     for _ in range(pos[PLY]):  # back to the start, so the caller's board is unchanged
         undo_move(pos)
     return worst
@@ -63,7 +66,7 @@ def random_w():
 
 
 def run_walks(sfens, w, seed, pp_zero=False):
-    eacc, eidx = F.eval_stack(PLIES + 1)
+    eacc, eidx = eval_stack(PLIES + 1)
     moves = np.zeros(MAX_MOVES, dtype=np.int32)
     stats = np.zeros(5, dtype=np.int64)
     worst = 0.0
@@ -99,7 +102,7 @@ def test_incremental_equals_full_with_and_without_the_zone_blocks(random_w, zone
         w[F.OFF_KS : F.OFF_KZ] = 0.0
     else:
         w[F.OFF_KZ :] = 0.0
-    assert F.zone_blocks_used(w) == zone
+    assert zone_blocks_used(w) == zone
     worst, _ = run_walks(random_game_sfens(4, seed=7, min_ply=20, max_ply=120), w, seed=300)
     assert worst < 1e-8
 
@@ -110,21 +113,21 @@ def test_pp_sums_skipped_only_where_the_pp_block_is_zero(random_w):
     the values, so the skip is real and the callers' check (pp_block_zero) is what keeps it exact."""
     sfens = random_game_sfens(4, seed=9, min_ply=20, max_ply=120)
     w = random_w.copy()
-    assert not F.pp_block_zero(w)
+    assert not pp_block_zero(w)
     worst, _ = run_walks(sfens, w, seed=400, pp_zero=True)
     assert worst > 1.0
     w[F.OFF_PP : F.OFF_PP + F.N_PP] = 0.0
-    assert F.pp_block_zero(w)
+    assert pp_block_zero(w)
     worst, stats = run_walks(sfens, w, seed=400, pp_zero=True)
     assert worst < 1e-8 and stats[CAPTURE] > 100 and stats[KING_MOVE] > 100
 
 
 def test_material_only_weights_are_exact():
     """With the shipped material weights the incremental value is exactly the full one (integers)."""
-    from eval.weightfile import load_weights
+    from usi_engine.shogi_eval.evalfile import load_weights
 
     sfens = random_game_sfens(4, seed=5, min_ply=10, max_ply=80)
-    eacc, eidx = F.eval_stack(PLIES + 1)
+    eacc, eidx = eval_stack(PLIES + 1)
     moves = np.zeros(MAX_MOVES, dtype=np.int32)
     stats = np.zeros(5, dtype=np.int64)
     for i, s in enumerate(sfens):
@@ -132,8 +135,8 @@ def test_material_only_weights_are_exact():
 
 
 def test_mirror_maps_each_piece_to_its_rotated_colour_swapped_self():
-    assert sorted(F.MIRROR.tolist()) == list(range(F.FE_END))
-    assert np.array_equal(F.MIRROR[F.MIRROR], np.arange(F.FE_END))
+    assert sorted(MIRROR.tolist()) == list(range(F.FE_END))
+    assert np.array_equal(MIRROR[MIRROR], np.arange(F.FE_END))
     # black pawn on 7g (sq 60) <-> white pawn on 3c (sq 20); black's 3rd hand pawn <-> white's
-    assert F.MIRROR[F.board_bp(0, 1, 60)] == F.board_bp(1, 1, 20)
-    assert F.MIRROR[F.hand_bp(0, 1, 2)] == F.hand_bp(1, 1, 2)
+    assert MIRROR[F.board_bp(0, 1, 60)] == F.board_bp(1, 1, 20)
+    assert MIRROR[F.hand_bp(0, 1, 2)] == F.hand_bp(1, 1, 2)

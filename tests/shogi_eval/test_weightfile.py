@@ -5,19 +5,19 @@ import json
 import numpy as np
 import pytest
 
-from eval import shogi_features as F
 from eval.make_material_weights import BOARD_VALUES, material_weights
-from eval.weightfile import (
+from usi_engine.shogi_eval import features as F
+from usi_engine.shogi_eval.evalfile import (
     BLOCKS,
     DEFAULT_PATH,
     LEARNED_PATH,
     MATERIAL_PATH,
-    WeightFileError,
     load_weights,
     read_weights,
     save_weights,
     weights_location,
 )
+from usi_engine.weightfile import WeightFileError
 
 
 def sparse_random_weights(seed=0):
@@ -173,13 +173,14 @@ def test_older_versions_load_with_their_missing_blocks_zero(tmp_path, good, vers
     """Files written before the KS block (version 1: material, kp, pp), the EF block (version 2: + ks), the EM
     and PE blocks (version 3: + ef) or the KZ and KPOS blocks (version 4: + em, pe) are the same evaluation
     with the blocks they lack zero; the checksum covers only the blocks of their version."""
-    from eval.weightfile import VERSION_BLOCKS, _checksum
+    from usi_engine.shogi_eval.evalfile import VERSION_BLOCKS
+    from usi_engine.weightfile import checksum
 
     names = VERSION_BLOCKS[version]
     with np.load(good) as z:
         arrays = {k: z[k] for k in z.files if k in names}
         meta = json.loads(str(z["meta"][()]))
-    meta.update(version=version, sha256=_checksum(arrays, names))
+    meta.update(version=version, sha256=checksum(arrays, names))
     old = tmp_path / f"v{version}.npz"
     with open(old, "wb") as f:
         np.savez_compressed(f, meta=np.array(json.dumps(meta)), **arrays)
