@@ -216,12 +216,12 @@ def test_clock_enforces_byoyomi_after_main_time():
     assert clock.usi_go() == "go btime 1000 wtime 1000 byoyomi 500"
     assert clock.allowance_ms("b") == 1600
     clock.spend("b", 1300)  # main time used up, 300 ms of byoyomi
-    assert clock.remaining == {"b": 0, "w": 1000}
+    assert (clock.clocks["b"].main_ms, clock.clocks["w"].main_ms) == (0, 1000)
     assert clock.on_time("b", 600) and not clock.on_time("b", 601)  # byoyomi + margin only
     fischer = RefereeClock(TimeControl.from_args(time_ms=1000, inc_ms=200, margin_ms=0))
     assert fischer.usi_go() == "go btime 1000 wtime 1000 binc 200 winc 200"
     fischer.spend("w", 300)
-    assert fischer.remaining["w"] == 900 and fischer.allowance_ms("w") == 900
+    assert fischer.clocks["w"].main_ms == 900 and fischer.allowance_ms("w") == 900
     assert RefereeClock(TimeControl.from_args(nodes=5000)).usi_go() == "go nodes 5000"
     assert RefereeClock(TimeControl.from_args(movetime_ms=300)).usi_go() == "go movetime 300"
     with pytest.raises(ValueError):
