@@ -111,6 +111,7 @@ class RefereeClock:
         return clock.main_ms + clock.byoyomi_ms + tc.margin_ms
 
     def on_time(self, side: str, elapsed_ms: float) -> bool:
+        """Whether a move that took `elapsed_ms` was within `side`'s allowance."""
         return elapsed_ms <= self.allowance_ms(side)
 
     def spend(self, side: str, elapsed_ms: float) -> None:
