@@ -113,7 +113,7 @@ def test_each_fault_is_detected_scored_as_a_loss_and_the_match_finishes(tmp_path
         assert r.reason == reason and r.first_score == 0.0, text
         assert r.plies == (2 if r.first_is_black else 3)  # the fault came at engine 1's second move
     assert summary["faults"]["one"] == {reason: 2} and summary["losses"] == 2
-    allowance_s = (BYOYOMI.byoyomi_ms + BYOYOMI.margin_ms) / 1000
+    allowance_s = (BYOYOMI.clock.byoyomi_ms + BYOYOMI.margin_ms) / 1000
     slowest = summary["slowest_move_s"]  # each engine's longest answer, the late one's included
     assert 0.0 < slowest["two"] < allowance_s
     if fault == "oversleep":
