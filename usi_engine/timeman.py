@@ -148,7 +148,7 @@ class CanadianClock:
     ``min(SAFETY_S, SAFETY_FRACTION * share)`` and at least MIN_SECONDS.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.settings = SideClock()
         self.enabled = False
         self.left: dict[int, SideClock] = {}  # colour -> its clock as the controller last read it
