@@ -17,7 +17,7 @@ from typing import Any, Iterable, Protocol
 
 import numpy as np
 
-from .worker import play_game, play_local
+from .worker import play_selfplay_task, play_selfplay_task_local
 
 
 class Backend(Protocol):
@@ -64,7 +64,7 @@ class LocalBackend:
 
     def submit(self, task: dict) -> Future:
         """Queue one game."""
-        return self.pool.submit(play_local, task, self.weights_file)
+        return self.pool.submit(play_selfplay_task_local, task, self.weights_file)
 
     @staticmethod
     def wait_any(futures: Iterable[Future]) -> list[tuple[Future, dict]]:
@@ -94,7 +94,7 @@ class RayBackend:
             raise RuntimeError("--ray-address needs Ray: pip install '.[ray]' (or pip install ray)") from None
         self.ray = ray
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-        self.remote = ray.remote(num_cpus=1, max_retries=2)(play_game)
+        self.remote = ray.remote(num_cpus=1, max_retries=2)(play_selfplay_task)
         self.weights_ref: Any = None  # a ray.ObjectRef of the current version's weights
 
     def set_weights(self, version: int, w: np.ndarray, path: Path) -> None:

@@ -12,12 +12,12 @@ One game, in-process (no USI pipes: the trees are needed):
    The move is drawn from the learner's root policy pi_a(a) = exp(E*(a)/T_learn)/Z (eq. 12-13) and the
    eligibility e(t) (eq. 15) of the drawn move is accumulated into the mover's dense gradient sum.
    A proven win plays the best move; a proven loss resigns (proven values do not depend on w).
-3. The game ends by the rules core's adjudicator (usi_engine/shogi/adjudicate.py) under the entering-king rule
-   `declaration_rule` (the searches use it too): mate (no legal move), a winning declaration (taken for the side
-   that has it), a try under the try rule, sennichite (fourth occurrence: draw, or a loss for the perpetual
-   checker); resignation
-   (optional value threshold held for some moves), or the length cap (a draw, or adjudicated by the searched
-   value when `adjudicate_cp` > 0).
+3. The game is played out by the rules core's adjudicator (usi_engine/shogi/adjudicate.py `play_out`) under the
+   entering-king rule `declaration_rule` (the searches use it too): mate (no legal move), a winning declaration
+   (taken for the side that has it), a try under the try rule, sennichite (fourth occurrence: draw, or a loss
+   for the perpetual checker); resignation (optional value threshold held for some moves), or the length cap
+   (a draw, or adjudicated by the searched value when `adjudicate_cp` > 0: the cap is self-play's own, after
+   the search, not the adjudicator's).
 
 The caller gets the result and, per side, an AdvantageSum: the update is sum_t A_t e(t) with the advantage
 
@@ -56,6 +56,7 @@ from usi_engine.search.searcher import Searcher
 from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.search.values import MATE_THRESHOLD
 from usi_engine.shogi import Board, adjudicate, move_to_usi
+from usi_engine.shogi.adjudicate import Verdict
 from usi_engine.shogi.board import declaration_rule_code
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi_search.game import ShogiAdapter, expand, make_params
@@ -247,11 +248,9 @@ class SelfPlayer:
             board.push_code(m)
             out.moves.append(move_to_usi(m))
         losing_streak = {"b": 0, "w": 0}
-        while True:
-            over = adjudicate.before_move(board, self.rules)
-            if over is not None:
-                out.winner, out.reason = over.winner, over.reason
-                break
+
+        def turn(board: Board) -> Verdict | None:
+            """Search; end the game at the length cap or by resignation, else play the learner's move."""
             side = "b" if board.turn == 0 else "w"
             other = "w" if side == "b" else "b"
             res = self.searcher.search(board.pos, Limits(samples=cfg.samples, stop_on_proven=True))
@@ -259,25 +258,20 @@ class SelfPlayer:
             out.samples += res.samples
             if board.ply >= cfg.max_moves:
                 if cfg.adjudicate_cp > 0 and abs(res.value) >= cfg.adjudicate_cp:
-                    out.winner = side if res.value > 0 else other
-                    out.reason = "adjudication"
-                else:
-                    out.reason = "max-moves"
-                break
+                    return Verdict(side if res.value > 0 else other, "adjudication")
+                return Verdict(None, "max-moves")
             if res.value <= -MATE_THRESHOLD:
-                out.winner, out.reason = other, "resign"
-                break
+                return Verdict(other, "resign")
             losing_streak[side] = losing_streak[side] + 1 if cfg.resign_cp > 0 and res.value <= -cfg.resign_cp else 0
             if cfg.resign_cp > 0 and losing_streak[side] >= cfg.resign_moves:
-                out.winner, out.reason = other, "resign"
-                break
+                return Verdict(other, "resign")
             move = self._learn_move(board, res, rng, srng, grads[side], side, out)
             board.push_code(move)
             out.moves.append(move_to_usi(move))
-            over = adjudicate.after_move(board, self.rules)
-            if over is not None:
-                out.winner, out.reason = over.winner, over.reason
-                break
+            return None
+
+        verdict = adjudicate.play_out(board, self.rules, turn)
+        out.winner, out.reason = verdict.winner, verdict.reason
         out.seconds = time.perf_counter() - start
         out.cpu_seconds = time.process_time() - cpu_start
         return out

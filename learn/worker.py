@@ -1,9 +1,9 @@
 """The self-play worker: one task in, one finished game out (its gradient, outcome and records).
 
 A task is a dict {"run": run id, "version": checkpoint, "index": game index, "seed": game_seed(...),
-"selfplay": SelfPlayConfig fields}. The same `play_game` serves local worker processes (`play_local`, which
-reads the version's weight file) and Ray tasks (which get the weights from Ray's object store): it touches
-no file, and the run process stores what it returns (learn/runfiles.py).
+"selfplay": SelfPlayConfig fields}. The same `play_selfplay_task` serves local worker processes
+(`play_selfplay_task_local`, which reads the version's weight file) and Ray tasks (which get the weights
+from Ray's object store): it touches no file, and the run process stores what it returns (learn/runfiles.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def game_seed(run_seed: int, index: int) -> int:
     return int(np.random.SeedSequence([run_seed, index]).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
-def play_game(task: dict, weights: np.ndarray | None) -> dict:
+def play_selfplay_task(task: dict, weights: np.ndarray | None) -> dict:
     """Play one self-play game and return everything the driver stores: the outcome `meta`, the game's sparse
     gradient sum_t A_t e(t) (`idx`, `val`) and its records (`csa`, `kif` bytes). Touches no file: the same
     function serves local worker processes and Ray tasks. The SelfPlayer stays cached in the process between
@@ -54,10 +54,10 @@ def play_game(task: dict, weights: np.ndarray | None) -> dict:
     return {"meta": meta, "idx": idx.astype(np.int64), "val": total[idx].astype(GRADIENT_DTYPE), "csa": csa, "kif": kif}
 
 
-def play_local(task: dict, weights_file: str) -> dict:
+def play_selfplay_task_local(task: dict, weights_file: str) -> dict:
     """Local worker process: the weights come from the run folder on this machine (read once per version)."""
     from usi_engine.shogi_eval.evalfile import load_weights
 
     if _WORKER.get("key") != (task["run"], task["version"]):
-        return play_game(task, load_weights(weights_file))
-    return play_game(task, None)
+        return play_selfplay_task(task, load_weights(weights_file))
+    return play_selfplay_task(task, None)

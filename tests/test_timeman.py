@@ -3,6 +3,7 @@ GTP main time and Canadian byoyomi."""
 
 import pytest
 
+from usi_engine.clock import SideClock
 from usi_engine.timeman import (
     BARE_GO_SECONDS,
     MIN_MOVES_LEFT,
@@ -11,7 +12,6 @@ from usi_engine.timeman import (
     SAFETY_FRACTION,
     SAFETY_S,
     CanadianClock,
-    SideClock,
     TimeSettings,
     plan,
     round_up_to_second,
@@ -22,18 +22,18 @@ S = TimeSettings()  # YaneuraOu defaults: NetworkDelay 120, NetworkDelay2 1120, 
 
 
 def test_byoyomi_only_spends_all_but_the_worst_delay():
-    p = plan(SideClock(time=0, byoyomi=10000), S)
+    p = plan(SideClock(main_ms=0, byoyomi_ms=10000), S)
     assert p.hard_ms == 10000 - 1120
     assert p.stop_ms == p.hard_ms
 
 
 def test_byoyomi_shorter_than_delay_keeps_a_floor():
-    p = plan(SideClock(time=0, byoyomi=1000), S)
+    p = plan(SideClock(main_ms=0, byoyomi_ms=1000), S)
     assert p.stop_ms == p.hard_ms == 100
 
 
 def test_main_time_with_byoyomi_rounds_up_to_second_minus_delay():
-    p = plan(SideClock(time=600000, byoyomi=10000), S)
+    p = plan(SideClock(main_ms=600000, byoyomi_ms=10000), S)
     # estimate = 600000 + 160 * 9000 = 2,040,000 -> 12750 per move; + minimum 1880 = 14630 -> 15000 - 120
     assert p.stop_ms == 14880
     assert p.stop_ms % 1000 == 1000 - S.network_delay
@@ -41,20 +41,20 @@ def test_main_time_with_byoyomi_rounds_up_to_second_minus_delay():
 
 
 def test_little_main_time_left_spends_everything():
-    p = plan(SideClock(time=11000, byoyomi=10000), S)  # 11000 < 1.2 * 10000
+    p = plan(SideClock(main_ms=11000, byoyomi_ms=10000), S)  # 11000 < 1.2 * 10000
     assert p.stop_ms == p.hard_ms == 11000 + 10000 - 1120
 
 
 def test_fischer_uses_increment():
-    without = plan(SideClock(time=60000, inc=0), S)
-    with_inc = plan(SideClock(time=60000, inc=10000), S)
+    without = plan(SideClock(main_ms=60000, inc_ms=0), S)
+    with_inc = plan(SideClock(main_ms=60000, inc_ms=10000), S)
     assert with_inc.stop_ms > without.stop_ms
     assert with_inc.stop_ms <= with_inc.hard_ms == 60000 - 1120  # increment is credited after the move
 
 
 @pytest.mark.parametrize("time_ms", [300000, 60000, 10000, 3000, 1500])
 def test_sudden_death_never_past_a_twentieth(time_ms):
-    p = plan(SideClock(time=time_ms), S)
+    p = plan(SideClock(main_ms=time_ms), S)
     assert p.stop_ms <= p.hard_ms
     if time_ms >= 20000:
         assert p.stop_ms <= time_ms / 20 + 1000  # rounding up to the second at most adds < 1 s
@@ -65,7 +65,7 @@ def test_sudden_death_survives_a_long_game():
     """Simulate 300 moves of sudden death (10 min, whole-second billing, 200 ms real delay)."""
     left = 600000
     for _ in range(300):
-        p = plan(SideClock(time=left), S)
+        p = plan(SideClock(main_ms=left), S)
         used = p.stop_ms + 200
         left -= (used // 1000) * 1000
         assert left > 0
@@ -74,33 +74,33 @@ def test_sudden_death_survives_a_long_game():
 def test_byoyomi_game_never_loses_on_time():
     left = 120000
     for _ in range(200):
-        p = plan(SideClock(time=left, byoyomi=5000), S)
+        p = plan(SideClock(main_ms=left, byoyomi_ms=5000), S)
         used = p.stop_ms + 500  # a delay below NetworkDelay2
         assert used <= left + 5000
         left = max(0, left - max(0, used - 5000) // 1000 * 1000)
 
 
 def test_movetime_minus_network_delay():
-    assert plan(SideClock(movetime=1000), S).stop_ms == 880
-    assert plan(SideClock(movetime=50), S).stop_ms == 10
+    assert plan(SideClock(movetime_ms=1000), S).stop_ms == 880
+    assert plan(SideClock(movetime_ms=50), S).stop_ms == 10
 
 
 def test_slow_mover_and_ponder_scale_the_optimum():
-    base = plan(SideClock(time=900000, byoyomi=0, inc=5000), S).stop_ms
-    slow = plan(SideClock(time=900000, inc=5000), TimeSettings(slow_mover=200)).stop_ms
-    ponder = plan(SideClock(time=900000, inc=5000), TimeSettings(ponder=True)).stop_ms
+    base = plan(SideClock(main_ms=900000, byoyomi_ms=0, inc_ms=5000), S).stop_ms
+    slow = plan(SideClock(main_ms=900000, inc_ms=5000), TimeSettings(slow_mover=200)).stop_ms
+    ponder = plan(SideClock(main_ms=900000, inc_ms=5000), TimeSettings(ponder=True)).stop_ms
     assert slow > base and ponder > base
 
 
 def test_minimum_thinking_time_floor():
-    low = plan(SideClock(time=3600000, byoyomi=1000), TimeSettings(minimum_thinking_time=1000)).stop_ms
-    high = plan(SideClock(time=3600000, byoyomi=1000), TimeSettings(minimum_thinking_time=20000)).stop_ms
+    low = plan(SideClock(main_ms=3600000, byoyomi_ms=1000), TimeSettings(minimum_thinking_time=1000)).stop_ms
+    high = plan(SideClock(main_ms=3600000, byoyomi_ms=1000), TimeSettings(minimum_thinking_time=20000)).stop_ms
     assert high >= 20000 - 120 and high > low
 
 
 def test_game_length_rule_shortens_horizon():
-    far = plan(SideClock(time=600000, byoyomi=1000, ply=100), S).stop_ms
-    near = plan(SideClock(time=600000, byoyomi=1000, ply=240), TimeSettings(max_moves_to_draw=256)).stop_ms
+    far = plan(SideClock(main_ms=600000, byoyomi_ms=1000), S, ply=100).stop_ms
+    near = plan(SideClock(main_ms=600000, byoyomi_ms=1000), TimeSettings(max_moves_to_draw=256), ply=240).stop_ms
     assert near > far
 
 
@@ -172,7 +172,7 @@ def test_negative_settings_are_refused():
 
 
 def test_stop_seconds_is_the_plan_or_a_bare_go_or_no_deadline():
-    clock = SideClock(time=60000, byoyomi=10000)
+    clock = SideClock(main_ms=60000, byoyomi_ms=10000)
     assert stop_seconds(clock, S, limited=True) == plan(clock, S).stop_ms / 1000.0  # a clock: the plan
     assert stop_seconds(SideClock(), S, limited=False) == BARE_GO_SECONDS  # a bare go
     assert stop_seconds(SideClock(), S, limited=True) is None  # go nodes / depth: the limit alone

@@ -162,8 +162,9 @@ def test_consideration_mode_streams_pv(eng):
 def test_shipped_margins_leave_time_at_byoyomi_one_second():
     """NetworkDelay2's shipped default is a local-GUI margin (YaneuraOu's 1120 would leave ~0 ms)."""
     from usi_engine import timeman
+    from usi_engine.clock import SideClock
 
     values = OptionValues()
     settings = timeman.TimeSettings(network_delay=values["NetworkDelay"], network_delay2=values["NetworkDelay2"])
-    stop = timeman.plan(timeman.SideClock(byoyomi=1000), settings).stop_ms
+    stop = timeman.plan(SideClock(byoyomi_ms=1000), settings).stop_ms
     assert 700 <= stop <= 900

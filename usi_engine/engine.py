@@ -24,7 +24,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Callable
 
-from .engine_types import BenchResult, EngineCallbacks, GoLimits, Times
+from .clock import Clocks
+from .engine_types import BenchResult, EngineCallbacks, GoLimits
 from .gothread import GoState, GoThread
 from .options import OptionValues, game_params, search_options
 from .shogi_search.prepared import PreparedSearch, SearchSetup
@@ -130,10 +131,10 @@ class Engine:
         if self.current is not None:
             self.current.stop()
 
-    def ponderhit(self, times: Times | None = None) -> None:
-        """The predicted move was played: our clock starts now (with new times if given)."""
+    def ponderhit(self, clocks: Clocks | None = None) -> None:
+        """The predicted move was played: our clock starts now (with new clocks if given)."""
         if self.current is not None:
-            self.current.ponderhit(times)
+            self.current.ponderhit(clocks)
 
     def gameover(self) -> None:
         """Acts as `stop` (GUIs may send it during ponder without stop); the best move is still reported."""

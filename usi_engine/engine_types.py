@@ -1,6 +1,7 @@
 """The typed vocabulary of the engine API (usi_engine/engine.py): what a search is given and what it reports.
 
-Input: `Times` (both clocks as a GUI sends them) inside `GoLimits` (everything that bounds one search).
+Input: `GoLimits` (everything that bounds one search), with both sides' `Clocks` (usi_engine/clock.py) as a
+GUI sends them.
 Output, through `EngineCallbacks` (which any search thread may call): `SearchInfo` (the search's state, with
 its `PvLine`s and their `Score`s), `MateAnswer` (the answer of a mate search), the best move as text, free
 messages; `BenchResult` is what `Engine.bench` returns. The protocol front-end (usi.py) turns these into
@@ -12,28 +13,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+from .clock import Clocks
+
 if TYPE_CHECKING:
     from .search.result import SearchResult
 
 
 # --- typed input --------------------------------------------------------------------------------
 @dataclass
-class Times:
-    """Both sides' clocks as a GUI sends them with a search (ms; 0 = not given)."""
-
-    btime: int = 0
-    wtime: int = 0
-    binc: int = 0
-    winc: int = 0
-    byoyomi: int = 0
-
-
-@dataclass
 class GoLimits:
-    """What bounds one search: the clocks, fixed limits (0 = none), ponder and infinite mode."""
+    """What bounds one search: the clocks (movetime included), fixed limits (0 = none), ponder and infinite
+    mode."""
 
-    times: Times = field(default_factory=Times)
-    movetime: int = 0
+    clocks: Clocks = field(default_factory=Clocks)
     nodes: int = 0
     depth: int = 0
     ponder: bool = False

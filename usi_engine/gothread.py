@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from . import timeman
-from .engine_types import EngineCallbacks, GoLimits, MateAnswer, PvLine, Score, SearchInfo, Times
+from .clock import Clocks
+from .engine_types import EngineCallbacks, GoLimits, MateAnswer, PvLine, Score, SearchInfo
 from .options import OptionValues
 
 if TYPE_CHECKING:
@@ -109,13 +110,13 @@ class GoThread:
         if state.searcher is not None:
             state.searcher.stop()
 
-    def ponderhit(self, times: Times | None) -> None:
-        """The predicted move was played: the clock starts now (with new times if given)."""
+    def ponderhit(self, clocks: Clocks | None) -> None:
+        """The predicted move was played: the clock starts now (with new clocks if given)."""
         state = self.state
         if not state.pondering:
             return
-        if times is not None:
-            state.limits.times = times
+        if clocks is not None:
+            state.limits.clocks = clocks
         state.pondering = False
         state.limits.ponder = False
         self.set_deadline(time.perf_counter())
@@ -175,20 +176,12 @@ class GoThread:
     def set_deadline(self, start: float) -> None:
         """Deadline from the time plan counted from `start` (none while pondering or in infinite mode)."""
         state = self.state
-        limits, times = state.limits, state.limits.times
+        limits = state.limits
         if state.board is None:
             return
         if limits.ponder or limits.infinite:
             state.deadline = None
             return
-        black = state.board.turn == 0
-        clock = timeman.SideClock(
-            time=times.btime if black else times.wtime,
-            inc=times.binc if black else times.winc,
-            byoyomi=times.byoyomi,
-            movetime=limits.movetime,
-            ply=state.board.ply,
-        )
         o = self.options
         settings = timeman.TimeSettings(
             network_delay=o["NetworkDelay"],
@@ -199,7 +192,7 @@ class GoThread:
             max_moves_to_draw=o["MaxMovesToDraw"],
         )
         limited = bool(limits.nodes or limits.depth or o["NodesLimit"] or o["DepthLimit"])
-        seconds = timeman.stop_seconds(clock, settings, limited)
+        seconds = timeman.stop_seconds(limits.clocks.of(state.board.turn), settings, limited, state.board.ply)
         state.deadline = None if seconds is None else start + seconds
 
     def _watchdog(self) -> None:

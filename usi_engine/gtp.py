@@ -271,10 +271,9 @@ class GtpEngine:
     def cmd_time_left(self, a):
         colour = self._colour(a[:1])
         try:
-            secs, stones = float(a[1]), int(a[2])
+            self.clock.time_left(colour, float(a[1]), int(a[2]))
         except (IndexError, ValueError):
             raise GtpError("syntax error") from None
-        self.clock.time_left(colour, secs, stones)
         return ""
 
     def _board_empty(self):

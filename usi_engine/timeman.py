@@ -1,12 +1,13 @@
 """Time allocation for one move, for both games: how long to think (and, in USI, the hard ceiling).
 
-Two clocks, as the protocols announce them:
+Both plans read the side to move's `SideClock` (usi_engine/clock.py, the clock vocabulary the USI front-end
+and the match referee share):
 
-- `SideClock` + `plan()` (USI): the side to move's main time, Fischer increment, byoyomi or fixed movetime
-  from a `go` command, in ms; the plan below.
+- `plan()` (USI): main time, Fischer increment, byoyomi or fixed movetime from a `go` command, in ms; the
+  plan below.
 - `CanadianClock` (GTP `time_settings`, `kgs-time_settings`, `time_left`): main time, then Canadian byoyomi
-  periods of `stones` moves in `period` seconds (Japanese byoyomi counted as one-stone periods), in
-  seconds; see `CanadianClock.seconds_for_move`.
+  periods of `byoyomi_moves` moves (Japanese byoyomi counted as one-move periods), the controller's
+  seconds kept as each colour's SideClock; see `canadian_seconds`.
 
 The USI plan (after YaneuraOu's source/timeman.cpp, docs/references.md), all times in ms:
 
@@ -39,7 +40,9 @@ Pure Python: imported before `usiok`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from .clock import SideClock
 
 HARD_FLOOR_MS = 100
 MOVETIME_FLOOR_MS = 10
@@ -61,17 +64,6 @@ BARE_GO_SECONDS = 5.0  # USI: a `go` without clock or limit thinks this long
 
 
 @dataclass
-class SideClock:
-    """The clock of the side to move, from a `go` (or `ponderhit`) command."""
-
-    time: int = 0  # main time left
-    inc: int = 0  # Fischer increment per move
-    byoyomi: int = 0
-    movetime: int = 0  # `go movetime`: think exactly this long (0 = unset)
-    ply: int = 0  # game ply (move number - 1), for the game-length horizon
-
-
-@dataclass
 class TimeSettings:
     """The options that shape the plan (YaneuraOu names)."""
 
@@ -85,6 +77,8 @@ class TimeSettings:
 
 @dataclass
 class Plan:
+    """How long to think on one move (ms)."""
+
     stop_ms: int  # end the search after this long
     hard_ms: int  # never think past this (the clock ceiling)
 
@@ -95,84 +89,98 @@ def round_up_to_second(ms: float, network_delay: int) -> int:
     return max(int(math.ceil(ms)), int(math.ceil(ms / 1000.0)) * 1000 - network_delay)
 
 
-def horizon(clock: SideClock, s: TimeSettings) -> int:
-    """Moves still to play that the main time must cover."""
+def horizon(ply: int, s: TimeSettings) -> int:
+    """Moves still to play that the main time must cover, at game ply `ply` (move number - 1)."""
     h = MOVE_HORIZON
     if s.max_moves_to_draw > 0:
-        h = min(h, (s.max_moves_to_draw - clock.ply + 1) // 2)
+        h = min(h, (s.max_moves_to_draw - ply + 1) // 2)
     return max(MIN_HORIZON, h)
 
 
-def plan(clock: SideClock, s: TimeSettings) -> Plan:
-    """How long to think on this move (see the module docstring)."""
-    hard = max(HARD_FLOOR_MS, clock.time + clock.byoyomi - s.network_delay2)
-    if clock.movetime > 0:
-        think = max(MOVETIME_FLOOR_MS, clock.movetime - s.network_delay)
+def plan(clock: SideClock, s: TimeSettings, ply: int = 0) -> Plan:
+    """How long to think on this move at game ply `ply` (see the module docstring)."""
+    hard = max(HARD_FLOOR_MS, clock.main_ms + clock.byoyomi_ms - s.network_delay2)
+    if clock.movetime_ms > 0:
+        think = max(MOVETIME_FLOOR_MS, clock.movetime_ms - s.network_delay)
         return Plan(think, think)
-    if clock.byoyomi > 0 and clock.time < BYOYOMI_ALL_IN * clock.byoyomi:
+    if clock.byoyomi_ms > 0 and clock.main_ms < BYOYOMI_ALL_IN * clock.byoyomi_ms:
         return Plan(hard, hard)
-    h = horizon(clock, s)
-    per_move = clock.inc + clock.byoyomi
+    h = horizon(ply, s)
+    per_move = clock.inc_ms + clock.byoyomi_ms
     loss = ROUNDING_LOSS_MS if per_move > 0 else 0
-    estimate = max(0, clock.time + h * (per_move - loss))
+    estimate = max(0, clock.main_ms + h * (per_move - loss))
     minimum = max(s.minimum_thinking_time - s.network_delay, MIN_FLOOR_MS)
     optimum = (minimum + estimate / h) * s.slow_mover / 100.0
     if s.ponder:
         optimum *= PONDER_BONUS
-    optimum = min(optimum, MAX_SHARE * estimate + clock.byoyomi)
+    optimum = min(optimum, MAX_SHARE * estimate + clock.byoyomi_ms)
     if per_move == 0:
-        optimum = min(optimum, clock.time / SUDDEN_DEATH_DIVISOR)
+        optimum = min(optimum, clock.main_ms / SUDDEN_DEATH_DIVISOR)
     stop = round_up_to_second(max(optimum, 1.0), s.network_delay)
     return Plan(max(1, min(stop, hard)), hard)
 
 
-def stop_seconds(clock: SideClock, s: TimeSettings, limited: bool) -> float | None:
+def stop_seconds(clock: SideClock, s: TimeSettings, limited: bool, ply: int = 0) -> float | None:
     """Seconds after the start of the move at which the USI search stops: the plan's stop time; without any
     clock (go nodes, go depth, a bare go) none when a node or depth limit ends the search (`limited`), else
     BARE_GO_SECONDS."""
-    if not (clock.time or clock.inc or clock.byoyomi or clock.movetime):
+    if not clock.timed():
         return None if limited else BARE_GO_SECONDS
-    return plan(clock, s).stop_ms / 1000.0
+    return plan(clock, s, ply).stop_ms / 1000.0
+
+
+def canadian_seconds(clock: SideClock, moves_left: float) -> float:
+    """Seconds to spend on this move under main time + Canadian byoyomi (`clock` as CanadianClock keeps it)."""
+    per_move = PERIOD_USE * clock.byoyomi_ms / clock.byoyomi_moves if clock.byoyomi_moves > 0 else 0.0
+    # main time: spread over the moves left (never more than is left), plus a period's share per move
+    share = (min(clock.main_ms / max(MIN_MOVES_LEFT, moves_left), clock.main_ms) + per_move) / 1000.0
+    return max(MIN_SECONDS, share - min(SAFETY_S, SAFETY_FRACTION * share))
 
 
 class CanadianClock:
     """Both colours' clocks under main time + Canadian byoyomi (GTP `time_settings main period stones`).
 
-    Without `time_left` a colour is assumed to have the full main time. Per move (seconds):
-    in main time, ``left / max(MIN_MOVES_LEFT, moves_left) + PERIOD_USE * period / stones`` (at most
+    Each colour's clock is a SideClock: the settings (main time, a period of `byoyomi_ms` for
+    `byoyomi_moves` stones) until the controller reads it with `time_left`: in main time the main time left,
+    in a period the time and stones left in it. Per move (seconds, `canadian_seconds`): in main time,
+    ``left / max(MIN_MOVES_LEFT, moves_left) + PERIOD_USE * period / stones`` (at most
     ``left + PERIOD_USE * period / stones``); in a period, ``PERIOD_USE * left / stones_left``; always minus
     ``min(SAFETY_S, SAFETY_FRACTION * share)`` and at least MIN_SECONDS.
     """
 
-    def __init__(self):
-        self.main = self.period = 0.0
-        self.stones = 0
+    def __init__(self) -> None:
+        self.settings = SideClock()
         self.enabled = False
-        self.left: dict = {}  # colour -> (seconds, stones left in the period; 0 = in main time)
+        self.left: dict[int, SideClock] = {}  # colour -> its clock as the controller last read it
 
     def set(self, main: float, period: float, stones: int) -> None:
-        """New settings (GTP time_settings); `0 T 0` means no time limit. ValueError if negative."""
+        """New settings in seconds (GTP time_settings); `0 T 0` means no time limit. ValueError if negative or
+        not finite."""
         if main < 0 or period < 0 or stones < 0:
             raise ValueError("negative time settings")
-        self.main, self.period, self.stones = float(main), float(period), int(stones)
+        self.settings = SideClock(main_ms=_ms(main), byoyomi_ms=_ms(period), byoyomi_moves=int(stones))
         self.enabled = not (main == 0 and period > 0 and stones == 0)
         self.left = {}
 
     def time_left(self, colour: int, seconds: float, stones: int) -> None:
-        """The controller's reading of `colour`'s clock (GTP time_left)."""
-        self.left[colour] = (seconds, stones)
-        self.enabled = self.enabled or self.main > 0 or self.period > 0
+        """The controller's reading of `colour`'s clock (GTP time_left: stones 0 = in main time); ValueError if
+        the time is not finite."""
+        if stones > 0:
+            self.left[colour] = SideClock(byoyomi_ms=_ms(seconds), byoyomi_moves=stones)
+        else:
+            self.left[colour] = replace(self.settings, main_ms=_ms(seconds))
+        self.enabled = self.enabled or self.settings.main_ms > 0 or self.settings.byoyomi_ms > 0
 
     def seconds_for_move(self, colour: int, moves_left: float) -> float | None:
         """Seconds to spend on this move of `colour`, or None when there is no clock."""
-        if not self.enabled or (self.main == 0 and self.period == 0):
+        s = self.settings
+        if not self.enabled or (s.main_ms == 0 and s.byoyomi_ms == 0):
             return None
-        secs, stones = self.left.get(colour, (self.main, 0))
-        if stones > 0:  # Canadian period in progress
-            share = secs / stones * PERIOD_USE
-        else:
-            share = secs / max(MIN_MOVES_LEFT, moves_left)
-            if self.period > 0 and self.stones > 0:
-                per_stone = PERIOD_USE * self.period / self.stones
-                share = min(share + per_stone, secs + per_stone)
-        return max(MIN_SECONDS, share - min(SAFETY_S, SAFETY_FRACTION * share))
+        return canadian_seconds(self.left.get(colour, s), moves_left)
+
+
+def _ms(seconds: float) -> int:
+    """GTP's seconds as the clock's milliseconds; ValueError if not finite."""
+    if not math.isfinite(seconds):
+        raise ValueError(f"{seconds} seconds")
+    return round(seconds * 1000)

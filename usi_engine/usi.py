@@ -20,16 +20,16 @@ import threading
 import time
 
 from . import __version__
+from .clock import USI_CLOCK_WORDS, Clocks
 from .engine import Engine
-from .engine_types import EngineCallbacks, GoLimits, MateAnswer, SearchInfo, Times
+from .engine_types import EngineCallbacks, GoLimits, MateAnswer, SearchInfo
 from .options import OptionValues
 
 ENGINE_NAME = f"MCSS {__version__}"
 ENGINE_AUTHOR = "the mcss project"
 KEEPALIVE_SECONDS = 3.0  # empty line while isready works (GUIs time out after ~5 s of silence)
 BENCH_SECONDS = 3.0
-CLOCK_KEYS = ("btime", "wtime", "binc", "winc", "byoyomi")
-LIMIT_KEYS = ("movetime", "nodes", "depth")
+LIMIT_KEYS = ("nodes", "depth")
 MATE_INFINITE = -1
 
 
@@ -43,13 +43,17 @@ def parse_go(tokens: list[str]) -> tuple[GoLimits, int | None]:
     (MATE_INFINITE for infinite; None when not a mate search). Unknown tokens and unparsable numbers are
     skipped, negative numbers count as 0."""
     limits = GoLimits()
+    clock_words: dict[str, int] = {}
     mate = None
     i = 0
     while i < len(tokens):
         tok = tokens[i].lower()
         nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-        if tok in CLOCK_KEYS + LIMIT_KEYS and nxt is not None and _is_int(nxt):
-            setattr(limits.times if tok in CLOCK_KEYS else limits, tok, max(0, int(nxt)))
+        if tok in USI_CLOCK_WORDS + LIMIT_KEYS and nxt is not None and _is_int(nxt):
+            if tok in USI_CLOCK_WORDS:
+                clock_words[tok] = max(0, int(nxt))
+            else:
+                setattr(limits, tok, max(0, int(nxt)))
             i += 2
             continue
         if tok == "mate":
@@ -65,12 +69,13 @@ def parse_go(tokens: list[str]) -> tuple[GoLimits, int | None]:
         elif tok == "infinite":
             limits.infinite = True
         i += 1
+    limits.clocks = Clocks.from_usi(clock_words)
     return limits, mate
 
 
-def parse_ponderhit(tokens: list[str]) -> Times | None:
-    """YaneuraOu's `ponderhit btime ... wtime ... byoyomi ...`: new clock values, or None if absent."""
-    return parse_go(tokens)[0].times if tokens else None
+def parse_ponderhit(tokens: list[str]) -> Clocks | None:
+    """YaneuraOu's `ponderhit btime ... wtime ... byoyomi ...`: new clocks, or None if absent."""
+    return parse_go(tokens)[0].clocks if tokens else None
 
 
 def parse_setoption(tokens: list[str]) -> tuple[str, str | None]:

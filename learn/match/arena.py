@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from eval.make_material_weights import material_weights
 from usi_engine.search.settings import POLICIES, Limits, SearchOptions
 from usi_engine.shogi import Board, adjudicate
-from usi_engine.shogi.adjudicate import DEFAULT_MAX_MOVES, GameRules
+from usi_engine.shogi.adjudicate import DEFAULT_MAX_MOVES, GameRules, Verdict
 from usi_engine.shogi.board import DECLARATION_RULES, declaration_rule_code
 from usi_engine.shogi.sfen import move_to_usi
 from usi_engine.shogi_eval.evalfile import load_weights
@@ -165,32 +165,31 @@ def random_opening(rng: random.Random, plies: int, balance: float, material=None
     raise ValueError(f"no balanced opening of {plies} plies within {balance} cp after {OPENING_TRIES} tries")
 
 
-def play_game(players: dict, board: Board, rules: ArenaRules, seed: int, on_move=None):
-    """Play one game on `board` (played on, from its current position): players = {"b": Player, "w": Player}.
-
-    Returns (winner "b"|"w"|None, reason, the players' moves in USI). `on_move(board, side, move)` is
-    called after every move."""
+def play_in_process(
+    players: dict[str, Player], board: Board, rules: ArenaRules, seed: int
+) -> tuple[str | None, str, list[str]]:
+    """Play one game between in-process players ({"b": Player, "w": Player}) on `board`, from its current
+    position, refereed by adjudicate.play_out. Returns (winner "b"|"w"|None, reason, the players' moves in
+    USI; an illegal move last, as its code in parentheses)."""
     for k, side in enumerate(("b", "w")):
         players[side].new_game(seed * 2 + k)
-    game_rules = rules.game_rules()
     moves: list[str] = []
-    while True:
+
+    def turn(board: Board) -> Verdict | None:
+        """The side to move's player moves; None (resignation) or an illegal move ends the game."""
         side = "b" if board.turn == 0 else "w"
-        ended = adjudicate.before_move(board, game_rules)
-        if ended is not None:
-            return ended.winner, ended.reason, moves
         move = players[side].choose(board)
         if move is None:
-            return other_side(side), "resign", moves
+            return Verdict(other_side(side), "resign")
         if not (board.legal_move_codes() == move).any():
-            return other_side(side), "illegal", moves + [f"({move})"]
+            moves.append(f"({move})")
+            return Verdict(other_side(side), "illegal")
         board.push_code(move)
         moves.append(move_to_usi(move))
-        if on_move is not None:
-            on_move(board, side, move)
-        ended = adjudicate.after_move(board, game_rules)
-        if ended is not None:
-            return ended.winner, ended.reason, moves
+        return None
+
+    verdict = adjudicate.play_out(board, rules.game_rules(), turn)
+    return verdict.winner, verdict.reason, moves
 
 
 # --- the arena ----------------------------------------------------------------------------------------------
@@ -242,7 +241,7 @@ class Arena:
         board = Board()
         for move in opening:
             board.push_usi(move)
-        winner, reason, moves = play_game(
+        winner, reason, moves = play_in_process(
             players, board, self.config.rules, self.config.seed * GAME_SEED_STRIDE + index
         )
         result = GameResult(

@@ -1,7 +1,8 @@
 """The shogi referee: plays one game between two USI engines and judges it strictly.
 
 The project's rules core (usi_engine.shogi.Board) is the referee's board and its adjudicator
-(usi_engine/shogi/adjudicate.py) ends the game. Rules enforced, in order, for the side to move:
+(usi_engine/shogi/adjudicate.py, `play_out`) plays the game to its end. Rules enforced, in order, for the side
+to move:
   adjudicate.before_move: no legal move -> loses ("mate"); game length reached (SFEN move number + plies
   >= max_moves, YaneuraOu MaxMovesToDraw) -> draw ("max-moves");
   then its engine's answer: no answer within the clock (+ margin) -> time loss ("hang" if it does not
@@ -19,7 +20,7 @@ import time
 from dataclasses import dataclass
 
 from usi_engine.shogi import Board, adjudicate
-from usi_engine.shogi.adjudicate import DEFAULT_MAX_MOVES, GameRules
+from usi_engine.shogi.adjudicate import DEFAULT_MAX_MOVES, GameRules, Verdict
 from usi_engine.shogi.board import DECLARATION_RULES
 
 from .clock import RefereeClock, TimeControl
@@ -107,17 +108,12 @@ class ShogiGame:
                 engine.kill()
                 return other_side(side), e.kind if e.kind != "timeout" else "hang", str(e)
         clock = RefereeClock(self.tc)
-        while True:
-            side = "b" if self.board.turn == 0 else "w"
-            ended = adjudicate.before_move(self.board, self.game_rules)
-            if ended is not None:
-                return ended.winner, ended.reason, ended.detail
-            verdict = self._turn(side, clock, self.board.legal_moves())
-            if verdict is not None:
-                return verdict
+        verdict = adjudicate.play_out(self.board, self.game_rules, lambda _board: self._turn(clock))
+        return verdict.winner, verdict.reason, self.moves[-1] if verdict.reason == "try" else verdict.detail
 
-    def _turn(self, side: str, clock: RefereeClock, legal: list):
-        """Ask `side` for a move and play it; a (winner, reason, detail) verdict when the game ends."""
+    def _turn(self, clock: RefereeClock) -> Verdict | None:
+        """Ask the side to move for a move and play it; the verdict when its answer ends the game."""
+        side = "b" if self.board.turn == 0 else "w"
         engine = self.engines[side]
         allowance_s = clock.allowance_ms(side) / 1000.0
         asked = time.monotonic()
@@ -126,29 +122,25 @@ class ShogiGame:
         except EngineError as e:
             self.slowest[side] = max(self.slowest[side], time.monotonic() - asked)  # until the referee gave up
             if e.kind == "timeout" and engine.stop_search(self.rules.stop_grace_s):
-                return other_side(side), "time", f"no move within {allowance_s:.3f} s"
+                return Verdict(other_side(side), "time", f"no move within {allowance_s:.3f} s")
             engine.kill()
             reason = {"timeout": "hang", "crash": "crash"}.get(e.kind, "protocol")
-            return other_side(side), reason, str(e)
+            return Verdict(other_side(side), reason, str(e))
         self.slowest[side] = max(self.slowest[side], elapsed)
         if not clock.on_time(side, elapsed * 1000.0):
-            return other_side(side), "time", f"{elapsed:.3f} s > {allowance_s:.3f} s"
+            return Verdict(other_side(side), "time", f"{elapsed:.3f} s > {allowance_s:.3f} s")
         move = tokens[0]
         if move == "resign":
-            return other_side(side), "resign", ""
+            return Verdict(other_side(side), "resign")
         if move == "win":
-            declared = adjudicate.declare(self.board, self.game_rules)
-            return declared.winner, declared.reason, declared.detail
-        if move not in legal:
-            return other_side(side), "illegal", f"{move} in {self.board.sfen()}"
+            return adjudicate.declare(self.board, self.game_rules)
+        if move not in self.board.legal_moves():
+            return Verdict(other_side(side), "illegal", f"{move} in {self.board.sfen()}")
         clock.spend(side, elapsed * 1000.0)
         self.board.push_usi(move)
         self.moves.append(move)
         self.seconds.append(elapsed)
-        ended = adjudicate.after_move(self.board, self.game_rules)
-        if ended is None:
-            return None
-        return ended.winner, ended.reason, move if ended.reason == "try" else ended.detail
+        return None
 
     def _send_gameover(self, winner: str | None) -> None:
         for side, engine in self.engines.items():

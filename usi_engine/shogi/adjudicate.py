@@ -1,7 +1,9 @@
 """The one game-end adjudicator: a position and the game's rules -> who won and why.
 
-Every place that ends a shogi game uses it: the referee of engine matches (learn/match/shogi_game.py), the
-in-process arena (learn/match/arena.py) and self-play (learn/selfplay.py). The rules are the kernels of
+Every place that plays a shogi game plays it through `play_out`: the referee of engine matches
+(learn/match/shogi_game.py), the in-process arena (learn/match/arena.py) and self-play (learn/selfplay.py);
+they differ only in how a move is found (an engine over pipes, an in-process player, a search whose tree is
+learned from). The rules are the kernels of
 position.py (`repetition`, `declaration`, `try_reached`, `game_length`), the same ones the search's terminal
 rule (usi_engine/shogi_search/game.py `terminal_value`) calls, so a game ends where the search thinks it does.
 
@@ -16,11 +18,14 @@ A game is judged at two moments:
       a loss for the side that gave check with every move of the cycle ("perpetual-check").
 `declare(board, rules)` judges an explicit declaration (USI `bestmove win`) by the side to move: a win,
 a draw (24-point rule, 24-30 points) or a false declaration, which loses.
+`play_out(board, rules, turn)` plays a game to its verdict: `before_move`, the mover's turn (a move played,
+or the verdict of a resignation, an illegal move, a lost clock...), `after_move`, until one gives a verdict.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from . import position
 from .board import GAME_REPETITIONS, Board, declaration_rule_code
@@ -97,3 +102,13 @@ def after_move(board: Board, rules: GameRules) -> Verdict | None:
     if repetition == position.REP_LOSS:
         return Verdict(mover, "perpetual-check")
     return None
+
+
+def play_out(board: Board, rules: GameRules, turn: Callable[[Board], Verdict | None]) -> Verdict:
+    """Play the game on `board` (from its current position) to its verdict. `turn(board)` either plays the
+    side to move's move on `board` and returns None, or returns the verdict that ends the game instead (a
+    resignation, an illegal move, a lost clock, a declaration)."""
+    while True:
+        verdict = before_move(board, rules) or turn(board) or after_move(board, rules)
+        if verdict is not None:
+            return verdict

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from learn.match.arena import Arena, ArenaConfig, ArenaRules, make_player, parse_spec, play_game, random_opening
+from learn.match.arena import Arena, ArenaConfig, ArenaRules, make_player, parse_spec, play_in_process, random_opening
 from learn.match.players import AlphaBetaPlayer, MaterialPlayer, Player
 from usi_engine.shogi import Board
 from usi_engine.shogi.sfen import usi_to_move
@@ -47,7 +47,7 @@ class Scripted(Player):
 
 def scripted_game(sfen, black, white, rules=ArenaRules()):
     board = Board(sfen)
-    return play_game({"b": Scripted("b", black), "w": Scripted("w", white)}, board, rules, seed=1), board
+    return play_in_process({"b": Scripted("b", black), "w": Scripted("w", white)}, board, rules, seed=1), board
 
 
 @pytest.fixture(scope="module")

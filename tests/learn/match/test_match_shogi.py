@@ -113,7 +113,7 @@ def test_each_fault_is_detected_scored_as_a_loss_and_the_match_finishes(tmp_path
         assert r.reason == reason and r.first_score == 0.0, text
         assert r.plies == (2 if r.first_is_black else 3)  # the fault came at engine 1's second move
     assert summary["faults"]["one"] == {reason: 2} and summary["losses"] == 2
-    allowance_s = (BYOYOMI.byoyomi_ms + BYOYOMI.margin_ms) / 1000
+    allowance_s = (BYOYOMI.clock.byoyomi_ms + BYOYOMI.margin_ms) / 1000
     slowest = summary["slowest_move_s"]  # each engine's longest answer, the late one's included
     assert 0.0 < slowest["two"] < allowance_s
     if fault == "oversleep":
@@ -216,12 +216,12 @@ def test_clock_enforces_byoyomi_after_main_time():
     assert clock.usi_go() == "go btime 1000 wtime 1000 byoyomi 500"
     assert clock.allowance_ms("b") == 1600
     clock.spend("b", 1300)  # main time used up, 300 ms of byoyomi
-    assert clock.remaining == {"b": 0, "w": 1000}
+    assert (clock.clocks["b"].main_ms, clock.clocks["w"].main_ms) == (0, 1000)
     assert clock.on_time("b", 600) and not clock.on_time("b", 601)  # byoyomi + margin only
     fischer = RefereeClock(TimeControl.from_args(time_ms=1000, inc_ms=200, margin_ms=0))
     assert fischer.usi_go() == "go btime 1000 wtime 1000 binc 200 winc 200"
     fischer.spend("w", 300)
-    assert fischer.remaining["w"] == 900 and fischer.allowance_ms("w") == 900
+    assert fischer.clocks["w"].main_ms == 900 and fischer.allowance_ms("w") == 900
     assert RefereeClock(TimeControl.from_args(nodes=5000)).usi_go() == "go nodes 5000"
     assert RefereeClock(TimeControl.from_args(movetime_ms=300)).usi_go() == "go movetime 300"
     with pytest.raises(ValueError):
