@@ -32,6 +32,12 @@ def _element_pointer(context, builder, aryty, ary_v, idxty, idx_v):
     return builder.gep(ary.data, [i])
 
 
+def _pointer_and_value(context, builder, sig, args):
+    """(pointer to arr[idx], the third argument cast to int64) of an (arr, idx, val) intrinsic call."""
+    p = _element_pointer(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+    return p, context.cast(builder, args[2], sig.args[2], types.int64)
+
+
 def _is_int64_vector(arr):
     return isinstance(arr, types.Array) and arr.ndim == 1 and arr.dtype == types.int64
 
@@ -42,8 +48,7 @@ def atomic_add(typingctx, arr, idx, val):
         return None
 
     def codegen(context, builder, sig, args):
-        p = _element_pointer(context, builder, sig.args[0], args[0], sig.args[1], args[1])
-        v = context.cast(builder, args[2], sig.args[2], types.int64)
+        p, v = _pointer_and_value(context, builder, sig, args)
         return builder.atomic_rmw('add', p, v, 'seq_cst')
 
     return types.int64(arr, idx, val), codegen
@@ -55,8 +60,7 @@ def atomic_cas(typingctx, arr, idx, expected, desired):
         return None
 
     def codegen(context, builder, sig, args):
-        p = _element_pointer(context, builder, sig.args[0], args[0], sig.args[1], args[1])
-        e = context.cast(builder, args[2], sig.args[2], types.int64)
+        p, e = _pointer_and_value(context, builder, sig, args)
         d = context.cast(builder, args[3], sig.args[3], types.int64)
         pair = builder.cmpxchg(p, e, d, 'seq_cst', 'seq_cst')
         return builder.extract_value(pair, 0)
@@ -82,8 +86,7 @@ def atomic_store(typingctx, arr, idx, val):
         return None
 
     def codegen(context, builder, sig, args):
-        p = _element_pointer(context, builder, sig.args[0], args[0], sig.args[1], args[1])
-        v = context.cast(builder, args[2], sig.args[2], types.int64)
+        p, v = _pointer_and_value(context, builder, sig, args)
         builder.store_atomic(v, p, 'release', 8)
         return context.get_dummy_value()
 
