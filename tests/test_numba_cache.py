@@ -1,6 +1,7 @@
 """The numba cache folder follows the engine's sources, so an edit in one file never reuses stale kernels."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -32,15 +33,46 @@ def test_user_choice_is_respected(tmp_path):
 
 
 def test_hash_changes_when_any_source_changes(tmp_path, monkeypatch):
-    for package in numba_cache.SOURCE_PACKAGES:
-        (tmp_path / package / "sub").mkdir(parents=True)
-        (tmp_path / package / "a.py").write_text("x = 1\n")
-        (tmp_path / package / "sub" / "b.py").write_text("y = 2\n")
+    (tmp_path / "usi_engine" / "sub").mkdir(parents=True)
+    (tmp_path / "usi_engine" / "a.py").write_text("x = 1\n")
+    (tmp_path / "usi_engine" / "sub" / "b.py").write_text("y = 2\n")
+    (tmp_path / "learn").mkdir()
+    (tmp_path / "learn" / "movefit.py").write_text("z = 1\n")
+    (tmp_path / "learn" / "other.py").write_text("u = 1\n")
     monkeypatch.setattr(numba_cache, "_project_root", lambda: str(tmp_path))
     before = numba_cache.source_hash()
     assert numba_cache.source_hash() == before
-    (tmp_path / numba_cache.SOURCE_PACKAGES[-1] / "sub" / "b.py").write_text("y = 3\n")
-    assert numba_cache.source_hash() != before
+    (tmp_path / "learn" / "other.py").write_text("u = 2\n")  # not a hashed source
+    assert numba_cache.source_hash() == before
+    for path, text in (("usi_engine/sub/b.py", "y = 3\n"), ("learn/movefit.py", "z = 2\n")):
+        (tmp_path / path).write_text(text)
+        after = numba_cache.source_hash()
+        assert after != before
+        before = after
+
+
+def _kernel_modules(folder):
+    """{module name: source} of the .py files below folder (a package of the repository) that define kernels."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(numba_cache.__file__)))
+    out = {}
+    for dirpath, _dirs, files in os.walk(os.path.join(root, folder)):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            text = open(path, encoding="utf-8").read() if name.endswith(".py") else ""
+            if "@njit" in text:
+                out[os.path.relpath(path, root)[:-3].replace(os.sep, ".")] = (os.path.relpath(path, root), text)
+    return out
+
+
+def test_every_kernel_called_across_files_is_hashed():
+    """numba's cache checks only a kernel's own file: a kernel of learn/ that imports another learn file's
+    kernels would keep stale machine code after that file changes, unless that file is in SOURCE_PATHS."""
+    kernels = _kernel_modules("learn")
+    hashed = set(numba_cache.SOURCE_PATHS)
+    for module, (path, text) in kernels.items():
+        for other, (other_path, _) in kernels.items():
+            if other != module and re.search(rf"^from {re.escape(other)} import", text, re.M):
+                assert other_path in hashed, f"{path} calls kernels of {other_path}, which the cache hash leaves out"
 
 
 def test_stale_sibling_folders_are_removed(tmp_path):

@@ -4,6 +4,9 @@ numba's on-disk cache checks only the source file of the function it caches. A c
 jitted function defined in another file keeps stale machine code after that other file is edited. The
 engine's kernels call across files everywhere (search core -> game -> quiescence -> movegen, evaluation), so
 the whole cache is put in a folder named by a hash of every engine source: any edit selects a fresh folder.
+The learning package's kernel library (learn/movefit.py, whose kernels learn/shogi_moves.py and
+learn/go_moves.py call) is hashed with them; learn's other kernels are called only from Python or call only
+the engine's, so numba's own per-file check covers them (tests/test_numba_cache.py checks this rule).
 
 `configure()` must run before numba is imported; the package `__init__` calls it. A user's own
 NUMBA_CACHE_DIR is respected unchanged.
@@ -15,8 +18,9 @@ import shutil
 import sys
 import time
 
-# the packages whose jitted kernels other files' kernels call (learn/'s kernels call them, never the reverse)
-SOURCE_PACKAGES = ("usi_engine",)
+# the sources whose jitted kernels other files' kernels call: the engine's package, and learn's kernel library
+# (learn/'s kernels call these, never the reverse); a folder is hashed with every .py file below it
+SOURCE_PATHS = ("usi_engine", os.path.join("learn", "movefit.py"))
 STALE_AFTER_SECONDS = 7 * 24 * 3600  # cache folders of older sources untouched this long are removed
 FOLDER_PREFIX = "numba-"
 
@@ -25,20 +29,28 @@ def _project_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def source_hash() -> str:
-    """Short hex hash over the contents of every .py file in the engine's packages."""
-    root = _project_root()
-    h = hashlib.sha256()
-    for package in SOURCE_PACKAGES:
-        folder = os.path.join(root, package)
-        for dirpath, dirnames, filenames in os.walk(folder):
+def _source_files(root: str):
+    """The .py files of SOURCE_PATHS below root, in a fixed order (a missing path has none: an installed
+    engine without the learning package)."""
+    for entry in SOURCE_PATHS:
+        path = os.path.join(root, entry)
+        if os.path.isfile(path):
+            yield path
+        for dirpath, dirnames, filenames in os.walk(path):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
             for name in sorted(filenames):
                 if name.endswith(".py"):
-                    path = os.path.join(dirpath, name)
-                    h.update(os.path.relpath(path, root).encode())
-                    with open(path, "rb") as fh:
-                        h.update(fh.read())
+                    yield os.path.join(dirpath, name)
+
+
+def source_hash() -> str:
+    """Short hex hash over the paths and contents of every source file in SOURCE_PATHS."""
+    root = _project_root()
+    h = hashlib.sha256()
+    for path in _source_files(root):
+        h.update(os.path.relpath(path, root).encode())
+        with open(path, "rb") as fh:
+            h.update(fh.read())
     return h.hexdigest()[:16]
 
 
