@@ -17,6 +17,7 @@ from .match.ladder import add_ladder_parser
 from .plot import add_plot_parser
 from .run_cli import add_evaluate_parser, add_run_parser
 from .shogi_moves import add_shogi_moves_parser
+from .shogi_moves_eval import add_shogi_moves_eval_parser
 
 COMMANDS = (
     add_match_parser,
@@ -28,6 +29,7 @@ COMMANDS = (
     add_go_td_parser,
     add_go_moves_parser,
     add_shogi_moves_parser,
+    add_shogi_moves_eval_parser,
 )
 
 

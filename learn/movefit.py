@@ -1,5 +1,6 @@
 """What the two move-prior fits (learn/go_moves.py, learn/shogi_moves.py) share: the record files named on the
-command line, the softmax likelihood of the move played with its gradient, and Adam (Kingma & Ba 2015) epochs
+command line, the softmax likelihood of the move played (or the cross-entropy to a target distribution over the
+moves: the self-play prior, learn/selfplay_prior.py) with its gradient, and Adam (Kingma & Ba 2015) epochs
 over mini-batches of positions.
 
 Positions are stored as feature rows: rows[starts[t]:starts[t + 1]] are position t's candidate moves (each row
@@ -46,10 +47,12 @@ def contains(moves, n, m):
 
 # --- the likelihood --------------------------------------------------------------------------------------------
 @njit(cache=True)
-def position_nll(rows, a, b, k, w, use, s, grad, scale):
-    """-log P(row a + k) among rows a..b under the softmax of the rows' scores (weights w, the groups with use[g]
-    only); with scale != 0 adds scale * d(-log P)/dw to grad. s: scratch of at least b - a, holding the rows'
-    scores on return."""
+def softmax_loss(rows, a, b, k, q, w, use, s, grad, scale):
+    """The cross-entropy -sum_i t_i log P(row a + i) among rows a..b under the softmax of the rows' scores
+    (weights w, the groups with use[g] only), the target t the one-hot of k when k >= 0, else the distribution
+    q[0:b-a] (summing to 1); with scale != 0 adds scale * d/dw of it to grad: per row, (P - t) times the row's
+    features (the softmax's log-likelihood gradient, d log P(i)/d s(r) = [i = r] - P(r)). s: scratch of at
+    least b - a, holding the rows' scores on return."""
     top = -np.inf
     for r in range(a, b):
         v = 0.0
@@ -61,15 +64,38 @@ def position_nll(rows, a, b, k, w, use, s, grad, scale):
     total = 0.0
     for i in range(b - a):
         total += np.exp(s[i] - top)
+    log_z = top + np.log(total)
+    if k >= 0:
+        loss = log_z - s[k]
+    else:
+        loss = log_z
+        for i in range(b - a):
+            loss -= q[i] * s[i]
     if scale != 0.0:
         for r in range(a, b):
-            q = np.exp(s[r - a] - top) / total
-            if r - a == k:
-                q -= 1.0
+            d = np.exp(s[r - a] - top) / total
+            if k >= 0:
+                d -= 1.0 if r - a == k else 0.0
+            else:
+                d -= q[r - a]
             for g in range(rows.shape[1]):
                 if use[g]:
-                    grad[rows[r, g]] += scale * q
-    return top + np.log(total) - s[k]
+                    grad[rows[r, g]] += scale * d
+    return loss
+
+
+@njit(cache=True)
+def position_nll(rows, a, b, k, w, use, s, grad, scale):
+    """-log P(row a + k) among rows a..b (softmax_loss with the one-hot target of k); with scale != 0 adds
+    scale * d(-log P)/dw to grad. s: scratch of at least b - a, holding the rows' scores on return."""
+    return softmax_loss(rows, a, b, k, s[:0], w, use, s, grad, scale)
+
+
+@njit(cache=True)
+def position_cross_entropy(rows, a, b, q, w, use, s, grad, scale):
+    """-sum_i q[i] log P(row a + i) among rows a..b for a target distribution q[0:b-a] (softmax_loss); with
+    scale != 0 adds scale times its gradient to grad. s: scratch of at least b - a."""
+    return softmax_loss(rows, a, b, -1, q, w, use, s, grad, scale)
 
 
 @njit(cache=True)

@@ -9,6 +9,9 @@ function of both); pending files of the batch are removed. A kill -9 at any poin
 flight: a finished game is written to pending/ as soon as its result arrives, and `--resume` replays only the
 missing game indices with their original seeds. Each batch appends a metrics row with the batch's statistics
 (learn/batchstats.py).
+The move prior ([prior], learn/selfplay_prior.py): the tasks carry the version's prior when the searches widen by
+it or it learns; when it learns, each game also returns its cross-entropy gradient, the batch takes one Adam step
+of the prior beside the weights' update, and the checkpoint writes the prior (prior/) before state.json.
 Evaluation every `eval.every_games`: matches with the match runner at fixed nodes, the checkpoint vs the
 start weights and vs the previous best (promoted when it scores above 50 %); Elo +- 95 % into metrics.
 `python -m learn evaluate RUN` (learn/run_cli.py) plays the same match for any pair of checkpoints afterwards
@@ -34,16 +37,22 @@ from .batchstats import pooled_signal_games, split_half_agreement
 from .optim import ShogiUpdate, load_state, save_state
 from .runconfig import RunConfig
 from .runfiles import (
+    PRIOR_SUBDIR,
     RUN_SUBDIRS,
     STATE,
     atomic_save,
     atomic_write,
     pending_path,
+    prior_path,
     read_pending,
+    read_pending_prior,
     store_game,
     unsaved_batch_row,
     weights_path,
 )
+from .selfplay_prior import PriorUpdate, start_model
+from .selfplay_prior import load_state as load_prior_state
+from .selfplay_prior import save_state as save_prior_state
 from .worker import game_seed
 
 if TYPE_CHECKING:
@@ -67,6 +76,7 @@ class Run:
         self.workers = workers or cfg.workers
         self.ray_address = ray_address
         self.out = out
+        self._fixed_prior: np.ndarray | None = None  # the searches' prior when it does not learn (loaded once)
 
     # state ---------------------------------------------------------------------------------------------
     def _init_state(self) -> dict:
@@ -93,13 +103,16 @@ class Run:
             "draws": 0,
             "opt": None,
         }
+        if self.cfg.prior.learns:  # the prior's checkpoint 0; a run whose prior does not learn has no such key
+            prior = PriorUpdate.start(start_model(self.cfg.prior), self.cfg.prior.lr, self.cfg.prior.l2)
+            state["prior_state"] = self._save_prior(state, prior)
         self._write_state(state)
         return state
 
     def _make_subdirs(self) -> None:
-        """The run's sub-folders; a resume makes those a copy of the run left out (only what a commit keeps:
-        config, state, metrics, weights and optimiser state)."""
-        for sub in RUN_SUBDIRS:
+        """The run's sub-folders (prior/ when its prior learns); a resume makes those a copy of the run left out
+        (only what a commit keeps: config, state, metrics, weights, optimiser state and prior/)."""
+        for sub in RUN_SUBDIRS + ((PRIOR_SUBDIR,) if self.cfg.prior.learns else ()):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
 
     def _write_state(self, state: dict) -> None:
@@ -137,8 +150,47 @@ class Run:
             self.cfg.group_h0,
         )
 
-    def _checkpoint(self, state: dict, opt: ShogiUpdate) -> None:
-        """Weights and optimiser state under the new version's names, then state.json (atomic) last."""
+    def _prior(self, state: dict) -> PriorUpdate | None:
+        """The learning prior at the state's checkpoint (its float64 model and Adam state), or None when the
+        run's prior does not learn; ValueError when the config and the run folder disagree on that."""
+        learns, saved = self.cfg.prior.learns, state.get("prior_state")
+        if learns != (saved is not None):
+            raise ValueError(
+                f"{self.dir}: the run {'does not learn' if learns else 'learns'} its move prior but the config's "
+                f"[prior] lr is {self.cfg.prior.lr}"
+            )
+        if saved is None:
+            return None
+        return PriorUpdate(load_prior_state(self.dir / PRIOR_SUBDIR / saved), self.cfg.prior.lr, self.cfg.prior.l2)
+
+    def _task_prior(self, prior: PriorUpdate | None) -> dict:
+        """What the batch's tasks carry of the move prior: the learning prior's model (learn_prior), the fixed
+        [prior] start when only the searches widen by it, or nothing."""
+        if prior is not None:
+            return {"prior": prior.w.copy(), "learn_prior": True}
+        if self.cfg.selfplay.widen_k0 > 0:
+            if self._fixed_prior is None:
+                self._fixed_prior = start_model(self.cfg.prior)
+            return {"prior": self._fixed_prior}
+        return {}
+
+    def _save_prior(self, state: dict, prior: PriorUpdate) -> str:
+        """The prior file (the engine's format, atomic) and the state file of checkpoint state["version"]; returns
+        the state file's name."""
+        from usi_engine.shogi_search.moveprior import save_model
+
+        v = state["version"]
+        path = prior_path(self.dir, v)
+        tmp = path.with_suffix(".tmp")
+        save_model(tmp, prior.w, source="learn run", checkpoint=v, games=state["games_done"])
+        os.replace(tmp, path)
+        name = f"s{v:06d}.npz"
+        save_prior_state(self.dir / PRIOR_SUBDIR / name, prior.state())
+        return name
+
+    def _checkpoint(self, state: dict, opt: ShogiUpdate, prior: PriorUpdate | None = None) -> None:
+        """Weights and optimiser state (and the learning prior's files) under the new version's names, then
+        state.json (atomic) last."""
         from usi_engine.shogi_eval.evalfile import save_weights
 
         v = state["version"]
@@ -149,9 +201,14 @@ class Run:
         atomic_save(self.dir / "opt" / name, lambda f: save_state(f, opt.state()))
         old = state["opt"]
         state["opt"] = name
+        old_prior = state.get("prior_state")
+        if prior is not None:
+            state["prior_state"] = self._save_prior(state, prior)
         self._write_state(state)
         if old and old != name:
             (self.dir / "opt" / old).unlink(missing_ok=True)
+        if old_prior and old_prior != state.get("prior_state"):
+            (self.dir / PRIOR_SUBDIR / old_prior).unlink(missing_ok=True)
 
     # loop ---------------------------------------------------------------------------------------------
     def run(self, resume: bool) -> dict:
@@ -166,6 +223,7 @@ class Run:
                 self._drop_leftovers(state)
                 self._make_subdirs()
             opt = self._optimizer(state)
+            prior = self._prior(state)
         except BaseException:
             backend.close()
             raise
@@ -176,8 +234,10 @@ class Run:
                 started, cpu_started = time.perf_counter(), time.process_time()
                 first = state["games_done"]
                 batch = range(first, min(first + cfg.batch_games, cfg.games))
-                metas = self._play_batch(state, opt, batch, backend, bar)
+                metas = self._play_batch(state, opt, batch, backend, bar, prior)
                 stats = self._update(state, opt, batch, metas)
+                if prior is not None:
+                    stats.update(self._update_prior(prior, batch, metas))
                 state["games_done"] = batch.stop
                 state["version"] += 1
                 state["seconds"] += time.perf_counter() - started
@@ -192,7 +252,7 @@ class Run:
                     time=time.time(),
                 )
                 self._metric(stats)  # before the checkpoint: a resume drops rows of versions it never saved
-                self._checkpoint(state, opt)
+                self._checkpoint(state, opt, prior)
                 for i in batch:
                     pending_path(self.dir, i).unlink(missing_ok=True)
                 bar.set_postfix(
@@ -210,9 +270,11 @@ class Run:
             backend.close()
         return state
 
-    def _play_batch(self, state: dict, opt: ShogiUpdate, batch: range, backend: Backend, bar: tqdm) -> dict:
+    def _play_batch(
+        self, state: dict, opt: ShogiUpdate, batch: range, backend: Backend, bar: tqdm, prior: PriorUpdate | None
+    ) -> dict:
         """Outcome metas of every game in `batch`: pending files of this version are reused, the rest
-        played (in parallel) with the current weights."""
+        played (in parallel) with the current weights (and move prior)."""
         metas = {}
         for i in batch:
             p = pending_path(self.dir, i)
@@ -225,6 +287,7 @@ class Run:
         futures = {}
         if len(metas) < len(batch):
             backend.set_weights(state["version"], opt.w, weights_path(self.dir, state["version"]))
+        carried = self._task_prior(prior)
         for i in batch:
             if i not in metas:
                 task = {
@@ -233,6 +296,7 @@ class Run:
                     "index": i,
                     "seed": game_seed(state["seed"], i),
                     "selfplay": self.cfg.selfplay.__dict__.copy(),
+                    **carried,
                 }
                 futures[backend.submit(task)] = i
         t0 = time.perf_counter()
@@ -279,14 +343,27 @@ class Run:
             "material": opt.w[:24].round(1).tolist(),
         }
 
+    def _update_prior(self, prior: PriorUpdate, batch: range, metas: dict) -> dict:
+        """One Adam step of the prior on the mean cross-entropy gradient over the batch's learned moves; the
+        batch's mean loss H(q, P_E) and KL(q || P_E) = H(q, P_E) - H(q) at the model the games searched with."""
+        parts = [read_pending_prior(pending_path(self.dir, i)) for i in batch]
+        positions = sum(metas[i]["prior_positions"] for i in batch)
+        loss = sum(metas[i]["prior_loss"] for i in batch) / max(1, positions)
+        entropy = sum(metas[i]["prior_entropy"] for i in batch) / max(1, positions)
+        stats = {"prior_positions": positions, "prior_loss": loss, "prior_kl": loss - entropy}
+        return stats | prior.step(parts, positions)
+
     def _drop_leftovers(self, state: dict) -> None:
         """Remove what a run killed right after a checkpoint left behind: pending files of games the checkpoint
-        already applied (index < games_done) and optimiser states other than the current one."""
+        already applied (index < games_done) and optimiser states (the prior's too) other than the current one."""
         for p in (self.dir / "pending").glob("g*.npz"):
             if p.stem[1:].isdigit() and int(p.stem[1:]) < state["games_done"]:
                 p.unlink()
         for p in (self.dir / "opt").glob("o*.npz"):
             if p.name != state["opt"]:
+                p.unlink()
+        for p in (self.dir / PRIOR_SUBDIR).glob("s*.npz"):
+            if p.name != state.get("prior_state"):
                 p.unlink()
 
     def _drop_unsaved_metrics(self, version: int) -> None:

@@ -2,7 +2,9 @@
 
 A run configuration (configs/learn.toml, configs/learn-smoke.toml) has four tables: [run] (the folder, the
 number of games, batch size, seed, workers, start weights), [learn] (the optimiser: learn/optim.py),
-[selfplay] (learn/selfplay.py's SelfPlayConfig) and [eval] (the periodic evaluation matches). `load_config`
+[selfplay] (learn/selfplay.py's SelfPlayConfig) and [eval] (the periodic evaluation matches), and an optional
+fifth, [prior] (learn/selfplay_prior.py's PriorConfig: the move prior the searches widen by, and whether it
+learns from the self-play trees; without it the prior does not learn). `load_config`
 refuses unknown tables and settings and bad values with a ValueError naming the file.
 """
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import selfplay as sp
+from .selfplay_prior import PriorConfig
 
 
 @dataclass
@@ -50,20 +53,22 @@ class RunConfig:
     group_h0: dict = field(default_factory=dict)  # group -> AdaGrad accumulator at a coordinate's first step
     selfplay: sp.SelfPlayConfig = field(default_factory=sp.SelfPlayConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    prior: PriorConfig = field(default_factory=PriorConfig)
 
 
 def load_config(path: str | Path) -> RunConfig:
-    """RunConfig from a TOML file with tables [run], [learn], [selfplay], [eval]; ValueError on mistakes."""
+    """RunConfig from a TOML file with tables [run], [learn], [selfplay], [eval], [prior]; ValueError on
+    mistakes."""
     with open(path, "rb") as f:
         data = tomllib.load(f)
-    unknown = set(data) - {"run", "learn", "selfplay", "eval"}
+    unknown = set(data) - {"run", "learn", "selfplay", "eval", "prior"}
     if unknown:
         raise ValueError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}")
     flat = dict(data.get("run", {}))
     flat.update(data.get("learn", {}))
     if "dir" not in flat:
         raise ValueError(f"{path}: [run] needs dir")
-    known = set(RunConfig.__dataclass_fields__) - {"selfplay", "eval"}
+    known = set(RunConfig.__dataclass_fields__) - {"selfplay", "eval", "prior"}
     bad = set(flat) - known
     if bad:
         raise ValueError(f"{path}: unknown setting(s) {', '.join(sorted(bad))}")
@@ -71,7 +76,13 @@ def load_config(path: str | Path) -> RunConfig:
     bad = set(ev) - set(EvalConfig.__dataclass_fields__)
     if bad:
         raise ValueError(f"{path}: unknown [eval] setting(s) {', '.join(sorted(bad))}")
-    cfg = RunConfig(selfplay=sp.SelfPlayConfig.from_dict(data.get("selfplay", {})), eval=EvalConfig(**ev), **flat)
+    try:
+        prior = PriorConfig.from_dict(data.get("prior", {}))
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    cfg = RunConfig(
+        selfplay=sp.SelfPlayConfig.from_dict(data.get("selfplay", {})), eval=EvalConfig(**ev), prior=prior, **flat
+    )
     cfg.groups = tuple(cfg.groups)
     for name, table, ok, what in (
         ("group_scale", cfg.group_scale, lambda v: v > 0, "positive number"),

@@ -38,6 +38,16 @@ offline TD(lam) update of the searched value b_t toward its lambda-return (TDLea
 and Weaver, with the whole softmax tree in place of the PV leaf): it teaches the evaluation to predict the
 result, which the engine's best-value move choice profits from directly.
 
+Progressive widening (`widen_k0` > 0, the engine's WidenChildren; `prior_beta` its MovePriorBias): the searches
+enter a node's children in the order of a move prior (usi_engine/shogi_search/moveprior.py), the one the run gives
+(`SelfPlayer.set_prior`), k0 at expansion and more as the node's samples grow (docs/search.md). A child that has not
+entered takes part in neither selection nor the backup, so the tree's values are the recursion over the entered
+children, which is what the gradient kernels differentiate (they walk the entered children only). Off (0) by
+default: every child enters at expansion, as before widening existed.
+
+The move prior's target (learn/selfplay_prior.py): at each learned move, the root policy pi_a over the root's
+entered children that the move is drawn from; `play` hands it to a PriorGradient when the run learns its prior.
+
 Search bootstrapping (ours, `strap_weight` > 0; the "regression toward the searched value" of the paper
 author's learner): after each move, every inner node of its tree pulls its static value toward its searched
 value (pg.shogi_strap_gradients). It needs no result, so it goes to the result-free row of AdvantageSum.
@@ -63,6 +73,7 @@ from usi_engine.shogi_search.game import ShogiAdapter, expand, make_params
 
 from . import pg
 from .match.records import KIF_ENCODING, ShogiRecord, write_csa, write_kif
+from .selfplay_prior import PriorGradient
 
 
 @dataclass
@@ -91,6 +102,8 @@ class SelfPlayConfig:
     value_weight: float = 0.0  # > 0: critic term, each move adds value_weight * db_t/dw to e(t) (TD(lam) on b_t)
     strap_weight: float = 0.0  # > 0: search bootstrapping, static values regressed toward the tree's values
     pg_weight: float = 1.0  # weight of sum_t A_t e(t) (policy term, with the critic); 0 = bootstrapping only
+    widen_k0: int = 0  # > 0: progressive widening, children entered at expansion (WidenChildren); 0 = all at once
+    prior_beta: float = 0.0  # progressive bias under widening: a child weighs p^prior_beta more (MovePriorBias / 100)
 
     @classmethod
     def from_dict(cls, d: dict) -> "SelfPlayConfig":
@@ -121,6 +134,8 @@ class SelfPlayConfig:
                 raise ValueError(f"{name} must be >= 0, and > 0 needs baseline_scale > 0 (its value scale)")
         if cfg.pg_weight < 0 or cfg.pg_weight == cfg.strap_weight == 0:
             raise ValueError("pg_weight must be >= 0, and pg_weight = strap_weight = 0 learns nothing")
+        if cfg.widen_k0 < 0 or not cfg.prior_beta >= 0:
+            raise ValueError("widen_k0 and prior_beta must be >= 0 (0: no widening, no progressive bias)")
         return cfg
 
 
@@ -202,10 +217,10 @@ class AdvantageSum:
 
 
 class SelfPlayer:
-    """Plays self-play games with one set of weights; keeps the searcher and gradient scratch between
-    games."""
+    """Plays self-play games with one set of weights (and, under progressive widening, one move prior); keeps the
+    searcher and gradient scratch between games."""
 
-    def __init__(self, weights, cfg: SelfPlayConfig, seed: int = 0):
+    def __init__(self, weights, cfg: SelfPlayConfig, seed: int = 0, prior=None):
         self.cfg = cfg
         self.weights = weights
         params = make_params(
@@ -219,9 +234,18 @@ class SelfPlayer:
         self.searcher = Searcher(
             self.adapter,
             SearchOptions(
-                threads=1, hash_mb=cfg.hash_mb, t_sel=cfg.t_sel, t_back=cfg.t_back, graph=False, reuse=True, seed=seed
+                threads=1,
+                hash_mb=cfg.hash_mb,
+                t_sel=cfg.t_sel,
+                t_back=cfg.t_back,
+                graph=False,
+                reuse=True,
+                seed=seed,
+                widen_k0=cfg.widen_k0,
+                prior_beta=cfg.prior_beta,
             ),
         )
+        self.set_prior(prior)
         self.tg: pg.TreeGradient | None = None  # eligibility scratch, sized to the search's pool
         self._buf = (np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.float64), np.zeros(MAX_MOVES, np.int8))
 
@@ -230,9 +254,15 @@ class SelfPlayer:
         self.adapter.weights = weights
         self.searcher.clear()
 
-    def play(self, seed: int, grads: dict) -> GameOutcome:
+    def set_prior(self, model) -> None:
+        """The move prior (moveprior.py's model array; None: none) progressive widening orders moves by; without
+        widening (widen_k0 = 0) the searches use no prior."""
+        self.adapter.move_model = model if self.cfg.widen_k0 > 0 else None
+        self.searcher.clear()
+
+    def play(self, seed: int, grads: dict, prior: PriorGradient | None = None) -> GameOutcome:
         """One game; grads = {"b": AdvantageSum, "w": AdvantageSum} (cleared by the caller) receive each side's
-        eligibilities."""
+        eligibilities, `prior` (cleared by the caller) the move prior's target at each learned move."""
         cfg = self.cfg
         start, cpu_start = time.perf_counter(), time.process_time()
         rng = np.random.default_rng(seed)
@@ -265,7 +295,7 @@ class SelfPlayer:
             losing_streak[side] = losing_streak[side] + 1 if cfg.resign_cp > 0 and res.value <= -cfg.resign_cp else 0
             if cfg.resign_cp > 0 and losing_streak[side] >= cfg.resign_moves:
                 return Verdict(other, "resign")
-            move = self._learn_move(board, res, rng, srng, grads[side], side, out)
+            move = self._learn_move(board, res, rng, srng, grads[side], side, out, prior)
             board.push_code(move)
             out.moves.append(move_to_usi(move))
             return None
@@ -276,9 +306,10 @@ class SelfPlayer:
         out.cpu_seconds = time.process_time() - cpu_start
         return out
 
-    def _learn_move(self, board, res, rng, srng, grad: AdvantageSum, side, out) -> int:
-        """The move to play: drawn from pi_a (eq. 12-13) with its eligibility added to grad; the best move
-        when the root is proven (no gradient there)."""
+    def _learn_move(self, board, res, rng, srng, grad: AdvantageSum, side, out, prior: PriorGradient | None) -> int:
+        """The move to play: drawn from pi_a (eq. 12-13) with its eligibility added to grad and pi_a over the
+        root's children given to `prior` as its target; the best move when the root is proven (no gradient
+        there)."""
         cfg = self.cfg
         pool = self.searcher.pool
         assert pool is not None  # the move was searched
@@ -330,6 +361,8 @@ class SelfPlayer:
                 see_prune=cfg.qsearch_see,
                 pp_zero=self.adapter.pp_zero,
             )
+        if prior is not None:
+            prior.add(board.pos, tree[layout.T_EMOVE][edges], p)
         out.learned_moves += 1
         out.log_pi.append((side, float(np.log(max(p[a], 1e-300))), b))
         return int(tree[layout.T_EMOVE][edges[a]])

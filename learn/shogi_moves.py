@@ -281,6 +281,11 @@ def read_games(paths, min_rate: float, min_plies: int, limit: int) -> tuple[list
     return games, dropped
 
 
+def read_positions(paths) -> list[Game]:
+    """The teacher-labelled positions of the files named (parse_positions)."""
+    return [g for p in paths for g in parse_positions(_decode(Path(p).read_bytes()))]
+
+
 # --- features of the positions of a game -----------------------------------------------------------------------
 @njit(cache=True)
 def _resolve(pos, code):
@@ -507,6 +512,16 @@ def ablation(train: Data, test: Data, args, full: tuple, log=print) -> dict:
     return out
 
 
+def print_figures(figures: dict, positions: int, models: set, log=print) -> None:
+    """The held-out table: per row {name: (beta, -log P, top-1, top-5, top-10)} (rank_figures), the temperature
+    1 / beta shown for the baselines (not for the rows named in `models`, whose scores are logits)."""
+    log(f"held out: {positions} positions; ties broken at random (expected accuracy)")
+    log(f"  {'':<20} {'-log P':>7} {'top-1':>7} {'top-5':>7} {'top-10':>7}  temperature")
+    for name, (beta, nll, top1, top5, top10) in figures.items():
+        temp = f"{1.0 / beta:.3g}" if beta and name not in models else "-"
+        log(f"  {name:<20} {nll:7.3f} {top1:7.1%} {top5:7.1%} {top10:7.1%}  {temp}")
+
+
 def test_positions(games: list[Game], count: int, rng: np.random.Generator) -> list[str]:
     """`count` positions of the games drawn at random (in game order), as labelled-position lines
     (moveprior.parse_labelled): `sfen SFEN moves LAST<TAB>MOVE` with SFEN the position before the opponent's last
@@ -533,7 +548,7 @@ def test_positions(games: list[Game], count: int, rng: np.random.Generator) -> l
 def run_shogi_moves(args) -> int:
     t0 = time.time()
     games, dropped = read_games(args.games, args.min_rate, args.min_plies, args.max_games)
-    labelled = [g for p in args.positions for g in parse_positions(_decode(Path(p).read_bytes()))]
+    labelled = read_positions(args.positions)
     t_read = time.time()
     rng = np.random.default_rng(args.seed)
     pool = games if games else labelled
@@ -560,11 +575,7 @@ def run_shogi_moves(args) -> int:
     print(f"fitting {t2 - t1:.0f} s")
     figures = baselines(test, calibration)
     figures["move prior"] = (1.0, *curve[-1][1:])
-    print(f"held out: {test.positions} positions; ties broken at random (expected accuracy)")
-    print(f"  {'':<20} {'-log P':>7} {'top-1':>7} {'top-5':>7} {'top-10':>7}  temperature")
-    for name, (beta, nll, top1, top5, top10) in figures.items():
-        temp = f"{1.0 / beta:.3g}" if beta and name != "move prior" else "-"
-        print(f"  {name:<20} {nll:7.3f} {top1:7.1%} {top5:7.1%} {top10:7.1%}  {temp}")
+    print_figures(figures, test.positions, {"move prior"})
     notes = {}
     if args.write_test_positions:
         lines = test_positions(test_units, FIXTURE_POSITIONS, np.random.default_rng(args.seed))

@@ -61,6 +61,7 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     assert r.returncode == 0, r.stderr
     state = json.loads((run / "state.json").read_text())
     assert state["games_done"] == 4 and state["version"] == 2
+    assert "prior_state" not in state and not (run / "prior").exists()  # [prior] off: no prior files
     assert state["wins_b"] + state["wins_w"] + state["draws"] == 4
     rows = metrics(run)
     assert [r["kind"] for r in rows] == ["batch", "batch", "eval"]
@@ -214,6 +215,9 @@ def test_cli_errors(tmp_path):
     bad.write_text('[run]\ndir = "x"\n[learn]\ngroup_h0 = { pe = "big" }\n')
     r = learn("run", str(bad))
     assert r.returncode == 2 and "group_h0" in r.stderr
+    bad.write_text('[run]\ndir = "x"\n[prior]\nlr = -1\n')
+    r = learn("run", str(bad))
+    assert r.returncode == 2 and "[prior] lr" in r.stderr
     r = learn("run", str(SMOKE), "--dir", str(tmp_path / "none"), "--resume")
     assert r.returncode == 2 and "no run to resume" in r.stderr
     r = learn("plot", str(tmp_path))

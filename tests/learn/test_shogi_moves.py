@@ -242,3 +242,30 @@ def test_the_command_fits_writes_a_model_and_reports_baselines(tmp_path, capsys)
     assert learn_main(argv_positions) == 0
     assert f"0 games (0 filtered out), {len(lines)} labelled positions" in capsys.readouterr().out
     assert learn_main(argv[:4] + ["--test-games", "24"]) == 2  # every game would be a test game
+
+
+def test_the_eval_command_reports_priors_on_held_out_positions(tmp_path, capsys):
+    """`shogi-moves-eval` on the bench's fixture: the shipped prior's figures are those `bench moveprior` measures
+    there, and an all-zero prior scores exactly as the uniform guess."""
+    from learn.shogi_moves import read_positions
+    from learn.shogi_moves_eval import evaluate
+    from usi_engine.shogi_search import moveprior_bench as B
+
+    uniform = tmp_path / "uniform.npz"
+    M.save_model(uniform, M.uniform_model())
+    assert learn_main(["shogi-moves-eval", str(M.SHIPPED_MODEL), str(uniform), "--positions", str(B.FIXTURE)]) == 0
+    text = capsys.readouterr().out
+    assert "0 games (0 filtered out), 300 labelled positions" in text and "top-5" in text
+    data = extract(read_positions([B.FIXTURE]), 1.0, np.random.default_rng(0))
+    figures = evaluate({"shipped": M.load_model(), "zero": M.uniform_model()}, data)
+    positions, moves, counts, played = B.load_fixture()
+    scores, tactical = np.zeros(moves.shape), np.zeros(moves.shape, np.int8)
+    B._score_all(positions, moves, counts, M.load_model(), 1, scores, tactical)
+    nll, top1, top5 = B.accuracy(scores, counts, played)
+    assert data.positions == len(counts)
+    assert figures["shipped"][1:4] == pytest.approx((nll, top1, top5))
+    assert figures["zero"][1:] == pytest.approx(figures["uniform"][1:]) and figures["shipped"][2] > 0.25
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a model")
+    assert learn_main(["shogi-moves-eval", str(bad), "--positions", str(B.FIXTURE)]) == 2
+    assert "bad.npz" in capsys.readouterr().err
