@@ -7,8 +7,9 @@ finished, Delta w = mean over the batch's games, applied by optim.ShogiUpdate; v
 (weights, optimiser state; the RNG state is the run seed plus the game counter, since game i's seed is a
 function of both); pending files of the batch are removed. A kill -9 at any point loses at most the games in
 flight: a finished game is written to pending/ as soon as its result arrives, and `--resume` replays only the
-missing game indices with their original seeds. Each batch appends a metrics row with the batch's statistics
-(learn/batchstats.py).
+missing game indices with their original seeds. On a Ray cluster a game lost with its worker process or node
+is played again by the backend within the batch. Each batch appends a metrics row with the batch's statistics
+(learn/batchstats.py), its games per Ray node (`games_per_node`) and lost attempts played again (`lost_attempts`).
 The move prior ([prior], learn/selfplay_prior.py): the tasks carry the version's prior when the searches widen by
 it or it learns; when it learns, each game also returns its cross-entropy gradient, the batch takes one Adam step
 of the prior beside the weights' update, and the checkpoint writes the prior (prior/) before state.json.
@@ -326,6 +327,7 @@ class Run:
             state[key] += 1
             state["positions"] += m["nodes"]
         secs = sum(m["seconds"] for m in ms)
+        per_node = Counter(m["ray_node"] for m in ms if "ray_node" in m)  # Ray tasks name their node
         return {
             "games": len(ms),
             "games_cpu_seconds": sum(m.get("cpu_seconds", 0.0) for m in ms),  # games stored before it: 0
@@ -341,6 +343,8 @@ class Run:
             "reasons": dict(Counter(m["reason"] for m in ms)),
             "leaf_mismatch": max(m["leaf_mismatch"] for m in ms),
             "material": opt.w[:24].round(1).tolist(),
+            "lost_attempts": sum(m.get("lost", 0) for m in ms),  # Ray: attempts lost with a worker or node
+            **({"games_per_node": dict(per_node)} if per_node else {}),
         }
 
     def _update_prior(self, prior: PriorUpdate, batch: range, metas: dict) -> dict:

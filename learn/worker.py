@@ -4,8 +4,9 @@ A task is a dict {"run": run id, "version": checkpoint, "index": game index, "se
 "selfplay": SelfPlayConfig fields}, and when the searches widen by a move prior or the run learns one, "prior"
 (the version's model array: a few tens of kB, carried by the task itself) with "learn_prior" (the game returns
 the prior's cross-entropy gradient, learn/selfplay_prior.py). The same `play_selfplay_task` serves local worker
-processes (`play_selfplay_task_local`, which reads the version's weight file) and Ray tasks (which get the weights
-from Ray's object store): it touches no file, and the run process stores what it returns (learn/runfiles.py).
+processes (`play_selfplay_task_local`, which reads the version's weight file) and Ray tasks
+(`play_selfplay_task_ray`, which gets the weights from Ray's object store): it touches no file, and the run
+process stores what it returns (learn/runfiles.py).
 """
 
 from __future__ import annotations
@@ -75,3 +76,13 @@ def play_selfplay_task_local(task: dict, weights_file: str) -> dict:
     if _WORKER.get("key") != (task["run"], task["version"]):
         return play_selfplay_task(task, load_weights(weights_file))
     return play_selfplay_task(task, None)
+
+
+def play_selfplay_task_ray(task: dict, weights: np.ndarray) -> dict:
+    """Ray task: the weights come from the object store; the meta names the cluster node that played the game
+    (`ray_node`, Ray's node id)."""
+    import ray
+
+    result = play_selfplay_task(task, weights)
+    result["meta"]["ray_node"] = ray.get_runtime_context().get_node_id()
+    return result

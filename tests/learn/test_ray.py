@@ -11,7 +11,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pytest
@@ -33,59 +35,29 @@ def free_ports(n: int) -> list:
     return ports
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """A head node in its own session and temp folder; yields its address. Stopped by signalling the
-    process group this fixture started (never a machine-wide `ray stop`)."""
-    import ray  # noqa: F401  (the 'test' extra installs it: pip install '.[test]')
+RAY_ENV = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))  # every node runs this checkout
 
-    temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # short: Ray's socket paths have a length limit
-    gcs, agent, metrics_port, env_agent = free_ports(4)
-    env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
-    log = open(temp / "head.log", "w")
+
+@contextmanager
+def ray_node(*args: str) -> Iterator[tuple[subprocess.Popen, Path]]:
+    """One Ray node, `ray start --block ARGS`, in its own session, with its own temp folder as its working
+    folder (short: Ray's socket paths have a length limit) and free ports; yields (the `ray start` process,
+    the temp folder). Stopped by signalling the process group it started (never a machine-wide `ray stop`):
+    `ray start --block` stops the node's processes on SIGTERM, SIGKILL then ends whatever of the group is left."""
+    temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))
+    agent, metrics_port, env_agent = free_ports(3)
+    log = open(temp / "node.log", "w")
+    command = [RAY, "start", "--block", "--temp-dir", str(temp), "--disable-usage-stats", *args]
+    ports = ["--dashboard-agent-listen-port", str(agent), "--metrics-export-port", str(metrics_port)]
+    ports += ["--runtime-env-agent-port", str(env_agent)]
     proc = subprocess.Popen(
-        [
-            RAY,
-            "start",
-            "--head",
-            "--block",
-            "--num-cpus",
-            "2",
-            "--temp-dir",
-            str(temp),
-            "--port",
-            str(gcs),
-            "--dashboard-agent-listen-port",
-            str(agent),
-            "--metrics-export-port",
-            str(metrics_port),
-            "--runtime-env-agent-port",
-            str(env_agent),
-            "--include-dashboard",
-            "false",
-            "--disable-usage-stats",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
+        command + ports, cwd=temp, env=RAY_ENV, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
-    address = f"127.0.0.1:{gcs}"
     try:
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            assert proc.poll() is None, "ray start --head exited: " + (temp / "head.log").read_text()[-2000:]
-            status = subprocess.run([RAY, "status", "--address", address], env=env, capture_output=True, check=False)
-            if status.returncode == 0:
-                break
-            time.sleep(1.0)
-        else:
-            pytest.fail("the Ray head did not come up within 120 s")
-        yield address
+        yield proc, temp
     finally:
-        for sig in (signal.SIGTERM, signal.SIGKILL):  # `ray start --block` stops the node's processes on SIGTERM;
-            try:  # SIGKILL then ends whatever of the group is left
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
                 os.killpg(proc.pid, sig)
             except ProcessLookupError:
                 break
@@ -99,18 +71,49 @@ def cluster():
         shutil.rmtree(temp, ignore_errors=True)
 
 
+@contextmanager
+def ray_head(cpus: int) -> Iterator[tuple[str, subprocess.Popen, Path]]:
+    """A head node with `cpus` CPUs (ray_node), up; yields (its address, process, temp folder)."""
+    (gcs,) = free_ports(1)
+    head = ("--head", "--port", str(gcs), "--num-cpus", str(cpus), "--include-dashboard", "false")
+    with ray_node(*head) as (proc, temp):
+        address = f"127.0.0.1:{gcs}"
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            assert proc.poll() is None, "ray start --head exited: " + (temp / "node.log").read_text()[-2000:]
+            status = subprocess.run(
+                [RAY, "status", "--address", address], env=RAY_ENV, capture_output=True, check=False
+            )
+            if status.returncode == 0:
+                break
+            time.sleep(1.0)
+        else:
+            pytest.fail("the Ray head did not come up within 120 s")
+        yield address, proc, temp
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A one-node cluster: a head with 2 CPUs (two workers); yields its address."""
+    import ray  # noqa: F401  (the 'test' extra installs it: pip install '.[test]')
+
+    with ray_head(2) as (address, _, _):
+        yield address
+
+
 def test_smoke_run_on_a_ray_cluster_with_kill_and_resume(cluster, tmp_path):
     cfg = SMOKE.read_text().replace("every_games = 4", "every_games = 0")  # the match path is tested locally
     conf = tmp_path / "ray.toml"
     conf.write_text(cfg)
     run = tmp_path / "run"
-    env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONPATH=str(ROOT))
     cmd = [sys.executable, "-m", "learn", "run", str(conf), "--dir", str(run), "--ray-address", cluster]
     proc = subprocess.Popen(
-        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        cmd, cwd=ROOT, env=RAY_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
     kill_when(proc, lambda: checkpoint(run) >= 1, 300)  # stop the driver hard after the first checkpoint
-    r = subprocess.run(cmd + ["--resume"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    r = subprocess.run(
+        cmd + ["--resume"], cwd=ROOT, env=RAY_ENV, capture_output=True, text=True, timeout=300, check=False
+    )
     assert r.returncode == 0, r.stderr
     assert "Connected to Ray cluster" in r.stderr or "Connecting to existing Ray cluster" in r.stderr
     final = json.loads((run / "state.json").read_text())
