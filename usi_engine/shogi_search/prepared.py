@@ -3,7 +3,9 @@
 `PreparedSearch.prepare(setup)` loads the evaluation weights (a bad file: an error message and the default
 weights), the move prior (a bad file: an error message and no prior), sets the game parameters and the root
 mate guard on one ShogiAdapter, compiles (or loads from numba's cache) the rules kernels and the mate solver,
-builds the Searcher and warms it up with two tiny searches. A later `prepare` redoes only what changed: a
+builds the Searcher and warms it up with two tiny searches (the helper-thread kernel too when the options
+give the search helper threads); each of the three kernel groups is timed for the caller's report
+(usi_engine/warmup.py). A later `prepare` redoes only what changed: a
 new weight file or move prior is loaded, a change of the search options builds a new Searcher, and only then
 is the search warmed up again. `SearchSetup` is what it depends on (the engine maps its USI options to it).
 
@@ -17,6 +19,8 @@ import gc
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
+
+from usi_engine.warmup import Report, measured
 
 if TYPE_CHECKING:
     from usi_engine.search.result import SearchResult
@@ -55,11 +59,12 @@ class PreparedSearch:
         self._move_prior_option: str | None = None  # the MovePriorFile value of the loaded prior
         self._ready = False
 
-    def prepare(self, setup: SearchSetup, error: Callable[[str], None]) -> None:
+    def prepare(self, setup: SearchSetup, error: Callable[[str], None], report: Report | None = None) -> None:
         """Import, load weights and compile (first prepare), and rebuild the searcher on option changes; a
-        file that cannot be loaded is reported through `error` (and replaced by the default)."""
+        file that cannot be loaded is reported through `error` (and replaced by the default), each kernel
+        group made ready through `report`."""
         with self.lock:
-            self._prepare_rules()
+            self._prepare_rules(report)
             self._load_adapter(setup, error)
             key = tuple(sorted(setup.search.items()))
             if self.searcher is None or key != self._search_key:
@@ -70,7 +75,8 @@ class PreparedSearch:
                 self._search_key = key
                 self._ready = False
             if not self._ready:
-                self._warm_search()
+                with measured("search", report):
+                    self._warm_search()
                 self._ready = True
                 gc.collect()
                 gc.freeze()  # the ~10^5 objects of numba's compiler stay out of later collections:
@@ -79,18 +85,20 @@ class PreparedSearch:
     def prepare_rules(self) -> None:
         """The rules kernels and the mate solver only (what a mate search needs)."""
         with self.lock:
-            self._prepare_rules()
+            self._prepare_rules(None)
 
-    def _prepare_rules(self) -> None:
+    def _prepare_rules(self, report: Report | None) -> None:
         """Compile (or load) the rules kernels and the mate solver; allocate the solver's table once."""
         if self.mate_solver is None:
             from usi_engine.shogi import board
 
             from . import mate
 
-            board.warm_up()
-            solver = mate.MateSolver()
-            mate.warm_up(solver)
+            with measured("rules", report):
+                board.warm_up()
+            with measured("mate", report):
+                solver = mate.MateSolver()
+                mate.warm_up(solver)
             self.mate_solver = solver
 
     def _load_adapter(self, setup: SearchSetup, error: Callable[[str], None]) -> None:
