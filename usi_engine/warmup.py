@@ -10,9 +10,11 @@ Kernel groups, each compiled (or loaded) by the code that uses it:
   rules           the shogi rules core behind `Board` (usi_engine/shogi/board.py `warm_up`)
   mate            the df-pn mate solver (`go mate`, mates at the root before each search)
   search          the shogi search with one thread: the sample kernel with the shogi game kernels
-                  (quiescence, evaluation, mate probes, alpha-beta leaves, move prior) and tree reuse
+                  (quiescence, evaluation, mate probes, alpha-beta leaves) and tree reuse, in its two
+                  variants: without and with progressive widening (WidenChildren > 0: the move prior)
   helpers         the helper-thread kernel (Threads >= 2 with HelperThreads)
-  go              the Go player: rules, playouts, the search kernels for Go, the final score
+  go              the Go player: rules, playouts, the final score and the search kernels for Go, with the
+                  RAVE policy (the GTP default) and with softmax / UCT
 `shogi` is the first four (what any USI option set needs), `all` adds `go`.
 
 `measured` times one group and counts the kernels it compiled: the data files (.nbc, one per compiled
@@ -34,6 +36,8 @@ SHOGI_GROUPS = ("rules", "mate", "search", "helpers")
 GROUPS = SHOGI_GROUPS + ("go",)
 TARGETS = {"shogi": SHOGI_GROUPS, "go": ("go",), "all": GROUPS} | {g: (g,) for g in GROUPS}
 WARMUP_HASH_MB = 16  # node pool of the warm-up searches: the kernels do not depend on its size
+WARMUP_WIDEN = 4  # WidenChildren of the warm-up of the widening variant (any value > 0)
+GO_POLICIES = ("rave", "softmax")  # the two variants of Go's sample kernel (UCT shares softmax's)
 CACHE_DATA_SUFFIX = ".nbc"
 
 
@@ -76,7 +80,8 @@ def measured(group: str, report: Report | None) -> Iterator[None]:
 
 def _warm_shogi(groups: tuple[str, ...], report: Report) -> None:
     """The shogi groups: rules and mate directly, the search through the engine's own preparation
-    (PreparedSearch) with its default options, first with one thread, then with a helper thread."""
+    (PreparedSearch) with its default options: one thread without and with progressive widening (search),
+    then a sampler and a helper thread (helpers)."""
     from .engine import search_setup
     from .options import OptionValues
     from .shogi import board
@@ -95,20 +100,25 @@ def _warm_shogi(groups: tuple[str, ...], report: Report) -> None:
     search = PreparedSearch()
     options = OptionValues()
     options.set("USI_Hash", str(WARMUP_HASH_MB))
-    for group, threads in (("search", 1), ("helpers", 2)):
+    runs = {"search": ((1, 0), (1, WARMUP_WIDEN)), "helpers": ((2, options["WidenChildren"]),)}
+    for group in ("search", "helpers"):
         if group in groups:
-            options.set("Threads", str(threads))
-            options.set("HelperThreads", str(threads - 1))
             with measured(group, report):
-                search.prepare(search_setup(options), error)
+                for threads, widen in runs[group]:
+                    options.set("Threads", str(threads))
+                    options.set("HelperThreads", str(threads - 1))
+                    options.set("WidenChildren", str(widen))
+                    search.prepare(search_setup(options), error)
 
 
 def _warm_go(report: Report) -> None:
-    """The Go player's warm-up with the GTP defaults (the kernels do not depend on the board size or clock)."""
+    """The Go player's warm-up with the GTP defaults and each policy variant (the kernels do not depend on the
+    board size or the clock)."""
     from .go.player import GoPlayer, PlayerSettings
 
     with measured("go", report):
-        GoPlayer(PlayerSettings(hash_mb=WARMUP_HASH_MB)).warm_up()
+        for policy in GO_POLICIES:
+            GoPlayer(PlayerSettings(policy=policy, hash_mb=WARMUP_HASH_MB)).warm_up()
 
 
 def warm_up(groups: tuple[str, ...], report: Report) -> None:
