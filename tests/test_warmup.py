@@ -56,7 +56,7 @@ def test_after_warmup_an_engine_compiles_nothing():
     """The default numba cache folder of this checkout (the tests' shared one): warm it, then a GUI-like session
     with helper threads (Threads 2) must load every kernel: isready reports no compiled group and neither it
     nor the first move adds a kernel to the cache."""
-    lines = warmup("shogi")
+    lines = warmup()  # the default target: shogi
     for group in SHOGI_GROUPS:
         group_line(lines, group)
     assert lines[-1].startswith("warmup: done in ")

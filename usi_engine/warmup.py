@@ -139,13 +139,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "targets",
         nargs="*",
-        default=["shogi"],
-        choices=list(TARGETS),
         metavar="TARGET",
         help=f"shogi (default), go, all, or a kernel group: {', '.join(GROUPS)}",
     )
     args = parser.parse_args(argv)
-    groups = tuple(g for g in GROUPS if any(g in TARGETS[t] for t in args.targets))
+    targets = args.targets or ["shogi"]  # (not argparse's default and choices: 3.11 checks [] against them)
+    unknown = [t for t in targets if t not in TARGETS]
+    if unknown:
+        parser.error(f"unknown target {unknown[0]!r}; choose from {', '.join(TARGETS)}")
+    groups = tuple(g for g in GROUPS if any(g in TARGETS[t] for t in targets))
     print(f"warmup: numba cache {os.environ.get('NUMBA_CACHE_DIR') or '(numba default)'}", flush=True)
     start = time.perf_counter()
     compiled = 0
