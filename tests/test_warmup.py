@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from tests.usi_driver import FIRST_ISREADY_TIMEOUT, ROOT, UsiProcess, go_and_answer, legal_in
-from usi_engine.warmup import SHOGI_GROUPS, GroupReport, cache_entries, measured
+from usi_engine.numba_cache import cache_entries
+from usi_engine.warmup import SHOGI_GROUPS
 
 pytestmark = pytest.mark.process
 
@@ -38,24 +39,11 @@ def group_line(lines, group):
     return found[0]
 
 
-def test_measured_counts_the_kernels_a_group_adds_to_the_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "old.nbc").write_bytes(b"")
-    reports = []
-    with measured("rules", reports.append):
-        (tmp_path / "pkg" / "f.nbi").write_bytes(b"")  # an index: not a compiled kernel
-        (tmp_path / "pkg" / "f.1.nbc").write_bytes(b"")
-        (tmp_path / "pkg" / "f.2.nbc").write_bytes(b"")
-    assert cache_entries() == 3
-    assert [(r.group, r.compiled) for r in reports] == [("rules", 2)]
-    assert GroupReport("mate", 1.25, 0).line() == "mate 1.2 s, loaded from the cache"
-
-
 def test_after_warmup_an_engine_compiles_nothing():
     """The default numba cache folder of this checkout (the tests' shared one): warm it, then a GUI-like session
-    with helper threads (Threads 2) must load every kernel: isready reports no compiled group and neither it
-    nor the first move adds a kernel to the cache."""
+    must load every kernel: with the default options (two sampling threads under progressive widening) and
+    then without widening (the automatic helper thread, the sample kernel's other variant), neither isready
+    reports a compiled group and neither they nor the moves add a kernel to the cache."""
     lines = warmup()  # the default target: shogi
     for group in SHOGI_GROUPS:
         group_line(lines, group)
@@ -66,13 +54,16 @@ def test_after_warmup_an_engine_compiles_nothing():
     engine = UsiProcess()
     try:
         engine.usi()
-        for name, value in (("Threads", 2), ("HelperThreads", 1), ("USI_Hash", 64)):
+        for name, value in (("Threads", 2), ("USI_Hash", 64)):
             engine.send(f"setoption name {name} value {value}")
-        ready, _ = engine.isready(FIRST_ISREADY_TIMEOUT)
-        assert [s for s in ready if s.startswith("info string compiled")] == [], ready
-        position = "position startpos moves 2g2f"
-        _, answer = go_and_answer(engine, position, "go btime 0 wtime 0 byoyomi 1000")
-        assert legal_in(position, answer[1])
+        for options in ((), (("WidenChildren", 0),)):
+            for name, value in options:
+                engine.send(f"setoption name {name} value {value}")
+            ready, _ = engine.isready(FIRST_ISREADY_TIMEOUT)
+            assert [s for s in ready if s.startswith("info string compiled")] == [], (options, ready)
+            position = "position startpos moves 2g2f"
+            _, answer = go_and_answer(engine, position, "go btime 0 wtime 0 byoyomi 1000")
+            assert legal_in(position, answer[1])
     finally:
         engine.close()
     assert cache_entries(folder) == before

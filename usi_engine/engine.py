@@ -31,8 +31,8 @@ from .options import OptionValues, game_params, search_options
 from .shogi_search.prepared import PreparedSearch, SearchSetup
 
 if TYPE_CHECKING:
+    from .numba_cache import GroupReport
     from .shogi import Board
-    from .warmup import GroupReport
 
 
 def search_setup(o: OptionValues) -> SearchSetup:

@@ -11,26 +11,25 @@ Kernel groups, each compiled (or loaded) by the code that uses it:
   mate            the df-pn mate solver (`go mate`, mates at the root before each search)
   search          the shogi search with one thread: the sample kernel with the shogi game kernels
                   (quiescence, evaluation, mate probes, alpha-beta leaves) and tree reuse, in its two
-                  variants: without and with progressive widening (WidenChildren > 0: the move prior)
-  helpers         the helper-thread kernel (Threads >= 2 with HelperThreads)
+                  variants: without and with progressive widening (WidenChildren > 0, the default: the
+                  move prior and the widened child's value)
+  helpers         the helper-thread kernel (Threads >= 2 with helper threads: HelperThreads > 0, or the
+                  automatic -1 without widening)
   go              the Go player: rules, playouts, the final score and the search kernels for Go, with the
                   RAVE policy (the GTP default) and with softmax / UCT
-`shogi` is the first four (what any USI option set needs), `all` adds `go`.
-
-`measured` times one group and counts the kernels it compiled: the data files (.nbc, one per compiled
-signature) it added to the cache folder. The engine reports the groups its `isready` compiled as
-`info string` lines; the warm-up command prints one line per group.
+`shogi` is the first four (what any USI option set needs), `all` adds `go`. Each group is timed and its
+compiled kernels counted by numba_cache.measured; the engine reports the groups its `isready` compiled as
+`info string` lines, the warm-up command prints one line per group.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 import time
-from dataclasses import dataclass
-from typing import Callable, Iterator
+
+from .numba_cache import GroupReport, Report, measured
 
 SHOGI_GROUPS = ("rules", "mate", "search", "helpers")
 GROUPS = SHOGI_GROUPS + ("go",)
@@ -38,50 +37,13 @@ TARGETS = {"shogi": SHOGI_GROUPS, "go": ("go",), "all": GROUPS} | {g: (g,) for g
 WARMUP_HASH_MB = 16  # node pool of the warm-up searches: the kernels do not depend on its size
 WARMUP_WIDEN = 4  # WidenChildren of the warm-up of the widening variant (any value > 0)
 GO_POLICIES = ("rave", "softmax")  # the two variants of Go's sample kernel (UCT shares softmax's)
-CACHE_DATA_SUFFIX = ".nbc"
-
-
-@dataclass(frozen=True)
-class GroupReport:
-    """One kernel group made ready: how long it took and how many kernels it compiled (0: all cached)."""
-
-    group: str
-    seconds: float
-    compiled: int
-
-    def line(self) -> str:
-        """`search 41.2 s, 57 kernels compiled` / `rules 0.3 s, loaded from the cache`."""
-        done = f"{self.compiled} kernels compiled" if self.compiled else "loaded from the cache"
-        return f"{self.group} {self.seconds:.1f} s, {done}"
-
-
-Report = Callable[[GroupReport], None]
-
-
-def cache_entries(folder: str | None = None) -> int:
-    """Compiled kernels in numba's cache folder (NUMBA_CACHE_DIR by default): its .nbc data files; 0 without one."""
-    folder = folder or os.environ.get("NUMBA_CACHE_DIR")
-    if not folder:
-        return 0
-    return sum(name.endswith(CACHE_DATA_SUFFIX) for _, _, names in os.walk(folder) for name in names)
-
-
-@contextlib.contextmanager
-def measured(group: str, report: Report | None) -> Iterator[None]:
-    """Time the body (one kernel group made ready) and pass its GroupReport to `report` (if any)."""
-    if report is None:
-        yield
-        return
-    before = cache_entries()
-    start = time.perf_counter()
-    yield
-    report(GroupReport(group, time.perf_counter() - start, max(0, cache_entries() - before)))
 
 
 def _warm_shogi(groups: tuple[str, ...], report: Report) -> None:
     """The shogi groups: rules and mate directly, the search through the engine's own preparation
-    (PreparedSearch) with its default options: one thread without and with progressive widening (search),
-    then a sampler and a helper thread (helpers)."""
+    (PreparedSearch) with its default options but for the threads and widening: one thread without and with
+    progressive widening (search), then a sampler and a helper thread without widening (helpers: the
+    kernel also runs under widening, where the automatic HelperThreads starts none)."""
     from .engine import search_setup
     from .options import OptionValues
     from .shogi import board
@@ -100,7 +62,7 @@ def _warm_shogi(groups: tuple[str, ...], report: Report) -> None:
     search = PreparedSearch()
     options = OptionValues()
     options.set("USI_Hash", str(WARMUP_HASH_MB))
-    runs = {"search": ((1, 0), (1, WARMUP_WIDEN)), "helpers": ((2, options["WidenChildren"]),)}
+    runs = {"search": ((1, 0), (1, WARMUP_WIDEN)), "helpers": ((2, 0),)}  # (Threads, WidenChildren)
     for group in ("search", "helpers"):
         if group in groups:
             with measured(group, report):

@@ -4,10 +4,11 @@
 weights), the move prior (a bad file: an error message and no prior), sets the game parameters and the root
 mate guard on one ShogiAdapter, compiles (or loads from numba's cache) the rules kernels and the mate solver,
 builds the Searcher and warms it up with two tiny searches (the helper-thread kernel too when the options
-give the search helper threads); each of the three kernel groups is timed for the caller's report
-(usi_engine/warmup.py). A later `prepare` redoes only what changed: a
-new weight file or move prior is loaded, a change of the search options builds a new Searcher, and only then
-is the search warmed up again. `SearchSetup` is what it depends on (the engine maps its USI options to it).
+give the search helper threads); each of the three kernel groups (rules, mate, search) is timed for the
+caller's report (numba_cache.measured; the groups: usi_engine/warmup.py). A later `prepare` redoes only what
+changed: a new weight file or move prior is loaded, a change of the search options builds a new Searcher, and
+only then is the search warmed up again. `SearchSetup` is what it depends on (the engine maps its USI options
+to it).
 
 Heavy modules (numpy, numba, the rules core, the search) are imported at the first `prepare`, so that the
 protocol front-end answers its handshake at once.
@@ -20,7 +21,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from usi_engine.warmup import Report, measured
+from usi_engine.numba_cache import Report, measured
 
 if TYPE_CHECKING:
     from usi_engine.search.result import SearchResult
