@@ -150,6 +150,7 @@ class SampleKernel:
             return self._variants[rave, widen]
 
     def __call__(self, pos, tree, ctl, weights, gparams, rng, fp, ip, scratch, max_samples):
+        """run_samples' call: the variant of the policy in `ip` and the widening in `fp`; samples completed."""
         rave = bool(ip[IP_POLICY] == POLICY_RAVE)
         kernel = self.variant(rave, not rave and bool(fp[FP_WIDEN_K0] > 0.0))
         return kernel(pos, tree, ctl, weights, gparams, rng, fp, ip, scratch, max_samples)
