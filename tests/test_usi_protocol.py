@@ -111,7 +111,8 @@ def test_cold_start_first_timed_move_is_searched_in_time(tmp_path):
     search kernel, so the first timed move is a real search answered within its byoyomi. (The warm-up used
     to end on its 2 s deadline before its first kernel call, leaving a ~30 s compile for move 1.) The isready
     says which kernel groups it compiled (with the default options no helper-thread kernel: no helper threads
-    under widening), and the first move adds no kernel to the cache."""
+    under widening), and neither the first move nor the next one, which reuses its tree, adds a kernel to the
+    cache."""
     cache = str(tmp_path / "numba")
     e = UsiProcess({"NUMBA_CACHE_DIR": cache})  # added to this process's environment
     try:
@@ -125,6 +126,9 @@ def test_cold_start_first_timed_move_is_searched_in_time(tmp_path):
         assert time.perf_counter() - t0 < 2.0 and legal_in(position, answer[1])
         nodes = [int(s.split(" nodes ")[1].split()[0]) for s in lines if " nodes " in s]
         assert nodes and nodes[-1] > 1000, lines
+        position = f"{position} {answer[1]} 2g2f"  # the same side's next move: the tree is reused
+        _, answer = go_and_answer(e, position, "go btime 0 wtime 0 byoyomi 2000", timeout=6.0)
+        assert legal_in(position, answer[1])
         assert cache_entries(cache) == kernels
     finally:
         e.close()

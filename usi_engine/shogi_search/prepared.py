@@ -155,8 +155,10 @@ class PreparedSearch:
         self.adapter.params[P_DRAW_FOR_BLACK] = for_black
 
     def _warm_search(self) -> None:
-        """Compile the search kernels (or load them from numba's cache) with two tiny searches, the
-        second after a move so that tree reuse (reroot) is compiled here and not in a timed move."""
+        """Compile the search kernels (or load them from numba's cache) with three tiny searches: the first
+        compiles the sample kernel (a compile outlasts its time limit, so it may end before its first sample),
+        the second, afresh, leaves a tree, and the third, after a move, reuses it, so that tree reuse (reroot:
+        child_of, collect_probable, rebuild_table) is compiled here and not in a timed move."""
         from usi_engine.search.settings import Limits
         from usi_engine.shogi import Board
 
@@ -165,6 +167,8 @@ class PreparedSearch:
         searcher = self.searcher
         assert searcher is not None  # built by prepare
         with self.search_lock:
+            searcher.search(board.pos, limits)
+            searcher.clear()
             result = searcher.search(board.pos, limits)
             if result.best_move_str is not None:
                 board.push_usi(result.best_move_str)
