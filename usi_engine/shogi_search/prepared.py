@@ -3,7 +3,7 @@
 `PreparedSearch.prepare(setup)` loads the evaluation weights (a bad file: an error message and the default
 weights), the move prior (a bad file: an error message and no prior), sets the game parameters and the root
 mate guard on one ShogiAdapter, compiles (or loads from numba's cache) the rules kernels and the mate solver,
-builds the Searcher and warms it up with two tiny searches (the helper-thread kernel too when the options
+builds the Searcher and warms it up with three tiny searches (the helper-thread kernel too when the options
 give the search helper threads); each of the three kernel groups (rules, mate, search) is timed for the
 caller's report (numba_cache.measured; the groups: usi_engine/warmup.py). A later `prepare` redoes only what
 changed: a new weight file or move prior is loaded, a change of the search options builds a new Searcher, and
