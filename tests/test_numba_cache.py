@@ -1,4 +1,5 @@
-"""The numba cache folder follows the engine's sources, so an edit in one file never reuses stale kernels."""
+"""The numba cache folder follows the engine's sources, so an edit in one file never reuses stale kernels; `measured`
+counts the kernels a group compiled into it."""
 
 import os
 import re
@@ -8,6 +9,7 @@ import sys
 import pytest
 
 from usi_engine import numba_cache
+from usi_engine.numba_cache import GroupReport, cache_entries, measured
 
 pytestmark = pytest.mark.process
 
@@ -86,3 +88,17 @@ def test_stale_sibling_folders_are_removed(tmp_path):
     os.utime(keep, (ancient, ancient))
     numba_cache._remove_stale_siblings(str(tmp_path), str(keep))
     assert not old.exists() and fresh.exists() and keep.exists()
+
+
+def test_measured_counts_the_kernels_a_group_adds_to_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "old.nbc").write_bytes(b"")
+    reports = []
+    with measured("rules", reports.append):
+        (tmp_path / "pkg" / "f.nbi").write_bytes(b"")  # an index: not a compiled kernel
+        (tmp_path / "pkg" / "f.1.nbc").write_bytes(b"")
+        (tmp_path / "pkg" / "f.2.nbc").write_bytes(b"")
+    assert cache_entries() == 3
+    assert [(r.group, r.compiled) for r in reports] == [("rules", 2)]
+    assert GroupReport("mate", 1.25, 0).line() == "mate 1.2 s, loaded from the cache"

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from tests.usi_driver import UsiProcess, assert_quiet, bestmoves, go_and_answer, legal_in, option, running_engine
+from usi_engine.numba_cache import cache_entries
 from usi_engine.options import find
 
 pytestmark = pytest.mark.process
@@ -108,15 +109,29 @@ def test_usiok_fast_registration_only_run():
 def test_cold_start_first_timed_move_is_searched_in_time(tmp_path):
     """A first start (empty numba cache, as on a user's machine): isready compiles everything, including the
     search kernel, so the first timed move is a real search answered within its byoyomi. (The warm-up used
-    to end on its 2 s deadline before its first kernel call, leaving a ~30 s compile for move 1.)"""
-    env = {"NUMBA_CACHE_DIR": str(tmp_path / "numba")}  # added to this process's environment
-    with running_engine((("NetworkDelay2", 500),), env=env) as e:
+    to end on its 2 s deadline before its first kernel call, leaving a ~30 s compile for move 1.) The isready
+    says which kernel groups it compiled (with the default options no helper-thread kernel: no helper threads
+    under widening), and neither the first move nor the next one, which reuses its tree, adds a kernel to the
+    cache."""
+    cache = str(tmp_path / "numba")
+    e = UsiProcess({"NUMBA_CACHE_DIR": cache})  # added to this process's environment
+    try:
+        ready = e.handshake((("NetworkDelay2", 500),))
+        compiled = [s.split()[3] for s in ready if s.startswith("info string compiled ")]
+        assert compiled == ["rules", "mate", "search"], ready
+        kernels = cache_entries(cache)
         position = "position startpos moves 7g7f"
         t0 = time.perf_counter()
         lines, answer = go_and_answer(e, position, "go btime 0 wtime 0 byoyomi 2000", timeout=6.0)
         assert time.perf_counter() - t0 < 2.0 and legal_in(position, answer[1])
         nodes = [int(s.split(" nodes ")[1].split()[0]) for s in lines if " nodes " in s]
         assert nodes and nodes[-1] > 1000, lines
+        position = f"{position} {answer[1]} 2g2f"  # the same side's next move: the tree is reused
+        _, answer = go_and_answer(e, position, "go btime 0 wtime 0 byoyomi 2000", timeout=6.0)
+        assert legal_in(position, answer[1])
+        assert cache_entries(cache) == kernels
+    finally:
+        e.close()
 
 
 def test_isready_keepalive_then_readyok(eng):

@@ -90,10 +90,11 @@ class UsiProcess:
         return lines, t1 - t0
 
     def handshake(self, options=()):
+        """`usi`, the (name, value) options and the first `isready`; the lines up to `readyok`."""
         self.usi()
         for name, value in options:
             self.send(f"setoption name {name} value {value}")
-        self.isready(FIRST_ISREADY_TIMEOUT)
+        return self.isready(FIRST_ISREADY_TIMEOUT)[0]
 
     def close(self):
         self.engine.close("quit")

@@ -1,4 +1,4 @@
-"""Command line: `usi-engine` (USI protocol), `usi-engine gtp`, `usi-engine bench ...`."""
+"""Command line: `usi-engine` (USI protocol), `usi-engine gtp`, `usi-engine warmup`, `usi-engine bench ...`."""
 
 import argparse
 import sys
@@ -69,6 +69,10 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "bench":
         return bench_main(argv[1:])
+    if argv and argv[0] == "warmup":
+        from .warmup import main as warmup_main
+
+        return warmup_main(argv[1:])
     if argv and argv[0] == "gtp":
         from .gtp import main as gtp_main
 
@@ -78,7 +82,7 @@ def main(argv=None):
 
         return usi_main()
     print(
-        "usage: usi-engine [usi] | usi-engine gtp [options] | "
+        "usage: usi-engine [usi] | usi-engine gtp [options] | usi-engine warmup [shogi|go|all] | "
         "usi-engine bench perft|eval|qsearch|search|signature|analysis|mate|moveprior ...",
         file=sys.stderr,
     )

@@ -31,7 +31,20 @@ from .options import OptionValues, game_params, search_options
 from .shogi_search.prepared import PreparedSearch, SearchSetup
 
 if TYPE_CHECKING:
+    from .numba_cache import GroupReport
     from .shogi import Board
+
+
+def search_setup(o: OptionValues) -> SearchSetup:
+    """What the prepared search is made of under the option values `o`."""
+    return SearchSetup(
+        eval_file=o["EvalFile"] or None,
+        move_prior=o["MovePriorFile"],
+        search=search_options(o),
+        params=game_params(o),
+        guard_ply=o["MateGuardPly"],
+        guard_nodes=o["MateGuardNodes"],
+    )
 
 
 class Engine:
@@ -154,13 +167,9 @@ class Engine:
     # --- preparation --------------------------------------------------------------------------------
     def _prepare(self) -> None:
         """Bring the prepared search up to date with the options (blocks; compiles on the first call)."""
-        o = self.options
-        setup = SearchSetup(
-            eval_file=o["EvalFile"] or None,
-            move_prior=o["MovePriorFile"],
-            search=search_options(o),
-            params=game_params(o),
-            guard_ply=o["MateGuardPly"],
-            guard_nodes=o["MateGuardNodes"],
-        )
-        self.search.prepare(setup, self._error)
+        self.search.prepare(search_setup(self.options), self._error, self._compiled)
+
+    def _compiled(self, report: GroupReport) -> None:
+        """A message for each kernel group the preparation compiled (not for groups loaded from the cache)."""
+        if report.compiled:
+            self.callbacks.message(f"compiled {report.group} kernels: {report.compiled} in {report.seconds:.1f} s")

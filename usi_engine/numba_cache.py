@@ -10,19 +10,29 @@ the engine's, so numba's own per-file check covers them (tests/test_numba_cache.
 
 `configure()` must run before numba is imported; the package `__init__` calls it. A user's own
 NUMBA_CACHE_DIR is respected unchanged.
+
+`measured` times one group of kernels made ready (compiled, or loaded from the cache) and counts the kernels it
+compiled: the data files (.nbc, one per compiled signature) it added to the cache folder. The engine's `isready`
+reports its groups with it, and so does `usi-engine warmup` (usi_engine/warmup.py).
 """
 
+from __future__ import annotations
+
+import contextlib
 import hashlib
 import os
 import shutil
 import sys
 import time
+from dataclasses import dataclass
+from typing import Callable, Iterator
 
 # the sources whose jitted kernels other files' kernels call: the engine's package, and learn's kernel library
 # (learn/'s kernels call these, never the reverse); a folder is hashed with every .py file below it
 SOURCE_PATHS = ("usi_engine", os.path.join("learn", "movefit.py"))
 STALE_AFTER_SECONDS = 7 * 24 * 3600  # cache folders of older sources untouched this long are removed
 FOLDER_PREFIX = "numba-"
+CACHE_DATA_SUFFIX = ".nbc"  # numba's data file of one compiled signature (beside the function's .nbi index)
 
 
 def _project_root() -> str:
@@ -92,3 +102,40 @@ def configure() -> None:
     if "numba" in sys.modules:  # imported first by someone else: its config has already read the environment
         sys.modules["numba"].config.CACHE_DIR = folder
     _remove_stale_siblings(base, folder)
+
+
+@dataclass(frozen=True)
+class GroupReport:
+    """One kernel group made ready: how long it took and how many kernels it compiled (0: all cached)."""
+
+    group: str
+    seconds: float
+    compiled: int
+
+    def line(self) -> str:
+        """`search 41.2 s, 57 kernels compiled` / `rules 0.3 s, loaded from the cache`."""
+        done = f"{self.compiled} kernels compiled" if self.compiled else "loaded from the cache"
+        return f"{self.group} {self.seconds:.1f} s, {done}"
+
+
+Report = Callable[[GroupReport], None]
+
+
+def cache_entries(folder: str | None = None) -> int:
+    """Compiled kernels in numba's cache folder (NUMBA_CACHE_DIR by default): its .nbc data files; 0 without one."""
+    folder = folder or os.environ.get("NUMBA_CACHE_DIR")
+    if not folder:
+        return 0
+    return sum(name.endswith(CACHE_DATA_SUFFIX) for _, _, names in os.walk(folder) for name in names)
+
+
+@contextlib.contextmanager
+def measured(group: str, report: Report | None) -> Iterator[None]:
+    """Time the body (one kernel group made ready) and pass its GroupReport to `report` (if any)."""
+    if report is None:
+        yield
+        return
+    before = cache_entries()
+    start = time.perf_counter()
+    yield
+    report(GroupReport(group, time.perf_counter() - start, max(0, cache_entries() - before)))

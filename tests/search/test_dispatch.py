@@ -20,7 +20,7 @@ from usi_engine.search import dispatch, synthetic as syn
 from usi_engine.search.searcher import Searcher
 from usi_engine.search.settings import SearchOptions, Limits
 Searcher(syn.SyntheticAdapter(), SearchOptions(hash_mb=1)).search(syn.make_pos(), Limits(samples=50))
-k = dispatch.kernels(syn).run_samples
+k = dispatch.kernels(syn).run_samples.variant(False, False)  # softmax, no widening
 print(sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))
 """
 

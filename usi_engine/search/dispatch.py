@@ -50,8 +50,9 @@ def check_game(game) -> None:
 
 
 def kernels(game: ModuleType) -> SimpleNamespace:
-    """`game` (the module), `run_samples` (the core kernel built for it) and `run_helper` (the helper threads'
-    kernel; None for a game without joint expansion) of the game module `game`, built once per process."""
+    """`game` (the module), `run_samples` (the core kernel built for it: a samples.SampleKernel, one variant per
+    feature set) and `run_helper` (the helper threads' kernel; None for a game without joint expansion) of the
+    game module `game`, built once per process."""
     check_game(game)
     with _lock:
         if game.__name__ not in _built:

@@ -103,7 +103,7 @@ class Board:
         """Play a packed move that the caller knows is legal."""
         if HIST + HIST_STRIDE * (int(self.pos[PLY]) + 2) > self.pos.shape[0]:
             self._grow_history()
-        position.do_move(self.pos, np.int64(move))
+        position.do_move(self.pos, np.int32(move))  # int32, the search's move type: one compiled do_move
 
     def pop(self) -> None:
         """Take back the last move; IndexError if the board is at its starting position."""
@@ -169,11 +169,14 @@ class Board:
 
 
 def warm_up() -> None:
-    """Compile (or load from numba's cache) every rules kernel, so later calls are fast."""
+    """Compile (or load from numba's cache) the rules kernels the engine uses, so later calls are fast (perft,
+    a benchmark, compiles at its own first call)."""
     board = Board()
-    board.perft(2)
-    board.perft(2, bulk=True)
+    board.push_usi(board.legal_moves()[0])
+    board.pop()
+    board.is_check()
     board.is_checkmate()
     board.repetition()
     board.declaration("CSARule27")
+    board.declaration_points()
     board.try_rule_move()

@@ -128,7 +128,7 @@ def ab_search(pos, w, params, depth, alpha, beta, buffers, eacc, eidx, qs):
             nodes[0] += 1
         elif ply + 1 == depth:
             a, b = -frames[ply, 1], -frames[ply, 0]
-            value = qsearch_inc(pos, w, a, b, qdepth, *q, eacc, eidx, ply + 1, see_prune, delta, recapture)
+            value = qsearch_inc(pos, w, a, b, qdepth, *q, eacc, eidx, ply + 1, see_prune, delta, recapture, np.nan)
         else:
             frames[ply + 1, 0] = -frames[ply, 1]
             frames[ply + 1, 1] = -frames[ply, 0]
@@ -148,5 +148,5 @@ def ab_value(pos, w, params, depth, alpha, beta, qs, pp_zero):
     if depth > 0:
         value = ab_search(pos, w, params, min(depth, MAX_AB_DEPTH), alpha, beta, buffers, eacc, eidx, qs)
     else:
-        value = qsearch_inc(pos, w, alpha, beta, qs[0], *q, eacc, eidx, 0, qs[1], qs[2], qs[3])
+        value = qsearch_inc(pos, w, alpha, beta, qs[0], *q, eacc, eidx, 0, qs[1], qs[2], qs[3], np.nan)
     return value, q[5][0]

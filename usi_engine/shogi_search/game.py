@@ -173,7 +173,7 @@ def value_child(pos, weights, params, move, mode, q, eacc, eidx, probes):
         flags = np.int64(FLAG_LAZY)
         nodes[0] += 1
     else:
-        value = qsearch_inc(pos, weights, -INF, INF, qdepth, *q, eacc, eidx, 1, see_prune, delta, recapture)
+        value = qsearch_inc(pos, weights, -INF, INF, qdepth, *q, eacc, eidx, 1, see_prune, delta, recapture, np.nan)
         flags = (FLAG_FORCING if checked else 0) | deep
     undo_move(pos)
     return value, flags

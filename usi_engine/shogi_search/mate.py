@@ -244,7 +244,8 @@ def dfpn(pos, tt, frames, ctl):
     ply = 0
     thpn[0] = INF - 1
     thdn[0] = INF - 1
-    counts[0] = expand(pos, True, moves[0], ckeys[0], ipn[0], idn[0], scratch)
+    # the root is an OR node; np.bool_, not the literal True, which numba would compile as a second expand
+    counts[0] = expand(pos, np.bool_(True), moves[0], ckeys[0], ipn[0], idn[0], scratch)
     ctl[C_NODES] += 1
     start_nodes = ctl[C_NODES]
     while True:

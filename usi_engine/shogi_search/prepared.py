@@ -3,9 +3,12 @@
 `PreparedSearch.prepare(setup)` loads the evaluation weights (a bad file: an error message and the default
 weights), the move prior (a bad file: an error message and no prior), sets the game parameters and the root
 mate guard on one ShogiAdapter, compiles (or loads from numba's cache) the rules kernels and the mate solver,
-builds the Searcher and warms it up with two tiny searches. A later `prepare` redoes only what changed: a
-new weight file or move prior is loaded, a change of the search options builds a new Searcher, and only then
-is the search warmed up again. `SearchSetup` is what it depends on (the engine maps its USI options to it).
+builds the Searcher and warms it up with three tiny searches (the helper-thread kernel too when the options
+give the search helper threads); each of the three kernel groups (rules, mate, search) is timed for the
+caller's report (numba_cache.measured; the groups: usi_engine/warmup.py). A later `prepare` redoes only what
+changed: a new weight file or move prior is loaded, a change of the search options builds a new Searcher, and
+only then is the search warmed up again. `SearchSetup` is what it depends on (the engine maps its USI options
+to it).
 
 Heavy modules (numpy, numba, the rules core, the search) are imported at the first `prepare`, so that the
 protocol front-end answers its handshake at once.
@@ -17,6 +20,8 @@ import gc
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
+
+from usi_engine.numba_cache import Report, measured
 
 if TYPE_CHECKING:
     from usi_engine.search.result import SearchResult
@@ -55,11 +60,12 @@ class PreparedSearch:
         self._move_prior_option: str | None = None  # the MovePriorFile value of the loaded prior
         self._ready = False
 
-    def prepare(self, setup: SearchSetup, error: Callable[[str], None]) -> None:
+    def prepare(self, setup: SearchSetup, error: Callable[[str], None], report: Report | None = None) -> None:
         """Import, load weights and compile (first prepare), and rebuild the searcher on option changes; a
-        file that cannot be loaded is reported through `error` (and replaced by the default)."""
+        file that cannot be loaded is reported through `error` (and replaced by the default), each kernel
+        group made ready through `report`."""
         with self.lock:
-            self._prepare_rules()
+            self._prepare_rules(report)
             self._load_adapter(setup, error)
             key = tuple(sorted(setup.search.items()))
             if self.searcher is None or key != self._search_key:
@@ -70,7 +76,8 @@ class PreparedSearch:
                 self._search_key = key
                 self._ready = False
             if not self._ready:
-                self._warm_search()
+                with measured("search", report):
+                    self._warm_search()
                 self._ready = True
                 gc.collect()
                 gc.freeze()  # the ~10^5 objects of numba's compiler stay out of later collections:
@@ -79,18 +86,20 @@ class PreparedSearch:
     def prepare_rules(self) -> None:
         """The rules kernels and the mate solver only (what a mate search needs)."""
         with self.lock:
-            self._prepare_rules()
+            self._prepare_rules(None)
 
-    def _prepare_rules(self) -> None:
+    def _prepare_rules(self, report: Report | None) -> None:
         """Compile (or load) the rules kernels and the mate solver; allocate the solver's table once."""
         if self.mate_solver is None:
             from usi_engine.shogi import board
 
             from . import mate
 
-            board.warm_up()
-            solver = mate.MateSolver()
-            mate.warm_up(solver)
+            with measured("rules", report):
+                board.warm_up()
+            with measured("mate", report):
+                solver = mate.MateSolver()
+                mate.warm_up(solver)
             self.mate_solver = solver
 
     def _load_adapter(self, setup: SearchSetup, error: Callable[[str], None]) -> None:
@@ -146,8 +155,10 @@ class PreparedSearch:
         self.adapter.params[P_DRAW_FOR_BLACK] = for_black
 
     def _warm_search(self) -> None:
-        """Compile the search kernels (or load them from numba's cache) with two tiny searches, the
-        second after a move so that tree reuse (reroot) is compiled here and not in a timed move."""
+        """Compile the search kernels (or load them from numba's cache) with three tiny searches: the first
+        compiles the sample kernel (a compile outlasts its time limit, so it may end before its first sample),
+        the second, afresh, leaves a tree, and the third, after a move, reuses it, so that tree reuse (reroot:
+        child_of, collect_probable, rebuild_table) is compiled here and not in a timed move."""
         from usi_engine.search.settings import Limits
         from usi_engine.shogi import Board
 
@@ -156,6 +167,8 @@ class PreparedSearch:
         searcher = self.searcher
         assert searcher is not None  # built by prepare
         with self.search_lock:
+            searcher.search(board.pos, limits)
+            searcher.clear()
             result = searcher.search(board.pos, limits)
             if result.best_move_str is not None:
                 board.push_usi(result.best_move_str)

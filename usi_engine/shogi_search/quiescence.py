@@ -386,7 +386,8 @@ def qsearch_inc(
     out captures with a negative `see` when not in check; delta: the delta-pruning margin (0 = off); recap:
     the ply from which only recaptures are searched (0 = never); stand0: pos's static value when the caller
     already has it (inc_value of row `base`, bit for bit), used as the root's stand pat instead of evaluating
-    again (NaN = evaluate).
+    again (NaN = evaluate). The engine's callers pass it, NaN included: numba compiles an omitted argument as
+    a specialization of its own, a second copy of this large kernel.
 
     Iterative (an explicit stack per ply) because a self-recursive cached numba function fails to
     link when another cached kernel calls it. Per ply: frames[ply] = (alpha, beta, best, stand pat),
@@ -513,7 +514,7 @@ def qsearch(
     eidx = np.empty((max_depth + 1, N_EIDX), dtype=np.int64)
     inc_init(pos, w, eacc, eidx, 0, pp_zero)
     buffers = moves, keys, pv, frames, counts, nodes
-    return qsearch_inc(pos, w, alpha, beta, max_depth, *buffers, eacc, eidx, 0, see_prune, delta, recap)
+    return qsearch_inc(pos, w, alpha, beta, max_depth, *buffers, eacc, eidx, 0, see_prune, delta, recap, np.nan)
 
 
 @njit(cache=True, nogil=True)
