@@ -31,8 +31,6 @@ undo what the factors learned; each factor has its own pull toward 0.
 from __future__ import annotations
 
 import json
-import zipfile
-import zlib
 from functools import lru_cache
 
 import numpy as np
@@ -54,6 +52,7 @@ from usi_engine.shogi_eval.features import (
 )
 
 from .pg import SparseAdaGrad
+from .runfiles import read_npz
 
 GROUPS = ("material", "kp", "pp", "ks", "ef", "em", "pe", "kz", "kpos")
 N_OFFSETS = 17  # file / rank offsets -8 .. +8
@@ -253,13 +252,7 @@ def save_state(file, state: dict) -> None:
 def load_state(path) -> dict:
     """The arrays of an optimiser state file (format 1 or 2) as ShogiUpdate's `state`; OptimStateError naming
     the file and the problem for an unreadable, corrupt or mismatched file."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            raw = {k: z[k] for k in z.files}
-    except FileNotFoundError:
-        raise OptimStateError(path, "no such file") from None
-    except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError, KeyError) as e:
-        raise OptimStateError(path, f"not a readable .npz archive ({type(e).__name__}: {e})") from None
+    raw = read_npz(path, OptimStateError)
     if "meta" in raw:
         try:
             meta = json.loads(str(raw.pop("meta")[()]))

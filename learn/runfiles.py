@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
+import zlib
 from pathlib import Path
 from typing import IO, Callable
 
@@ -116,3 +118,15 @@ def unsaved_batch_row(line: str, version: int) -> bool:
     except ValueError:
         return False
     return isinstance(row, dict) and row.get("kind") == "batch" and row.get("version", 0) > version
+
+
+def read_npz(path, error: Callable[[object, str], Exception]) -> dict:
+    """Every array of the .npz archive at `path` (no pickles), or `error(path, problem)` raised for a missing or
+    unreadable file."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise error(path, "no such file") from None
+    except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError, KeyError) as e:
+        raise error(path, f"not a readable .npz archive ({type(e).__name__}: {e})") from None

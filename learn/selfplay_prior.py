@@ -26,8 +26,6 @@ float64 model with the Adam moments in a state file, so that a resumed run conti
 
 from __future__ import annotations
 
-import zipfile
-import zlib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -37,7 +35,7 @@ from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi_search import moveprior as M
 
 from .movefit import adam_step, position_cross_entropy
-from .runfiles import atomic_save
+from .runfiles import atomic_save, read_npz
 
 
 @dataclass
@@ -162,13 +160,7 @@ def save_state(path: Path, state: dict) -> None:
 def load_state(path: Path) -> dict:
     """The arrays of a prior state file; PriorStateError naming the file and the problem when it is missing,
     unreadable, or an array is absent, of the wrong shape or type, or not finite."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            raw = {k: z[k] for k in z.files}
-    except FileNotFoundError:
-        raise PriorStateError(path, "no such file") from None
-    except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError, KeyError) as e:
-        raise PriorStateError(path, f"not a readable .npz archive ({type(e).__name__}: {e})") from None
+    raw = read_npz(path, PriorStateError)
     want = {"w": ((M.N_WEIGHTS,), "f"), "m1": ((M.N_WEIGHTS,), "f"), "m2": ((M.N_WEIGHTS,), "f"), "steps": ((1,), "i")}
     for name, (shape, kind) in want.items():
         a = raw.get(name)
