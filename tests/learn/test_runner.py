@@ -206,18 +206,16 @@ def test_kill_dash_nine_and_resume(tmp_path):
 
 def test_cli_errors(tmp_path):
     bad = tmp_path / "bad.toml"
-    bad.write_text('[run]\ndir = "x"\n[selfplay]\nsamplez = 3\n')
-    r = learn("run", str(bad))
-    assert r.returncode == 2 and "samplez" in r.stderr
-    bad.write_text('[run]\ndir = "x"\n[learn]\ngroup_scale = { ks = -1 }\n')
-    r = learn("run", str(bad))
-    assert r.returncode == 2 and "group_scale" in r.stderr
-    bad.write_text('[run]\ndir = "x"\n[learn]\ngroup_h0 = { pe = "big" }\n')
-    r = learn("run", str(bad))
-    assert r.returncode == 2 and "group_h0" in r.stderr
-    bad.write_text('[run]\ndir = "x"\n[prior]\nlr = -1\n')
-    r = learn("run", str(bad))
-    assert r.returncode == 2 and "[prior] lr" in r.stderr
+    cases = [
+        ("[selfplay]\nsamplez = 3", "samplez"),
+        ("[learn]\ngroup_scale = { ks = -1 }", "group_scale"),
+        ('[learn]\ngroup_h0 = { pe = "big" }', "group_h0"),
+        ("[prior]\nlr = -1", "[prior] lr"),
+    ]
+    for table, named in cases:
+        bad.write_text(f'[run]\ndir = "x"\n{table}\n')
+        r = learn("run", str(bad))
+        assert r.returncode == 2 and named in r.stderr, (table, r.stderr)
     r = learn("run", str(SMOKE), "--dir", str(tmp_path / "none"), "--resume")
     assert r.returncode == 2 and "no run to resume" in r.stderr
     r = learn("plot", str(tmp_path))
