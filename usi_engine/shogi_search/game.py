@@ -123,17 +123,35 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
     when first needed), each child is recorded as row 1 and its quiescence search continues from there
     (usi_engine/shogi_eval/incremental.py). The scratch arrays are allocated once per call (≈ 0.2 us), not per child.
     """
+    return claimed_children(pos, weights, params, moves, out_values, out_flags, job, base, node, False)
+
+
+@njit(cache=True, nogil=True)
+def claimed_children(pos, weights, params, moves, out_values, out_flags, job, base, tag, refine):
+    """The claim loop of both rounds of an expansion job: every child this thread claims from the job at
+    job[base:] under `tag` (core claim_child) is valued by value_child (first round, expand_children) or, with
+    `refine`, refined if lazy by window_refine against the job's best exact value so far, which a refined
+    child raises (second round, finish_children); each child's work (positions evaluated) is reported with
+    child_done. One set of scratch arrays (child_scratch, probe_scratch) serves every child of the call.
+    Returns the number of children claimed."""
     mode = np.int64(params[P_EXPANSION])
     probes = probe_scratch()
     q, eacc, eidx = child_scratch(pos, weights, params)
     nodes = q[5]
     done = 0
     while True:
-        i = claim_child(job, base, node)
+        i = claim_child(job, base, tag)
         if i < 0:
             break
         before = nodes[0]
-        out_values[i], out_flags[i] = value_child(pos, weights, params, moves[i], mode, q, eacc, eidx, probes)
+        if not refine:
+            out_values[i], out_flags[i] = value_child(pos, weights, params, moves[i], mode, q, eacc, eidx, probes)
+        elif out_flags[i] == FLAG_LAZY:
+            best = job_aux(job, base)
+            value, flags = window_refine(pos, weights, params, moves[i], out_values[i], best, q, eacc, eidx)
+            out_values[i], out_flags[i] = value, flags
+            if flags != FLAG_LAZY:
+                job_aux_max(job, base, -value)
         child_done(job, base, nodes[0] - before)
         done += 1
     return done
@@ -314,23 +332,7 @@ def finish_children(pos, weights, params, moves, out_values, out_flags, job, bas
     upper bound is already below best - window keeps its static value and FLAG_LAZY. Lazy children are
     refined (leaf_value) if a sample ever reaches them. One thread does what a sequential pass would; with
     several, a child may be searched against an older, lower best: a wider window, the same guarantees."""
-    q, eacc, eidx = child_scratch(pos, weights, params)
-    nodes = q[5]
-    done = 0
-    while True:
-        i = claim_child(job, base, tag)
-        if i < 0:
-            break
-        before = nodes[0]
-        if out_flags[i] == FLAG_LAZY:
-            best = job_aux(job, base)
-            value, flags = window_refine(pos, weights, params, moves[i], out_values[i], best, q, eacc, eidx)
-            out_values[i], out_flags[i] = value, flags
-            if flags != FLAG_LAZY:
-                job_aux_max(job, base, -value)
-        child_done(job, base, nodes[0] - before)
-        done += 1
-    return done
+    return claimed_children(pos, weights, params, moves, out_values, out_flags, job, base, tag, True)
 
 
 @njit(cache=True, nogil=True)
