@@ -58,7 +58,7 @@ from usi_engine.shogi.movegen import gen_legal, gen_search_moves
 from usi_engine.shogi.position import DECL_WIN, attackers, declaration, do_move, history_capacity, undo_move
 from usi_engine.shogi.sfen import move_to_usi
 from usi_engine.shogi_eval.evalfile import load_weights
-from usi_engine.shogi_eval.incremental import N_EACC, N_EIDX, inc_init, inc_record, inc_value, pp_block_zero
+from usi_engine.shogi_eval.incremental import eval_stack_for, inc_record, inc_value, pp_block_zero
 
 from .alphabeta import ab_value
 from .mate_probe import mate_in_one, mated_in_two, probe_scratch
@@ -298,9 +298,7 @@ def child_scratch(pos, weights, params):
     """(quiescence scratch tuple as qsearch_scratch, eacc, eidx) for valuing children of pos: the eval stack
     has row 0 = pos (inc_init), a child goes to row 1 and its quiescence search above it."""
     qdepth = np.int64(params[P_QDEPTH])
-    eacc = np.empty((qdepth + 2, N_EACC), dtype=np.float64)
-    eidx = np.empty((qdepth + 2, N_EIDX), dtype=np.int64)
-    inc_init(pos, weights, eacc, eidx, 0, params[P_PP_ZERO] != 0.0)
+    eacc, eidx = eval_stack_for(pos, weights, qdepth + 2, params[P_PP_ZERO] != 0.0)
     return qsearch_scratch(qdepth), eacc, eidx
 
 
