@@ -14,6 +14,7 @@ from learn.go_moves import _position_nll, parse_moves, vocabulary
 from usi_engine.go import GoBoard
 from usi_engine.go import layout as L
 from usi_engine.go import moveprior as M
+from usi_engine.go import shapes as S
 from usi_engine.go.board import gen_moves
 from usi_engine.go.game import MOVES_EVEN, MOVES_WINS, P_PRIOR_MOVES, expand_amaf, moves_prior
 from usi_engine.go.ladder import S_ROWS, escape_is_laddered
@@ -125,15 +126,10 @@ def test_features_match_a_flood_fill_reading_of_the_board(size, plies, seed):
 
 
 def _sym_vertex(v: str, size: int, g: int, b: GoBoard) -> str:
+    """The vertex v under symmetry g (0..7) of the size x size board (the engine's shapes._transform)."""
     p = b.parse_vertex(v)
     w = size + 1
-    x, y = p % w, p // w - 1
-    if g & 4:
-        x, y = y, x
-    if g & 1:
-        x = size - 1 - x
-    if g & 2:
-        y = size - 1 - y
+    x, y = S._transform(g, p % w, p // w - 1, size)
     return b.vertex(L.point(size, x, y))
 
 

@@ -64,11 +64,13 @@ STATUS_TEXT = ("legal", "occupied", "suicide", "ko", "superko")
 
 
 @njit(cache=True, nogil=True)
-def _flood(board, w, start, mark, stamp, stack, except_pt):
-    """Mark the block containing `start` with `stamp`, its stones in stack[:n].
+def flood_block(board, w, start, mark, stamp, stack, except_pt):
+    """Mark the block containing `start` with `stamp`, its stones in stack[:n] in flood order (breadth first,
+    neighbours in the order 1, -1, w, -w). board is a padded board (this module's or a plain copy of one).
 
     Returns (n, has_liberty, key_xor): has_liberty ignores the point `except_pt` (the point about
-    to be played), key_xor is the XOR of the block's Zobrist keys."""
+    to be played; -1: none), key_xor is the XOR of the block's Zobrist keys. The ladder reader
+    (ladder.py) floods its blocks with it too."""
     colour = board[start]
     mark[start] = stamp
     stack[0] = start
@@ -146,7 +148,7 @@ def _eval_move(pos, p, mark, stack, stamp, last_cap):
             liberty = True
         elif (v == c or v == o) and mark[q] <= base:
             stamp += 1
-            n, has_lib, kx = _flood(board, w, q, mark, stamp, stack, p)
+            n, has_lib, kx = flood_block(board, w, q, mark, stamp, stack, p)
             if v == o:
                 if not has_lib:
                     key ^= kx
@@ -249,13 +251,13 @@ def do_move(pos, move):
             q = move + d
             if board[q] == o and mark[q] == 0:
                 stamp += 1
-                n, has_lib, _ = _flood(board, w, q, mark, stamp, stack, -1)
+                n, has_lib, _ = flood_block(board, w, q, mark, stamp, stack, -1)
                 if not has_lib:
                     key ^= _remove_block(pos, board, stack, n, o)
                     n_captured += n
                     captured_at = q
         stamp += 1
-        n, has_lib, _ = _flood(board, w, move, mark, stamp, stack, -1)
+        n, has_lib, _ = flood_block(board, w, move, mark, stamp, stack, -1)
         if not has_lib:  # suicide (only reached when SUICIDE_OK)
             key ^= _remove_block(pos, board, stack, n, c)
         ko = 0

@@ -6,17 +6,18 @@ extension as a rescue while a strong opponent captures the stones. Pachi prunes 
 ("prune_ladders" in its prior); here the reader lowers their prior (playout.PRIOR_LADDERED).
 
 The reader works on a plain copy of the board (EMPTY/BLACK/WHITE/BORDER per point, the padded layout of
-layout.py) and counts liberties by flood fill. The attacker tries both liberties of the two-liberty block:
-its stone must not be capturable at once, the defender must not be able to capture an attacking block in
-atari (a neighbour of its block, or one whose last liberty is the extension point); then the defender
-extends: no liberty left or one = captured, three or more = escaped, two = the chase goes on. Captures the
-chase itself would make are not played out: every approximation errs towards "escaped", the prior without
-ladder reading.
+layout.py) and finds blocks and their liberties with the rules' flood fill (board.flood_block). The attacker
+tries both liberties of the two-liberty block: its stone must not be capturable at once, the defender must not
+be able to capture an attacking block in atari (a neighbour of its block, or one whose last liberty is the
+extension point); then the defender extends: no liberty left or one = captured, three or more = escaped, two =
+the chase goes on. Captures the chase itself would make are not played out: every approximation errs towards
+"escaped", the prior without ladder reading.
 """
 
 import numpy as np
 from numba import njit
 
+from usi_engine.go.board import flood_block
 from usi_engine.go.layout import BOARD_CAP, EMPTY
 
 MAX_LADDER_PLIES = 120  # a chase longer than this counts as escaped (a 19x19 ladder is < 2 * 19 * 2 plies)
@@ -27,34 +28,22 @@ S_ROWS = 5
 
 @njit(cache=True, nogil=True)
 def liberties(board, w, s, sc, stamp, cap):
-    """Distinct liberties of the block of stone s, counting stops after cap + 1; found ones in sc[S_LIBS]."""
-    mark, stack, out = sc[S_MARK], sc[S_STACK], sc[S_LIBS]
+    """Distinct liberties of the block of stone s, counting stops after cap + 1; found ones in sc[S_LIBS], in the
+    order of the block's stones (board.flood_block) and their neighbours."""
+    mark, stones, out = sc[S_MARK], sc[S_STACK], sc[S_LIBS]
     stamp[0] += 1
     t = stamp[0]
-    c = board[s]
-    mark[s] = t
-    stack[0] = s
-    n = 1
-    i = 0
+    n, _, _ = flood_block(board, w, s, mark, t, stones, -1)
     k = 0
-    while i < n:
-        q = stack[i]
-        i += 1
+    for j in range(n):
         for d in (1, -1, w, -w):
-            r = q + d
-            if mark[r] == t:
-                continue
-            v = board[r]
-            if v == EMPTY:
+            r = stones[j] + d
+            if board[r] == EMPTY and mark[r] != t:
                 mark[r] = t
                 out[k] = r
                 k += 1
                 if k > cap:
                     return k
-            elif v == c:
-                mark[r] = t
-                stack[n] = r
-                n += 1
     return k
 
 
@@ -62,32 +51,16 @@ def liberties(board, w, s, sc, stamp, cap):
 def _can_capture_next_to(board, w, s, ext, sc, stamp):
     """The defender (block of s, extending at ext) can capture an attacking block in atari: one next to its
     block, or one whose last liberty is ext."""
-    c = board[s]
-    o = 3 - c
+    o = 3 - board[s]
     for d in (1, -1, w, -w):
         if board[ext + d] == o and liberties(board, w, ext + d, sc, stamp, 1) <= 1:
             return True
-    mark, block = sc[S_BMARK], sc[S_BLOCK]
+    block = sc[S_BLOCK]
     stamp[1] += 1
-    t = stamp[1]
-    mark[s] = t
-    block[0] = s
-    n = 1
-    i = 0
-    while i < n:
-        q = block[i]
-        i += 1
-        for d in (1, -1, w, -w):
-            r = q + d
-            v = board[r]
-            if v == c and mark[r] != t:
-                mark[r] = t
-                block[n] = r
-                n += 1
+    n, _, _ = flood_block(board, w, s, sc[S_BMARK], stamp[1], block, -1)
     for j in range(n):
-        q = block[j]
         for d in (1, -1, w, -w):
-            r = q + d
+            r = block[j] + d
             if board[r] == o and liberties(board, w, r, sc, stamp, 1) <= 1:
                 return True
     return False

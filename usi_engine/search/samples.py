@@ -165,7 +165,7 @@ def build_kernels(game, stamp):
     file). Game functions are reached as `game.expand(...)` etc.: direct calls to module-level kernels.
     The RAVE policy calls `expand_amaf` (the optional contract kernel that also reports the playouts) on
     `amaf`: the game when it has one, else the stand-in of module `standins` (likewise the other optional
-    kernels).
+    kernels: a game with joint expansion and no finishing round has no finish_open / finish_children).
 
     run_samples is built once per feature set: the closure constants RAVE (the policy's AMAF steps), WIDEN
     (progressive widening) and PLAIN (the game's plain `expand`: RAVE, or a game without joint expansion)
@@ -178,6 +178,7 @@ def build_kernels(game, stamp):
     refine = game if hasattr(game, 'leaf_value') else standins
     joinable = hasattr(game, 'expand_children')
     joiner = game if joinable else standins
+    finisher = game if hasattr(game, 'finish_open') else standins  # a joint expansion's optional second round
     widener = game if hasattr(game, 'order_children') else standins
 
     def build(rave: bool, widen_on: bool):
@@ -277,7 +278,7 @@ def build_kernels(game, stamp):
                             base = find_job(job, node | J_FINISH)  # its finishing round (finish_open)
                             if base >= 0:
                                 r = base // J_STRIDE
-                                joined += joiner.finish_children(
+                                joined += finisher.finish_children(
                                     pos, weights, gparams, jmoves[r], jvalues[r], jflags[r], job, base, node | J_FINISH
                                 )
                             while (atomic_load(state, node) & PHASE_MASK) == EXPANDING:
@@ -320,10 +321,12 @@ def build_kernels(game, stamp):
                             open_job(job, my_job, node, n)
                             joiner.expand_children(pos, weights, gparams, em, ev, ef, job, my_job, node)
                             work = close_job(job, my_job, n)
-                            m = joiner.finish_open(pos, weights, gparams, em, ev, ef, n, job, my_job)
+                            m = finisher.finish_open(pos, weights, gparams, em, ev, ef, n, job, my_job)
                             if m > 0:  # the finishing round, joined like the first (finish_open)
                                 open_job(job, my_job, node | J_FINISH, m)
-                                joiner.finish_children(pos, weights, gparams, em, ev, ef, job, my_job, node | J_FINISH)
+                                finisher.finish_children(
+                                    pos, weights, gparams, em, ev, ef, job, my_job, node | J_FINISH
+                                )
                                 work += close_job(job, my_job, m)
                         if PLAIN and n < 0:
                             n, work = game.expand(pos, weights, gparams, rng, moves, values, cflags)
@@ -418,7 +421,7 @@ def build_kernels(game, stamp):
                     continue  # closed (maybe reopened) while copying: the copy may be torn
                 row = jmoves[r], jvalues[r], jflags[r]
                 if node & J_FINISH:  # `node` is the round's tag: a finishing round (finish_open)
-                    joined += joiner.finish_children(pos, weights, gparams, row[0], row[1], row[2], job, base, node)
+                    joined += finisher.finish_children(pos, weights, gparams, row[0], row[1], row[2], job, base, node)
                 else:
                     joined += joiner.expand_children(pos, weights, gparams, row[0], row[1], row[2], job, base, node)
                 idle = False

@@ -19,13 +19,14 @@ def expand_children(pos, weights, params, moves, values, flags, job, base, node)
 
 @njit(cache=True, nogil=True)
 def finish_open(pos, weights, params, moves, values, flags, n, job, base):
-    """Stand-in for games without joint expansion (never called): no finishing round."""
+    """Stand-in for games without a finishing round of the joint expansion (the synthetic game) or without
+    joint expansion (never called for those): no finishing round."""
     return 0
 
 
 @njit(cache=True, nogil=True)
 def finish_children(pos, weights, params, moves, values, flags, job, base, tag):
-    """Stand-in for games without joint expansion (never called)."""
+    """Stand-in for games without a finishing round (never called: finish_open opens none)."""
     return 0
 
 

@@ -227,18 +227,6 @@ def order_children(pos, weights, params, moves, n, k0, logp):
 
 
 @njit(cache=True, nogil=True)
-def finish_open(pos, weights, params, moves, out_values, out_flags, n, job, base):
-    """Nothing to finish once the children are valued: no second round."""
-    return 0
-
-
-@njit(cache=True, nogil=True)
-def finish_children(pos, weights, params, moves, out_values, out_flags, job, base, tag):
-    """Never called (finish_open opens no round)."""
-    return 0
-
-
-@njit(cache=True, nogil=True)
 def root_status(pos, params):
     """(is the current position over, its exact value from the side to move)."""
     if _is_game_end(pos):

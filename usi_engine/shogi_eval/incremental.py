@@ -158,6 +158,17 @@ def inc_init(pos, w, eacc, eidx, row, pp_zero):
 
 
 @njit(cache=True, nogil=True)
+def eval_stack_for(pos, w, rows, pp_zero):
+    """(eacc, eidx): an eval stack of `rows` rows whose row 0 is pos (inc_init, pp_zero as there); the rows
+    above it are written by inc_record as a search goes down. The search's stacks (quiescence, alpha-beta, the
+    expansion's children) all come from here."""
+    eacc = np.empty((rows, N_EACC), dtype=np.float64)
+    eidx = np.empty((rows, N_EIDX), dtype=np.int64)
+    inc_init(pos, w, eacc, eidx, 0, pp_zero)
+    return eacc, eidx
+
+
+@njit(cache=True, nogil=True)
 def _frame_full(w, eacc, eidx, row, f):
     """Frame f of row summed over its piece list (all pairs, both kings)."""
     n = eidx[row, EI_N]

@@ -9,8 +9,8 @@ arena's fixed-depth player (learn/match/players.py).
   the quiescence search counts them), so a nearer mate scores higher;
 - no legal move at pos itself = mated (-MATE);
 - moves in MVV-LVA order (quiescence.order_key: captures first, quiet moves and drops after them);
-- static values are incremental: row 0 of the eval stack (eval_stack) holds pos, the node at ply p row p,
-  and its quiescence leaves start at row p + 1.
+- static values are incremental: row 0 of the eval stack (incremental.eval_stack_for) holds pos, the node at
+  ply p row p, and its quiescence leaves start at row p + 1.
 
 The search is iterative, an explicit stack per ply, not a recursive kernel (a self-recursive cached numba
 function fails to link when another cached kernel calls it; the quiescence search is iterative for the same
@@ -29,7 +29,7 @@ from usi_engine.search.values import MATE, MATE_THRESHOLD
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, undo_move
-from usi_engine.shogi_eval.incremental import N_EACC, N_EIDX, inc_init, inc_record
+from usi_engine.shogi_eval.incremental import eval_stack_for, inc_record
 
 from .params import MAX_AB_DEPTH
 from .quiescence import INF, next_move, order_key, qsearch_inc, qsearch_scratch
@@ -49,16 +49,6 @@ def ab_scratch(qdepth):
         np.empty(MAX_MOVES, dtype=np.int32),
         qsearch_scratch(qdepth),
     )
-
-
-@njit(cache=True, nogil=True)
-def eval_stack(pos, w, qdepth, pp_zero):
-    """(eacc, eidx): an incremental evaluation stack for ab_value from pos, row 0 = pos."""
-    rows = qdepth + MAX_AB_DEPTH + 2
-    eacc = np.empty((rows, N_EACC), dtype=np.float64)
-    eidx = np.empty((rows, N_EIDX), dtype=np.int64)
-    inc_init(pos, w, eacc, eidx, 0, pp_zero)
-    return eacc, eidx
 
 
 @njit(cache=True, nogil=True)
@@ -143,7 +133,7 @@ def ab_value(pos, w, params, depth, alpha, beta, qs, pp_zero):
     = the quiescence search itself); work = the positions visited (move-generating nodes and quiescence
     nodes), counted like the expansion's."""
     buffers = ab_scratch(qs[0])
-    eacc, eidx = eval_stack(pos, w, qs[0], pp_zero)
+    eacc, eidx = eval_stack_for(pos, w, qs[0] + MAX_AB_DEPTH + 2, pp_zero)  # row p: the node at ply p
     q = buffers[5]
     if depth > 0:
         value = ab_search(pos, w, params, min(depth, MAX_AB_DEPTH), alpha, beta, buffers, eacc, eidx, qs)

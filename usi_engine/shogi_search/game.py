@@ -58,7 +58,7 @@ from usi_engine.shogi.movegen import gen_legal, gen_search_moves
 from usi_engine.shogi.position import DECL_WIN, attackers, declaration, do_move, history_capacity, undo_move
 from usi_engine.shogi.sfen import move_to_usi
 from usi_engine.shogi_eval.evalfile import load_weights
-from usi_engine.shogi_eval.incremental import N_EACC, N_EIDX, inc_init, inc_record, inc_value, pp_block_zero
+from usi_engine.shogi_eval.incremental import eval_stack_for, inc_record, inc_value, pp_block_zero
 
 from .alphabeta import ab_value
 from .mate_probe import mate_in_one, mated_in_two, probe_scratch
@@ -123,17 +123,35 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
     when first needed), each child is recorded as row 1 and its quiescence search continues from there
     (usi_engine/shogi_eval/incremental.py). The scratch arrays are allocated once per call (≈ 0.2 us), not per child.
     """
+    return claimed_children(pos, weights, params, moves, out_values, out_flags, job, base, node, False)
+
+
+@njit(cache=True, nogil=True)
+def claimed_children(pos, weights, params, moves, out_values, out_flags, job, base, tag, refine):
+    """The claim loop of both rounds of an expansion job: every child this thread claims from the job at
+    job[base:] under `tag` (core claim_child) is valued by value_child (first round, expand_children) or, with
+    `refine`, refined if lazy by window_refine against the job's best exact value so far, which a refined
+    child raises (second round, finish_children); each child's work (positions evaluated) is reported with
+    child_done. One set of scratch arrays (child_scratch, probe_scratch) serves every child of the call.
+    Returns the number of children claimed."""
     mode = np.int64(params[P_EXPANSION])
     probes = probe_scratch()
     q, eacc, eidx = child_scratch(pos, weights, params)
     nodes = q[5]
     done = 0
     while True:
-        i = claim_child(job, base, node)
+        i = claim_child(job, base, tag)
         if i < 0:
             break
         before = nodes[0]
-        out_values[i], out_flags[i] = value_child(pos, weights, params, moves[i], mode, q, eacc, eidx, probes)
+        if not refine:
+            out_values[i], out_flags[i] = value_child(pos, weights, params, moves[i], mode, q, eacc, eidx, probes)
+        elif out_flags[i] == FLAG_LAZY:
+            best = job_aux(job, base)
+            value, flags = window_refine(pos, weights, params, moves[i], out_values[i], best, q, eacc, eidx)
+            out_values[i], out_flags[i] = value, flags
+            if flags != FLAG_LAZY:
+                job_aux_max(job, base, -value)
         child_done(job, base, nodes[0] - before)
         done += 1
     return done
@@ -280,9 +298,7 @@ def child_scratch(pos, weights, params):
     """(quiescence scratch tuple as qsearch_scratch, eacc, eidx) for valuing children of pos: the eval stack
     has row 0 = pos (inc_init), a child goes to row 1 and its quiescence search above it."""
     qdepth = np.int64(params[P_QDEPTH])
-    eacc = np.empty((qdepth + 2, N_EACC), dtype=np.float64)
-    eidx = np.empty((qdepth + 2, N_EIDX), dtype=np.int64)
-    inc_init(pos, weights, eacc, eidx, 0, params[P_PP_ZERO] != 0.0)
+    eacc, eidx = eval_stack_for(pos, weights, qdepth + 2, params[P_PP_ZERO] != 0.0)
     return qsearch_scratch(qdepth), eacc, eidx
 
 
@@ -314,23 +330,7 @@ def finish_children(pos, weights, params, moves, out_values, out_flags, job, bas
     upper bound is already below best - window keeps its static value and FLAG_LAZY. Lazy children are
     refined (leaf_value) if a sample ever reaches them. One thread does what a sequential pass would; with
     several, a child may be searched against an older, lower best: a wider window, the same guarantees."""
-    q, eacc, eidx = child_scratch(pos, weights, params)
-    nodes = q[5]
-    done = 0
-    while True:
-        i = claim_child(job, base, tag)
-        if i < 0:
-            break
-        before = nodes[0]
-        if out_flags[i] == FLAG_LAZY:
-            best = job_aux(job, base)
-            value, flags = window_refine(pos, weights, params, moves[i], out_values[i], best, q, eacc, eidx)
-            out_values[i], out_flags[i] = value, flags
-            if flags != FLAG_LAZY:
-                job_aux_max(job, base, -value)
-        child_done(job, base, nodes[0] - before)
-        done += 1
-    return done
+    return claimed_children(pos, weights, params, moves, out_values, out_flags, job, base, tag, True)
 
 
 @njit(cache=True, nogil=True)

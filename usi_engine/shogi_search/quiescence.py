@@ -61,7 +61,7 @@ from usi_engine.shogi.movegen import add_board_move, dominated, gen_legal
 from usi_engine.shogi.position import attacks_along, do_move, first_piece, is_attacked, pin_direction, undo_move
 from usi_engine.shogi.tables import KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
 from usi_engine.shogi_eval.features import MAT_HAND, OFF_MATERIAL
-from usi_engine.shogi_eval.incremental import N_EACC, N_EIDX, inc_init, inc_record, inc_value
+from usi_engine.shogi_eval.incremental import eval_stack_for, inc_record, inc_value
 from usi_engine.shogi_eval.linear import eval_features
 
 from .mate import gives_check
@@ -510,9 +510,7 @@ def qsearch(
 ):
     """qsearch_inc from a fresh evaluation state of pos (a small allocation: max_depth + 1 rows); pp_zero as
     inc_init's."""
-    eacc = np.empty((max_depth + 1, N_EACC), dtype=np.float64)
-    eidx = np.empty((max_depth + 1, N_EIDX), dtype=np.int64)
-    inc_init(pos, w, eacc, eidx, 0, pp_zero)
+    eacc, eidx = eval_stack_for(pos, w, max_depth + 1, pp_zero)
     buffers = moves, keys, pv, frames, counts, nodes
     return qsearch_inc(pos, w, alpha, beta, max_depth, *buffers, eacc, eidx, 0, see_prune, delta, recap, np.nan)
 
