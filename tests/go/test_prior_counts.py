@@ -194,17 +194,33 @@ def test_mirrored_moves_of_a_symmetric_position_get_the_same_prior(size):
 
 
 def test_the_search_keeps_each_edges_own_counts_out_of_its_answer():
-    """A 19x19 search with per-child counts: each root edge's T_RC is the count expand_amaf gives it, the reported
-    visits and winrates leave it out, and the best move has the most real visits."""
+    """A 19x19 search with per-child counts: after the root's expansion each root edge holds C(s,a) virtual MC visits
+    of value H (T_RN, T_RW, T_RC) and C~(s,a) AMAF visits (T_AN, T_AW) besides its own playout and the AMAF credit,
+    as expand_amaf gave them; after a search the reported visits and winrates leave each edge's C out, and the best
+    move has the most real visits."""
     b = _board(OPENING)
     adapter = _adapter(19, 1.0, factors=None, base=(50.0, 50.0))
     counts = np.zeros((2, L.BOARD_CAP + 1))
     moves, prior, _ = _expand(b, adapter, counts)
     s = Searcher(adapter, SearchOptions(policy="rave", hash_mb=16, seed=1, prior_counts=True))
-    r = s.search(b.pos, Limits(samples=400), multipv=400)
+    s.search(b.pos, Limits(samples=1))  # the root's expansion: its edges as rave_init_edges left them
     t = s.pool.tree
     f, k = int(t[layout.T_FIRST][0]), int(t[layout.T_COUNT][0])
     assert k == len(moves) and np.array_equal(t[layout.T_EMOVE][f : f + k], moves)
+    c, ca = counts[0, :k], counts[1, :k]
+    assert np.array_equal(t[layout.T_RC][f : f + k], c)
+    sims = t[layout.T_RN][f : f + k] - c
+    assert set(np.unique(sims)) <= {0.0, 1.0} and sims.sum() >= 4  # the children that ran a playout
+    z = np.array([rave_outcome(v, 1000.0) for v in t[layout.T_VALUE][t[layout.T_ECHILD][f : f + k]]])
+    assert np.allclose(t[layout.T_RW][f : f + k], c * prior + sims * z, rtol=1e-14, atol=0)
+    amaf = t[layout.T_AN][f : f + k] - ca  # the expansion's playouts credit the root's AMAF statistics
+    assert (amaf >= 0).all() and amaf.sum() > 0
+    wins = t[layout.T_AW][f : f + k] - ca * prior
+    assert (wins >= -1e-9).all() and (wins <= amaf + 1e-9).all()
+    s.clear()
+    r = s.search(b.pos, Limits(samples=400), multipv=400)
+    t = s.pool.tree
+    f = int(t[layout.T_FIRST][0])
     c = t[layout.T_RC][f : f + k]
     assert np.array_equal(c, counts[0, :k])
     real = t[layout.T_RN][f : f + k] - c
