@@ -8,6 +8,7 @@ from usi_engine.go.player import (
     PRIOR_AMAF_LARGE,
     PRIOR_AMAF_MOVES,
     PRIOR_AMAF_SMALL,
+    PRIOR_COUNTS,
     PRIOR_VISITS_LARGE,
     PRIOR_VISITS_MOVES,
     PRIOR_VISITS_SMALL,
@@ -45,6 +46,7 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         move_model=args.move_model,
         prior_visits=args.prior_visits,
         prior_amaf=args.prior_amaf,
+        prior_counts=args.prior_counts,
     )
 
 
@@ -149,15 +151,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--prior-visits",
         type=float,
         default=d.prior_visits,
-        help=f"RAVE prior: virtual MC visits of the prior (default {PRIOR_VISITS_SMALL:g}; on boards of 15 and "
-        f"more {PRIOR_VISITS_MOVES:g} with the learned move prior, else {PRIOR_VISITS_LARGE:g})",
+        help=f"RAVE prior: virtual MC visits of the prior, per-move counts: of the heuristic prior (default "
+        f"{PRIOR_VISITS_SMALL:g}; on boards of 15 and more {PRIOR_VISITS_MOVES:g} with the learned move prior and "
+        f"shared counts, else {PRIOR_VISITS_LARGE:g})",
     )
     p.add_argument(
         "--prior-amaf",
         type=float,
         default=d.prior_amaf,
-        help=f"RAVE prior: virtual AMAF visits of the prior (default {PRIOR_AMAF_SMALL:g}; on boards of 15 and "
-        f"more {PRIOR_AMAF_MOVES:g} with the learned move prior, else {PRIOR_AMAF_LARGE:g})",
+        help=f"RAVE prior: virtual AMAF visits of the prior, per-move counts: of the heuristic prior (default "
+        f"{PRIOR_AMAF_SMALL:g}; on boards of 15 and more {PRIOR_AMAF_MOVES:g} with the learned move prior and "
+        f"shared counts, else {PRIOR_AMAF_LARGE:g})",
+    )
+    p.add_argument(
+        "--prior-counts",
+        choices=PRIOR_COUNTS,
+        default=d.prior_counts,
+        help="RAVE prior's virtual visits: shared (one pair for every child, --prior-visits / --prior-amaf) or "
+        "per-move (each child the sum of its prior terms': the heuristic rule's --prior-visits / --prior-amaf, the "
+        "learned move prior's 20 + 300 sqrt(P); default %(default)s, docs/go.md)",
     )
     p.add_argument("--resign", type=float, default=d.resign, help="resign below this winrate (0 = never)")
     p.add_argument("--size", type=int, default=19)

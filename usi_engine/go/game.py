@@ -35,6 +35,12 @@ Params layout (float64 array, ``default_params()``):
   PRIOR_LADDERED instead of PRIOR_ESCAPE; 0 (default) off.
 - ``params[P_PRIOR_MOVES]`` b: expand_amaf's prior becomes ``(1 - b) H + b H_moves`` with H_moves the learned
   move prior's value of the move (moves_prior below; needs a move model in ``weights``); 0 (default) off.
+- ``params[P_PRIOR_COUNTS]`` 1: expand_amaf gives each child its own virtual visits (_prior_experience below:
+  the heuristic rule's count plus the move prior's 20 + 300 sqrt(P)), written to its ``out_counts``; 0 (default):
+  no counts, the core gives every child the same pair (SearchOptions.prior_visits, prior_amaf).
+- ``params[P_PRIOR_BASE_N]``, ``params[P_PRIOR_BASE_AMAF]`` (with P_PRIOR_COUNTS): the heuristic prior's virtual MC
+  and AMAF visits (default 10, 20), each scaled by its rule's factor ``params[P_RULE_COUNTS + rule]``
+  (playout.RULE_*; default 1 for every rule).
 
 ``weights`` (GoAdapter packs it): ``[n_w, n_m, theta (n_w), move model (n_m), shape table]``: the learned value's
 weight vector and shape table (usi_engine/go/shapes.py; GoAdapter.set_value_weights) and the learned move prior's
@@ -75,12 +81,14 @@ from usi_engine.go.layout import (
 from usi_engine.go.moveprior import probabilities_set_up
 from usi_engine.go.playout import (
     DEFAULT_CAP_FACTOR,
+    N_RULES,
     PRIOR_CAPTURE,
     PRIOR_ESCAPE,
     PRIOR_EYE,
     PRIOR_SELF_ATARI,
+    PRIOR_VALUES,
     WS_ROWS,
-    move_priors,
+    move_rules,
     rand_below,
     run_playout,
     run_playouts,
@@ -92,7 +100,9 @@ from usi_engine.search.values import MATE
 
 P_PLAYOUTS, P_VALUE_SCALE, P_CAP_FACTOR, P_RAVE_PLAYOUTS, P_LEAF, P_PRIOR_MIX = 0, 1, 2, 3, 4, 5
 P_PLAYOUT_PATTERNS, P_PRIOR_PATTERNS, P_PRIOR_LADDERS, P_PRIOR_MOVES = 6, 7, 8, 9
-N_PARAMS = 10
+P_PRIOR_COUNTS, P_PRIOR_BASE_N, P_PRIOR_BASE_AMAF = 10, 11, 12
+P_RULE_COUNTS = 13  # N_RULES entries: the count factor of each heuristic rule (playout.RULE_*)
+N_PARAMS = P_RULE_COUNTS + N_RULES
 # The learned move prior as a value (Pachi's pattern prior on 19x19: an even prior of MOVES_EVEN visits at 1/2 plus
 # MOVES_WINS * sqrt(P) virtual wins): H_moves = (MOVES_EVEN / 2 + MOVES_WINS sqrt(P)) / (MOVES_EVEN + MOVES_WINS
 # sqrt(P)).
@@ -129,13 +139,24 @@ def default_params(
     prior_patterns: bool = False,
     prior_ladders: bool = False,
     prior_moves: float = 0.0,
+    prior_counts: bool = False,
+    prior_base: tuple[float, float] = (10.0, 20.0),
+    rule_counts: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The params array for expand/root_status."""
+    """The params array for expand/root_status. prior_base: the heuristic prior's (MC, AMAF) virtual visits under
+    prior_counts; rule_counts: N_RULES count factors, one per playout.RULE_* (None: 1 each). Raises ValueError
+    for a negative count."""
+    factors = np.ones(N_RULES) if rule_counts is None else np.asarray(rule_counts, np.float64)
+    if factors.shape != (N_RULES,) or np.any(factors < 0) or min(prior_base) < 0:
+        raise ValueError(f"prior counts must be >= 0, with {N_RULES} rule factors")
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_PLAYOUTS], params[P_VALUE_SCALE], params[P_CAP_FACTOR] = playouts, value_scale, cap_factor
     params[P_RAVE_PLAYOUTS], params[P_LEAF], params[P_PRIOR_MIX] = rave_playouts, leaf, prior_mix
     params[P_PLAYOUT_PATTERNS], params[P_PRIOR_PATTERNS] = float(playout_patterns), float(prior_patterns)
     params[P_PRIOR_LADDERS], params[P_PRIOR_MOVES] = float(prior_ladders), prior_moves
+    params[P_PRIOR_COUNTS] = float(prior_counts)
+    params[P_PRIOR_BASE_N], params[P_PRIOR_BASE_AMAF] = prior_base
+    params[P_RULE_COUNTS : P_RULE_COUNTS + N_RULES] = factors
     return params
 
 
@@ -155,13 +176,21 @@ def pack_weights(theta, model, tab) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
+def moves_experience(p):
+    """(virtual visits, virtual wins) of a move the learned move prior gives probability p: Pachi's pattern prior,
+    MOVES_EVEN visits at 1/2 plus MOVES_WINS sqrt(p) won visits."""
+    root = np.sqrt(p)
+    return MOVES_EVEN + MOVES_WINS * root, 0.5 * MOVES_EVEN + MOVES_WINS * root
+
+
+@njit(cache=True, nogil=True)
 def moves_prior(pos, ws, model, moves, n, out):
     """out[i] = H_moves of moves[i] (the learned move prior as a value in [1/2, 1), MOVES_EVEN / MOVES_WINS above);
     a pass gets 1/2. ws must hold playout._setup of pos (move_priors leaves it so)."""
     probabilities_set_up(pos, ws, model, moves, n, out)
     for i in range(n):
-        root = np.sqrt(out[i])
-        out[i] = (0.5 * MOVES_EVEN + MOVES_WINS * root) / (MOVES_EVEN + MOVES_WINS * root)
+        visits, wins = moves_experience(out[i])
+        out[i] = wins / visits
 
 
 @njit(cache=True, nogil=True)
@@ -229,19 +258,54 @@ def _learned_child_values(pos, weights, moves, n):
 
 
 @njit(cache=True, nogil=True)
-def _mix_priors(pos, ws, weights, params, moves, n, prior, learned):
-    """The learned parts of expand_amaf's prior, in place over the heuristic prior: the move prior's share
-    P_PRIOR_MOVES, then the learned value's share P_PRIOR_MIX (learned: the children's learned values, or empty).
-    The move prior leaves the heuristic's vetoes alone: a pass, filling an own eye, a self-atari of a block (moves
-    strong players never make, so the model only knows them as improbable, i.e. about 1/2)."""
+def _heuristic_priors(pos, ws, params, moves, n, prior, rules):
+    """prior[i] = the heuristic prior H of moves[i] and rules[i] its rule (playout.RULE_*); leaves playout._setup
+    of pos in ws."""
+    move_rules(pos, ws, moves, n, rules, params[P_PRIOR_PATTERNS] != 0.0, params[P_PRIOR_LADDERS] != 0.0)
+    for i in range(n):
+        prior[i] = PRIOR_VALUES[rules[i]]
+
+
+@njit(cache=True, nogil=True)
+def _prior_experience(pos, ws, weights, params, moves, n, prior, rules, counts, learned):
+    """The learned parts of expand_amaf's prior, in place over the heuristic prior H (rules: their rules): the move
+    prior's share b = P_PRIOR_MOVES, then the learned value's share P_PRIOR_MIX (learned: the children's learned
+    values, or empty). The move prior leaves the heuristic's vetoes alone: a pass, filling an own eye, a
+    self-atari of a block (moves strong players never make, so the model only knows them as improbable, i.e.
+    about 1/2).
+
+    Shared counts (P_PRIOR_COUNTS off): prior = (1 - b) H + b H_moves; counts is not touched.
+    Per-child counts (on; counts[0, i], counts[1, i] = the MC and AMAF virtual visits C(s,a), C~(s,a) of seed
+    000 eq. 49, 51): virtual experiences add. The heuristic's rule r brings n = m_r C_h MC and n~ = m_r C~_h AMAF
+    visits at value H (C_h, C~_h = P_PRIOR_BASE_N, P_PRIOR_BASE_AMAF; m_r = params[P_RULE_COUNTS + r]); the move
+    prior (a model, b > 0, no veto) brings v = 20 + 300 sqrt(P) visits of which w = 10 + 300 sqrt(P) are won
+    (moves_experience). With b' = min(b, 1):
+        C(s,a) = (1 - b') n + b' v,   C~(s,a) = (1 - b') n~ + b' v,   H(s,a) = ((1 - b') n H + b' w) / C(s,a)."""
     _, model, _ = split_weights(weights)
+    per_child = params[P_PRIOR_COUNTS] != 0.0
+    if per_child:
+        for i in range(n):
+            factor = params[P_RULE_COUNTS + rules[i]]
+            counts[0, i] = factor * params[P_PRIOR_BASE_N]
+            counts[1, i] = factor * params[P_PRIOR_BASE_AMAF]
     b = params[P_PRIOR_MOVES]
     if b > 0.0 and model.shape[0] > 0:
-        learned_moves = np.empty(n, np.float64)
-        moves_prior(pos, ws, model, moves, n, learned_moves)
+        prob = np.empty(n, np.float64)
+        probabilities_set_up(pos, ws, model, moves, n, prob)
+        share = min(b, 1.0)
+        keep = 1.0 - share
         for i in range(n):
-            if moves[i] != PASS and prior[i] != PRIOR_EYE and prior[i] != PRIOR_SELF_ATARI:
-                prior[i] = (1.0 - b) * prior[i] + b * learned_moves[i]
+            if moves[i] == PASS or prior[i] == PRIOR_EYE or prior[i] == PRIOR_SELF_ATARI:
+                continue
+            visits, wins = moves_experience(prob[i])
+            if per_child:
+                heuristic = keep * counts[0, i]
+                total = heuristic + share * visits
+                prior[i] = (heuristic * prior[i] + share * wins) / total
+                counts[0, i] = total
+                counts[1, i] = keep * counts[1, i] + share * visits
+            else:
+                prior[i] = (1.0 - b) * prior[i] + b * (wins / visits)
     if learned.shape[0] > 0:
         mix = params[P_PRIOR_MIX]
         for i in range(n):
@@ -250,20 +314,21 @@ def _mix_priors(pos, ws, weights, params, moves, n, prior, learned):
 
 @njit(cache=True, nogil=True)
 def prior_values(pos, weights, params, moves, n, out):
-    """out[i] = the prior expand_amaf gives moves[i] (heuristic, then the learned mixes), without expanding."""
+    """out[i] = the prior expand_amaf gives moves[i] (heuristic, then the learned parts), without expanding."""
     ws = np.empty((WS_ROWS, BOARD_CAP), np.int64)
-    move_priors(pos, ws, moves, n, out, params[P_PRIOR_PATTERNS] != 0.0, params[P_PRIOR_LADDERS] != 0.0)
+    rules = np.empty(n, np.int64)
+    _heuristic_priors(pos, ws, params, moves, n, out, rules)
     theta, _, _ = split_weights(weights)
     learned = np.zeros(0, np.float64)
     if theta.shape[0] > 0 and params[P_PRIOR_MIX] > 0.0:
         learned = _learned_child_values(pos, weights, moves, n)
-    _mix_priors(pos, ws, weights, params, moves, n, out, learned)
+    _prior_experience(pos, ws, weights, params, moves, n, out, rules, np.empty((2, n), np.float64), learned)
 
 
 @njit(cache=True, nogil=True)
-def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, amaf):
-    """expand (amaf False: K playouts per child) or expand_amaf (amaf True: priors, one traced playout
-    per child)."""
+def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, counts, amaf):
+    """expand (amaf False: K playouts per child) or expand_amaf (amaf True: priors, their virtual visits in counts
+    when P_PRIOR_COUNTS is on, one traced playout per child)."""
     n = gen_moves(pos, out_moves)
     k = 1 if amaf else max(1, int(params[P_PLAYOUTS]))
     scale = params[P_VALUE_SCALE]
@@ -281,10 +346,22 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
         if learned_leaf:
             simulate[:n] = False
     if amaf:
-        move_priors(pos, ws, out_moves, n, out_prior, params[P_PRIOR_PATTERNS] != 0.0, params[P_PRIOR_LADDERS] != 0.0)
+        rules = np.empty(n, np.int64)
+        _heuristic_priors(pos, ws, params, out_moves, n, out_prior, rules)
         _choose_simulated(n, int(params[P_RAVE_PLAYOUTS]), out_prior, rng, simulate)
-        _mix_priors(
-            pos, ws, weights, params, out_moves, n, out_prior, learned if mix > 0.0 else np.zeros(0, np.float64)
+        if params[P_PRIOR_COUNTS] != 0.0 and counts.shape[1] < n:
+            counts = np.empty((2, n), np.float64)  # the caller wants none: the values are the same
+        _prior_experience(
+            pos,
+            ws,
+            weights,
+            params,
+            out_moves,
+            n,
+            out_prior,
+            rules,
+            counts,
+            learned if mix > 0.0 else np.zeros(0, np.float64),
         )
     none = np.empty(0, np.float64)
     work = 0
@@ -335,17 +412,47 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     none_f = np.empty(0, np.float64)
     none_i = np.empty(0, np.int32)
     return _expand(
-        pos, weights, params, rng, out_moves, out_values, out_flags, none_f, none_i, np.empty(0, np.int64), False
+        pos,
+        weights,
+        params,
+        rng,
+        out_moves,
+        out_values,
+        out_flags,
+        none_f,
+        none_i,
+        np.empty(0, np.int64),
+        np.empty((2, 0), np.float64),
+        False,
     )
 
 
 @njit(cache=True, nogil=True)
-def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart):
-    """The optional RAVE kernel of the contract: out_prior[i] = heuristic prior H in [0, 1] for the mover
-    (playout.move_priors); ONE playout from each of P_RAVE_PLAYOUTS random children plus every tactical
-    one (all children when P_RAVE_PLAYOUTS <= 0), its moves in trace[tstart[i]:tstart[i+1]] (passes as
-    NO_MOVE; cut when trace is full); the other children get their prior as value, flagged NO_SIM."""
-    return _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, True)
+def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, out_counts=None):
+    """The optional RAVE kernel of the contract: out_prior[i] = prior H in [0, 1] for the mover (the heuristic
+    playout.move_priors, then the learned parts, _prior_experience); ONE playout from each of P_RAVE_PLAYOUTS random
+    children plus every tactical one (all children when P_RAVE_PLAYOUTS <= 0), its moves in
+    trace[tstart[i]:tstart[i+1]] (passes as NO_MOVE; cut when trace is full); the other children get their prior
+    as value, flagged NO_SIM. With P_PRIOR_COUNTS on, out_counts[0, i] and out_counts[1, i] (float64 [2, >= n];
+    may be left out) = child i's virtual MC and AMAF visits; otherwise out_counts is not touched."""
+    if out_counts is None:
+        return _expand(
+            pos,
+            weights,
+            params,
+            rng,
+            out_moves,
+            out_values,
+            out_flags,
+            out_prior,
+            trace,
+            tstart,
+            np.empty((2, 0), np.float64),
+            True,
+        )
+    return _expand(
+        pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, out_counts, True
+    )
 
 
 class GoAdapter:

@@ -39,6 +39,10 @@ PLAYOUT_POLL_SECONDS = 0.002
 PRIOR_VISITS_SMALL, PRIOR_AMAF_SMALL = 10.0, 20.0
 PRIOR_VISITS_LARGE, PRIOR_AMAF_LARGE = 50.0, 50.0
 PRIOR_VISITS_MOVES, PRIOR_AMAF_MOVES = 400.0, 400.0
+# How RAVE's prior weighs its children (PlayerSettings.prior_counts): "shared", one pair of virtual visit counts for
+# every child (prior_weight); "per-move", each child its own, the sum of its prior terms' (game._prior_experience:
+# the heuristic rule's, the learned move prior's 20 + 300 sqrt(P)).
+PRIOR_COUNTS = ("shared", "per-move")
 
 
 @dataclass
@@ -70,15 +74,22 @@ class PlayerSettings:
     move_model: str | None = None  # learned move prior file (None: the shipped one)
     prior_visits: float | None = None  # RAVE prior: virtual MC visits (None: by board size, prior_weight)
     prior_amaf: float | None = None  # RAVE prior: virtual AMAF visits (None: by board size, prior_weight)
+    prior_counts: str = "shared"  # RAVE prior: one pair of virtual visits for every child, or "per-move"
+
+    def per_move_counts(self) -> bool:
+        """Does each child of RAVE's prior carry its own virtual visits?"""
+        return self.prior_counts == "per-move"
 
     def prior_weight(self, size: int) -> tuple[float, float]:
-        """(virtual MC visits, virtual AMAF visits) of RAVE's prior on a size x size board."""
+        """(virtual MC visits, virtual AMAF visits) of RAVE's prior on a size x size board: every child's under
+        shared counts, the heuristic prior's base (scaled by each rule's factor) under per-move counts, where the
+        learned move prior brings its own visits."""
         from .playout import LARGE_BOARD
 
         large = size >= LARGE_BOARD
         visits = PRIOR_VISITS_LARGE if large else PRIOR_VISITS_SMALL
         amaf = PRIOR_AMAF_LARGE if large else PRIOR_AMAF_SMALL
-        if large and self.prior_moves > 0:
+        if large and self.prior_moves > 0 and not self.per_move_counts():
             visits, amaf = PRIOR_VISITS_MOVES, PRIOR_AMAF_MOVES
         return (
             visits if self.prior_visits is None else self.prior_visits,
@@ -100,6 +111,8 @@ class GoPlayer:
 
     # --- search setup ------------------------------------------------------------------------------
     def _searcher(self, size: int) -> Searcher:
+        from .game import P_PRIOR_BASE_AMAF, P_PRIOR_BASE_N
+
         if self.searcher is None:
             from usi_engine.search.searcher import Searcher
             from usi_engine.search.settings import SearchOptions
@@ -119,6 +132,7 @@ class GoPlayer:
                     prior_patterns=s.prior_patterns,
                     prior_ladders=s.prior_ladders,
                     prior_moves=s.prior_moves,
+                    prior_counts=s.per_move_counts(),
                 ),
             )
             self.searcher = Searcher(
@@ -134,11 +148,14 @@ class GoPlayer:
                     rave_bias=s.rave_bias,
                     graph=s.graph,
                     seed=s.seed,
+                    prior_counts=s.per_move_counts(),
                 ),
             )
         self.searcher.adapter.size = size
         options = self.searcher.options
         options.prior_visits, options.prior_amaf = self.settings.prior_weight(size)
+        params = self.searcher.adapter.params  # the heuristic prior's base under per-move counts
+        params[P_PRIOR_BASE_N], params[P_PRIOR_BASE_AMAF] = options.prior_visits, options.prior_amaf
         if self._value_size != size:
             self._load_value(size)
         return self.searcher

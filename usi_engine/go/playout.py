@@ -504,6 +504,27 @@ PRIOR_OPEN_FIRST = 0.25
 PRIOR_OPEN_CORNER = 0.85
 # (large boards) an atari escape that runs into a working ladder (ladder.py): as bad as a self-atari.
 PRIOR_LADDERED = 0.15
+# The rules above by index (move_rules names the rule that sets each move's prior) and their values.
+RULE_EVEN, RULE_EYE, RULE_CAPTURE, RULE_ESCAPE, RULE_SELF_ATARI, RULE_PATTERN, RULE_NEAR_LAST = 0, 1, 2, 3, 4, 5, 6
+RULE_EMPTY_EDGE, RULE_PASS, RULE_OPEN_THIRD, RULE_OPEN_FIRST, RULE_OPEN_CORNER, RULE_LADDERED = 7, 8, 9, 10, 11, 12
+N_RULES = 13
+PRIOR_VALUES = np.array(
+    [
+        PRIOR_EVEN,
+        PRIOR_EYE,
+        PRIOR_CAPTURE,
+        PRIOR_ESCAPE,
+        PRIOR_SELF_ATARI,
+        PRIOR_PATTERN,
+        PRIOR_NEAR_LAST,
+        PRIOR_EMPTY_EDGE,
+        PRIOR_PASS,
+        PRIOR_OPEN_THIRD,
+        PRIOR_OPEN_FIRST,
+        PRIOR_OPEN_CORNER,
+        PRIOR_LADDERED,
+    ]
+)
 
 
 @njit(cache=True, nogil=True)
@@ -519,58 +540,68 @@ def _stone_near(board, w, p, radius):
 
 
 @njit(cache=True, nogil=True)
-def _prior(ws, w, size, p, c, last, patterns, ladders):
-    """H(s,a) of a legal stone move p for c (rules above; PRIOR_PATTERN only with `patterns`), after _setup
-    of the position."""
+def _rule(ws, w, size, p, c, last, patterns, ladders):
+    """The rule (RULE_*) that sets H(s,a) of a legal stone move p for c (the first that applies; RULE_PATTERN
+    only with `patterns`, RULE_LADDERED only with `ladders`), after _setup of the position."""
     board, head = ws[R_BOARD], ws[R_HEAD]
     if _is_own_eye(board, w, p, c):
-        return PRIOR_EYE
+        return RULE_EYE
     escape = False
     for d in (1, -1, w, -w):
         v = board[p + d]
         if (v == BLACK or v == WHITE) and _in_atari(ws, head[p + d]):
             if v != c:
-                return PRIOR_CAPTURE
+                return RULE_CAPTURE
             escape = True
     libs = _libs_after(ws, w, p, c)
     if escape and libs == 2:
         if ladders and size >= LARGE_BOARD and escape_is_laddered(board, w, p, c):
-            return PRIOR_LADDERED
-        return PRIOR_ESCAPE
+            return RULE_LADDERED
+        return RULE_ESCAPE
     if libs < 2:
         for d in (1, -1, w, -w):
             if board[p + d] == c:
-                return PRIOR_SELF_ATARI
+                return RULE_SELF_ATARI
     if last != PASS and last > 0:
         dx, dy = abs(p % w - last % w), abs(p // w - last // w)
         if patterns and dx <= 1 and dy <= 1 and matches(board, w, p, c):
-            return PRIOR_PATTERN
+            return RULE_PATTERN
         if dx + dy <= NEAR:
-            return PRIOR_NEAR_LAST
+            return RULE_NEAR_LAST
     x, y = p % w, p // w
     lx, ly = min(x, size - 1 - x), min(y - 1, size - y)  # 0 = first line (rows are 1..size, columns 0..size-1)
     line = min(lx, ly)
     if line == 0 and not _stone_near(board, w, p, NEAR):
-        return PRIOR_OPEN_FIRST if size >= LARGE_BOARD else PRIOR_EMPTY_EDGE
+        return RULE_OPEN_FIRST if size >= LARGE_BOARD else RULE_EMPTY_EDGE
     if size >= LARGE_BOARD and 2 <= line <= 3 and not _stone_near(board, w, p, NEAR):
         if max(lx, ly) <= 3:
-            return PRIOR_OPEN_CORNER
+            return RULE_OPEN_CORNER
         if line == 2:
-            return PRIOR_OPEN_THIRD
-    return PRIOR_EVEN
+            return RULE_OPEN_THIRD
+    return RULE_EVEN
 
 
 @njit(cache=True, nogil=True)
-def move_priors(pos, ws, moves, n, out, patterns, ladders):
-    """out[i] = heuristic prior H of the legal move moves[i] for the side to move of pos (uses ws); patterns:
-    use the PRIOR_PATTERN rule; ladders: the PRIOR_LADDERED rule (large boards)."""
+def move_rules(pos, ws, moves, n, out, patterns, ladders):
+    """out[i] = the heuristic rule (RULE_*) of the legal move moves[i] for the side to move of pos (uses ws, and
+    leaves playout._setup of pos in it); patterns: the RULE_PATTERN rule; ladders: RULE_LADDERED (large boards)."""
     _setup(pos, ws)
     w = pos[STRIDE]
     ply = pos[PLY]
     last = pos[HIST + HIST_STRIDE * (ply - 1) + H_MOVE] if ply > 0 else PASS
     for i in range(n):
         p = moves[i]
-        out[i] = PRIOR_PASS if p == PASS else _prior(ws, w, pos[SIZE], p, pos[SIDE], last, patterns, ladders)
+        out[i] = RULE_PASS if p == PASS else _rule(ws, w, pos[SIZE], p, pos[SIDE], last, patterns, ladders)
+
+
+@njit(cache=True, nogil=True)
+def move_priors(pos, ws, moves, n, out, patterns, ladders):
+    """out[i] = heuristic prior H of the legal move moves[i] for the side to move of pos (uses ws); patterns:
+    use the PRIOR_PATTERN rule; ladders: the PRIOR_LADDERED rule (large boards)."""
+    rules = np.empty(n, np.int64)
+    move_rules(pos, ws, moves, n, rules, patterns, ladders)
+    for i in range(n):
+        out[i] = PRIOR_VALUES[rules[i]]
 
 
 def move_cap(size: int, factor: float = DEFAULT_CAP_FACTOR) -> int:

@@ -9,7 +9,9 @@ Pool (structure of arrays, preallocated; ``tree`` is a tuple of them, indices T_
   edges  move i32, child i32 (node index), visits i64 (only for the UCT policy; length 1 otherwise),
          MC-RAVE statistics rn, rw, an, aw f64 (only for the RAVE policy; length 1 otherwise): MC count
          N(s,a) and summed outcome, AMAF count N~(s,a) and summed outcome (seed 000 eq. 13-17), outcomes
-         in [0, 1] from the mover's side, virtual prior visits included (eq. 48-51)
+         in [0, 1] from the mover's side, virtual prior visits included (eq. 48-51); rc f64 (only for the
+         RAVE policy with per-child prior counts; length 1 otherwise): the prior's virtual MC visits C(s,a)
+         of the edge (eq. 49), which the real visit count N(s,a) - C(s,a) leaves out
   table  key i64, node i64 (open addressing, graph mode only; node -1 empty, -2 being written)
   widening (progressive widening only; length 1 otherwise): moves i32 per node, the edges reserved at its
          expansion (all its moves, the ones not yet entered after the `count` entered ones, child -1), and
@@ -36,6 +38,7 @@ T_EMOVE, T_ECHILD, T_EVISITS, T_TKEY, T_TNODE = 7, 8, 9, 10, 11
 T_RN, T_RW, T_AN, T_AW = 12, 13, 14, 15
 T_NMOVES, T_WIDE = 16, 17
 T_EBIAS = 18  # per edge under progressive widening: log p of the move by the game's prior (order_children)
+T_RC = 19  # per edge under RAVE with per-child prior counts: the prior's virtual MC visits C(s,a) (rave_init_edges)
 
 # --- ctl indices ------------------------------------------------------------------------------------
 C_STOP, C_NODE_LIMIT, C_SAMPLE_LIMIT, C_ROOT, C_MEMFULL = 0, 1, 2, 3, 4
@@ -65,12 +68,14 @@ TABLE_EMPTY, TABLE_BUSY = -1, -2
 NO_LIMIT = np.iinfo(np.int64).max
 
 
-def new_tree(n_nodes, n_edges, table_slots=1, uct=False, rave=False, widen=False):
+def new_tree(n_nodes, n_edges, table_slots=1, uct=False, rave=False, widen=False, prior_counts=False):
     """The one constructor of the pool's tree tuple (indices T_*): every pool has the same array types, so
     numba compiles each tree kernel once. Per-edge visit counts only for UCT, RAVE statistics only for
-    RAVE and the per-node widening arrays and per-edge log priors only for progressive widening (length 1
+    RAVE, the per-edge virtual visits of the prior only for RAVE with per-child prior counts (`prior_counts`),
+    and the per-node widening arrays and per-edge log priors only for progressive widening (length 1
     otherwise); table_slots a power of two (graph mode) or 1."""
     er = n_edges if rave else 1
+    rc = n_edges if rave and prior_counts else 1
     wn = n_nodes if widen else 1
     we = n_edges if widen else 1
     return (
@@ -93,4 +98,5 @@ def new_tree(n_nodes, n_edges, table_slots=1, uct=False, rave=False, widen=False
         np.zeros(wn, np.int32),
         np.zeros(wn, np.int64),
         np.zeros(we, np.float32),
+        np.zeros(rc),
     )

@@ -16,6 +16,7 @@ EDGE_BYTES = 4 + 4  # move, child
 WIDEN_EDGE_BYTES = 4  # per edge under progressive widening: the move's log prior (progressive bias)
 VISIT_BYTES = 8  # edge visits (UCT policy only)
 RAVE_BYTES = 4 * 8  # MC count/wins and AMAF count/wins per edge (RAVE policy only)
+PRIOR_COUNT_BYTES = 8  # the prior's virtual MC visits per edge (RAVE with per-child prior counts only)
 TABLE_BYTES = 16  # graph table slot: key, node
 WIDEN_BYTES = 4 + 8  # per node under progressive widening: moves reserved, entered children claimed
 GRAPH_EDGES_PER_NODE = 2.0  # in graph mode edges outnumber nodes (shared children)
@@ -26,9 +27,11 @@ PRUNE_KEEP = 0.5  # share of the pool a prune keeps (NodePool.prune)
 class NodePool:
     """The preallocated structure-of-arrays pool (layout.T_* tuple) and the shared control array."""
 
-    def __init__(self, hash_mb, graph, uct, min_nodes=4, rave=False, widen=False):
+    def __init__(self, hash_mb, graph, uct, min_nodes=4, rave=False, widen=False, prior_counts=False):
         budget = int(hash_mb * 2**20)
+        prior_counts = rave and prior_counts
         edge_bytes = EDGE_BYTES + (VISIT_BYTES if uct else 0) + (RAVE_BYTES if rave else 0)
+        edge_bytes += PRIOR_COUNT_BYTES if prior_counts else 0
         edge_bytes += WIDEN_EDGE_BYTES if widen else 0
         node_bytes = NODE_BYTES + (WIDEN_BYTES if widen else 0)
         ratio = WIDEN_EDGES_PER_NODE if widen else GRAPH_EDGES_PER_NODE if graph else 1.0
@@ -41,8 +44,8 @@ class NodePool:
                 break
             n = max(min_nodes, int(n * 0.95))
         self.hash_mb, self.graph, self.uct, self.rave, self.bytes = hash_mb, graph, uct, rave, total
-        self.widen = widen
-        self.tree = layout.new_tree(n, e, slots, uct, rave, widen)
+        self.widen, self.prior_counts = widen, prior_counts
+        self.tree = layout.new_tree(n, e, slots, uct, rave, widen, prior_counts)
         self.ctl = np.zeros(layout.CTL_SIZE, np.int64)
         self.ctl[layout.C_NODE_LIMIT] = layout.NO_LIMIT
         self.ctl[layout.C_SAMPLE_LIMIT] = layout.NO_LIMIT
@@ -151,6 +154,8 @@ class NodePool:
         if self.rave:
             for i in (layout.T_RN, layout.T_RW, layout.T_AN, layout.T_AW):
                 t[i][:kept_edges] = t[i][eorder]
+        if self.prior_counts:
+            t[layout.T_RC][:kept_edges] = t[layout.T_RC][eorder]
         ctl[layout.C_NODES], ctl[layout.C_EDGES] = kept, kept_edges
         ctl[layout.C_WASTED_EDGES] = ctl[layout.C_MEMFULL] = 0
         ctl[layout.C_ROOT] = 0

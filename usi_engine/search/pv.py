@@ -18,6 +18,7 @@ from usi_engine.search.layout import (
     T_STATE,
     T_VALUE,
 )
+from usi_engine.search.rave import prior_visits_of
 from usi_engine.search.values import MATE_THRESHOLD
 
 LAZY_RANK_OFFSET = 1.0e6  # edge_rank: lazy estimates rank below every refined value
@@ -26,9 +27,10 @@ _INF = np.inf
 
 @njit(cache=True, nogil=True)
 def edge_rank(tree, e, by_visits):
-    """Preference of edge e for the best move: -E(child) (highest probability), or under RAVE its MC count
-    (the robust choice), with proven wins first and proven losses last. A child whose value is still a lazy
-    estimate ranks below every refined child (LAZY_RANK_OFFSET): the move played has an exact leaf value."""
+    """Preference of edge e for the best move: -E(child) (highest probability), or under RAVE its real MC count
+    (the robust choice; per-child virtual visits of the prior left out, rave.prior_visits_of), with proven wins
+    first and proven losses last. A child whose value is still a lazy estimate ranks below every refined child
+    (LAZY_RANK_OFFSET): the move played has an exact leaf value."""
     c = tree[T_ECHILD][e]
     ev = tree[T_VALUE][c]
     if not by_visits:
@@ -37,7 +39,7 @@ def edge_rank(tree, e, by_visits):
         return _INF
     if ev >= MATE_THRESHOLD:
         return -ev
-    return tree[T_RN][e]
+    return tree[T_RN][e] - prior_visits_of(tree, e, 0.0)
 
 
 @njit(cache=True, nogil=True)

@@ -19,6 +19,7 @@ from usi_engine.search.layout import (
     T_ECHILD,
     T_EMOVE,
     T_FIRST,
+    T_RC,
     T_RN,
     T_RW,
     T_VALUE,
@@ -86,14 +87,22 @@ def rave_outcome(child_value, vscale):
 
 
 @njit(cache=True, nogil=True)
-def rave_init_edges(tree, v, n, values, cflags, prior, fp):
-    """Statistics of v's fresh edges: the heuristic prior H as virtual experience (seed 000 eq. 48-51,
-    C = FP_PRIOR_N MC visits, C~ = FP_PRIOR_AMAF AMAF visits), plus the child's own playout, unless
-    flagged FLAG_NO_SIM, as one real MC simulation."""
+def rave_init_edges(tree, v, n, values, cflags, prior, counts, fp):
+    """Statistics of v's fresh edges: the game's prior H(s,a) = prior[i] as virtual experience (seed 000 eq.
+    48-51: N(s,a) = C(s,a) MC visits and N~(s,a) = C~(s,a) AMAF visits, both of value H), plus the child's own
+    playout, unless flagged FLAG_NO_SIM, as one real MC simulation. C and C~ are one pair for every edge,
+    FP_PRIOR_N and FP_PRIOR_AMAF, unless the pool keeps per-child counts (T_RC): then edge i takes
+    C = counts[0, i] and C~ = counts[1, i] (the game's, else the shared pair the core filled in) and T_RC
+    remembers its C."""
     f = tree[T_FIRST][v]
+    rc = tree[T_RC]
+    own = rc.shape[0] > 1
     pn, pa = fp[FP_PRIOR_N], fp[FP_PRIOR_AMAF]
     for i in range(n):
         e = f + i
+        if own:
+            pn, pa = counts[0, i], counts[1, i]
+            rc[e] = pn
         tree[T_RN][e] = pn
         tree[T_RW][e] = pn * prior[i]
         if (cflags[i] & FLAG_NO_SIM) == 0:
@@ -101,6 +110,16 @@ def rave_init_edges(tree, v, n, values, cflags, prior, fp):
             tree[T_RW][e] += rave_outcome(values[i], fp[FP_VSCALE])
         tree[T_AN][e] = pa
         tree[T_AW][e] = pa * prior[i]
+
+
+@njit(cache=True, nogil=True)
+def prior_visits_of(tree, e, prior_n):
+    """C(s,a) of RAVE edge e: its own virtual MC visits when the pool keeps per-child counts (T_RC), else the
+    shared prior_n."""
+    rc = tree[T_RC]
+    if rc.shape[0] > 1:
+        return rc[e]
+    return prior_n
 
 
 @njit(cache=True, nogil=True)

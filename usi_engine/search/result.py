@@ -103,9 +103,8 @@ def search_result(
         ev = t[layout.T_VALUE][children]
         rank = np.where(t[layout.T_FLAGS][children] & layout.FLAG_LAZY, -ev - LAZY_RANK_OFFSET, -ev)
         if pool.rave:
-            rank = np.where(
-                ev <= -MATE_THRESHOLD, np.inf, np.where(ev >= MATE_THRESHOLD, -ev, t[layout.T_RN][f : f + n])
-            )
+            real = t[layout.T_RN][f : f + n] - (t[layout.T_RC][f : f + n] if pool.prior_counts else 0.0)
+            rank = np.where(ev <= -MATE_THRESHOLD, np.inf, np.where(ev >= MATE_THRESHOLD, -ev, real))
         prob = np.exp(-(ev - ev.min()) / max(opt.t_sel, 1e-9))  # eq. 1-2 at the root
         prob /= prob.sum()
         vscale = getattr(adapter, 'value_scale', DEFAULT_VALUE_SCALE)
@@ -148,12 +147,18 @@ def search_result(
     )
 
 
+def _prior_visits(pool: NodePool, opt: SearchOptions, e: int) -> float:
+    """RAVE: the prior's virtual MC visits C(s,a) of edge e (eq. 49): the edge's own when the pool keeps
+    per-child counts, else the shared prior_visits."""
+    return float(pool.tree[layout.T_RC][e]) if pool.prior_counts else opt.prior_visits
+
+
 def _visits(pool: NodePool, opt: SearchOptions, e: int, prob: float) -> int:
     """Visits of root edge e: the MC count without the prior's virtual visits (RAVE), the edge visits (UCT),
     or the softmax probability x samples (MCSS)."""
     t = pool.tree
     if pool.rave:
-        return int(round(max(0.0, t[layout.T_RN][e] - opt.prior_visits)))
+        return int(round(max(0.0, t[layout.T_RN][e] - _prior_visits(pool, opt, e))))
     if pool.uct:
         return int(t[layout.T_EVISITS][e])
     return int(round(prob * pool.ctl[layout.C_SAMPLES]))
@@ -166,7 +171,7 @@ def _winrate(pool: NodePool, opt: SearchOptions, e: int, move_val: float, vscale
     if pool.rave and not is_proven(move_val):
         if prior is None:
             return float(t[layout.T_RW][e] / max(t[layout.T_RN][e], 1e-9))
-        pn = opt.prior_visits
+        pn = _prior_visits(pool, opt, e)
         real = t[layout.T_RN][e] - pn
         if real < 0.5:
             return prior

@@ -35,6 +35,8 @@ from usi_engine.search.layout import (
     FLAG_NO_SIM,
     FLAG_TERMINAL,
     FP_BACK_ANNEAL_N,
+    FP_PRIOR_AMAF,
+    FP_PRIOR_N,
     FP_TBACK,
     FP_TBACK_MIN,
     FP_VSCALE,
@@ -56,6 +58,7 @@ from usi_engine.search.layout import (
     T_FLAGS,
     T_KEY,
     T_NMOVES,
+    T_RC,
     T_STATE,
     T_VALUE,
     UNEXPANDED,
@@ -105,8 +108,9 @@ def evaluated_children(cflags, n):
 
 def new_scratch(max_moves: int, depth: int, trace: int, rave: bool, jobs: tuple) -> tuple:
     """One sampling thread's working arrays, the `scratch` argument of run_samples (in the order it unpacks
-    them): a path of `depth` plies, a node's `max_moves` children, `trace` AMAF trace entries, RAVE's hash
-    scratch (slots for twice the moves) and the threads' shared joint-expansion `jobs`."""
+    them): a path of `depth` plies, a node's `max_moves` children (under RAVE with the prior's virtual MC and
+    AMAF visits of each, rave_init_edges), `trace` AMAF trace entries, RAVE's hash scratch (slots for twice the
+    moves) and the threads' shared joint-expansion `jobs`."""
     m = max_moves
     slots = 1 << max(2, math.ceil(math.log2(2 * m))) if rave else 1
     hscratch = (
@@ -125,6 +129,7 @@ def new_scratch(max_moves: int, depth: int, trace: int, rave: bool, jobs: tuple)
         np.zeros(m, np.float64),
         np.zeros(depth + 1, np.int64),
         np.zeros(m, np.float64),
+        np.zeros((2, m if rave else 1), np.float64),
         np.zeros(max(1, trace), np.int32),
         np.zeros(m + 1, np.int64),
         hscratch,
@@ -192,7 +197,21 @@ def build_kernels(game, stamp):
             pos copy (at the root position on entry and on return). Returns the number of samples completed.
             Polls ctl between samples; stops early when the root is proven."""
             source_stamp = stamp  # noqa: F841  (keeps the stamp in the closure cells = the cache key)
-            path_nodes, moves, values, cflags, keys, wbuf, path_edges, prior, trace, tstart, hscratch, jobs = scratch
+            (
+                path_nodes,
+                moves,
+                values,
+                cflags,
+                keys,
+                wbuf,
+                path_edges,
+                prior,
+                pcounts,
+                trace,
+                tstart,
+                hscratch,
+                jobs,
+            ) = scratch
             job, jmoves, jvalues, jflags, jpos = jobs
             me = ip[IP_THREAD]
             publish = joinable and ip[IP_PUBLISH] != 0
@@ -210,6 +229,7 @@ def build_kernels(game, stamp):
             t_back = fp[FP_TBACK]
             vscale = fp[FP_VSCALE]
             widen = joinable and tree[T_NMOVES].shape[0] > 1 and fp[FP_WIDEN_K0] > 0.0 and policy != POLICY_RAVE
+            own_counts = tree[T_RC].shape[0] > 1  # RAVE with per-child prior counts (rave_init_edges)
             root = ctl[C_ROOT]
             done = 0
             collisions = 0
@@ -305,8 +325,11 @@ def build_kernels(game, stamp):
                         n_moves = -1  # the moves of node; more than the n children only under progressive widening
                         em, ev, ef = moves, values, cflags
                         if RAVE and policy == POLICY_RAVE:
+                            if own_counts:  # the shared pair, for the children the game gives no counts of their own
+                                pcounts[0, :] = fp[FP_PRIOR_N]
+                                pcounts[1, :] = fp[FP_PRIOR_AMAF]
                             n, work = amaf.expand_amaf(
-                                pos, weights, gparams, rng, moves, values, cflags, prior, trace, tstart
+                                pos, weights, gparams, rng, moves, values, cflags, prior, trace, tstart, pcounts
                             )
                         elif joinable:  # through this thread's job, which others may join (open_job)
                             em, ev, ef = jmoves[me], jvalues[me], jflags[me]
@@ -353,7 +376,7 @@ def build_kernels(game, stamp):
                             flags[node] |= FLAG_TERMINAL  # no legal move although the game did not flag it
                         else:
                             if RAVE and policy == POLICY_RAVE:
-                                rave_init_edges(tree, node, n, ev, ef, prior, fp)
+                                rave_init_edges(tree, node, n, ev, ef, prior, pcounts, fp)
                                 rave_update(
                                     tree,
                                     path_nodes,

@@ -252,6 +252,7 @@ class Searcher:
             or self.pool.rave != rave
             or self.pool.hash_mb != opt.hash_mb
             or self.pool.widen != self._widening()
+            or self.pool.prior_counts != (rave and opt.prior_counts)
         ):
             # the root's children must always fit, whatever the budget, so there is always a move to play
             self.pool = NodePool(
@@ -261,6 +262,7 @@ class Searcher:
                 min_nodes=2 * self.adapter.max_moves + 2,
                 rave=rave,
                 widen=self._widening(),
+                prior_counts=opt.prior_counts,
             )
             self._last_pos = None
         kept = 0

@@ -28,7 +28,7 @@ from usi_engine.search.layout import (
     T_STATE,
     T_VALUE,
 )
-from usi_engine.search.rave import select_rave
+from usi_engine.search.rave import prior_visits_of, select_rave
 from usi_engine.search.rng import next_unit
 
 _INF = np.inf
@@ -139,9 +139,9 @@ def select_edge(tree, v, policy, fp, rng, wbuf, joint):
 def selection_weight(tree, e, policy, t_sel, prior_n, min_e):
     """Unnormalised share of its parent's samples that edge e takes under the tree policy: the softmax weight
     exp(-(E(c) - min_e)/t_sel) (eq. 1-2; min_e the smallest child value), the edge's visits (UCT), or its real
-    MC simulations, the prior's prior_n virtual visits removed (RAVE)."""
+    MC simulations, the prior's virtual visits removed (RAVE: prior_n, or the edge's own, rave.prior_visits_of)."""
     if policy == POLICY_UCT:
         return float(tree[T_EVISITS][e])
     if policy == POLICY_RAVE:
-        return max(tree[T_RN][e] - prior_n, 0.0)
+        return max(tree[T_RN][e] - prior_visits_of(tree, e, prior_n), 0.0)
     return np.exp(-(tree[T_VALUE][tree[T_ECHILD][e]] - min_e) / t_sel)

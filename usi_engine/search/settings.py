@@ -32,6 +32,7 @@ class SearchOptions:
     rave_bias: float = 0.016  # RAVE: bias b of eq. 47 (b^2 = 1/4000 ~ the hand schedule's k = 1000)
     prior_visits: float = 10.0  # RAVE: virtual MC visits of the game's prior H(s,a) (eq. 49)
     prior_amaf: float = 20.0  # RAVE: virtual AMAF visits of the prior (eq. 51)
+    prior_counts: bool = False  # RAVE: each fresh edge takes its own virtual visits from the game (expand_amaf)
     graph: bool = True  # share transpositions through the key table
     reuse: bool = True  # keep the subtree reached by the moves played since the last search
     seed: int = 0

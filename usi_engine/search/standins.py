@@ -5,9 +5,10 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart):
+def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, out_counts=None):
     """Stand-in for games without playouts to report: -1 = "use the game's plain expand" (the core then
-    gives every child the even prior 1/2, and AMAF credit comes from the tree moves alone)."""
+    gives every child the even prior 1/2 with the shared virtual visits, and AMAF credit comes from the tree
+    moves alone)."""
     return -1, 0
 
 
