@@ -435,24 +435,8 @@ def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out
     trace[tstart[i]:tstart[i+1]] (passes as NO_MOVE; cut when trace is full); the other children get their prior
     as value, flagged NO_SIM. With P_PRIOR_COUNTS on, out_counts[0, i] and out_counts[1, i] (float64 [2, >= n];
     may be left out) = child i's virtual MC and AMAF visits; otherwise out_counts is not touched."""
-    if out_counts is None:
-        return _expand(
-            pos,
-            weights,
-            params,
-            rng,
-            out_moves,
-            out_values,
-            out_flags,
-            out_prior,
-            trace,
-            tstart,
-            np.empty((2, 0), np.float64),
-            True,
-        )
-    return _expand(
-        pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, out_counts, True
-    )
+    counts = np.empty((2, 0), np.float64) if out_counts is None else out_counts
+    return _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, counts, True)
 
 
 class GoAdapter:
