@@ -86,9 +86,8 @@ from usi_engine.go.playout import (
     PRIOR_ESCAPE,
     PRIOR_EYE,
     PRIOR_SELF_ATARI,
-    PRIOR_VALUES,
     WS_ROWS,
-    move_rules,
+    move_priors,
     rand_below,
     run_playout,
     run_playouts,
@@ -258,15 +257,6 @@ def _learned_child_values(pos, weights, moves, n):
 
 
 @njit(cache=True, nogil=True)
-def _heuristic_priors(pos, ws, params, moves, n, prior, rules):
-    """prior[i] = the heuristic prior H of moves[i] and rules[i] its rule (playout.RULE_*); leaves playout._setup
-    of pos in ws."""
-    move_rules(pos, ws, moves, n, rules, params[P_PRIOR_PATTERNS] != 0.0, params[P_PRIOR_LADDERS] != 0.0)
-    for i in range(n):
-        prior[i] = PRIOR_VALUES[rules[i]]
-
-
-@njit(cache=True, nogil=True)
 def _prior_experience(pos, ws, weights, params, moves, n, prior, rules, counts, learned):
     """The learned parts of expand_amaf's prior, in place over the heuristic prior H (rules: their rules): the move
     prior's share b = P_PRIOR_MOVES, then the learned value's share P_PRIOR_MIX (learned: the children's learned
@@ -317,7 +307,7 @@ def prior_values(pos, weights, params, moves, n, out):
     """out[i] = the prior expand_amaf gives moves[i] (heuristic, then the learned parts), without expanding."""
     ws = np.empty((WS_ROWS, BOARD_CAP), np.int64)
     rules = np.empty(n, np.int64)
-    _heuristic_priors(pos, ws, params, moves, n, out, rules)
+    move_priors(pos, ws, moves, n, out, params[P_PRIOR_PATTERNS] != 0.0, params[P_PRIOR_LADDERS] != 0.0, rules)
     theta, _, _ = split_weights(weights)
     learned = np.zeros(0, np.float64)
     if theta.shape[0] > 0 and params[P_PRIOR_MIX] > 0.0:
@@ -347,7 +337,9 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
             simulate[:n] = False
     if amaf:
         rules = np.empty(n, np.int64)
-        _heuristic_priors(pos, ws, params, out_moves, n, out_prior, rules)
+        move_priors(
+            pos, ws, out_moves, n, out_prior, params[P_PRIOR_PATTERNS] != 0.0, params[P_PRIOR_LADDERS] != 0.0, rules
+        )
         _choose_simulated(n, int(params[P_RAVE_PLAYOUTS]), out_prior, rng, simulate)
         if params[P_PRIOR_COUNTS] != 0.0 and counts.shape[1] < n:
             counts = np.empty((2, n), np.float64)  # the caller wants none: the values are the same

@@ -595,10 +595,12 @@ def move_rules(pos, ws, moves, n, out, patterns, ladders):
 
 
 @njit(cache=True, nogil=True)
-def move_priors(pos, ws, moves, n, out, patterns, ladders):
+def move_priors(pos, ws, moves, n, out, patterns, ladders, rules=None):
     """out[i] = heuristic prior H of the legal move moves[i] for the side to move of pos (uses ws); patterns:
-    use the PRIOR_PATTERN rule; ladders: the PRIOR_LADDERED rule (large boards)."""
-    rules = np.empty(n, np.int64)
+    use the PRIOR_PATTERN rule; ladders: the PRIOR_LADDERED rule (large boards); rules (int64[>= n], may be left
+    out): receives each move's rule (RULE_*)."""
+    if rules is None:
+        rules = np.empty(n, np.int64)
     move_rules(pos, ws, moves, n, rules, patterns, ladders)
     for i in range(n):
         out[i] = PRIOR_VALUES[rules[i]]
