@@ -15,7 +15,7 @@ from .match.arena import add_arena_parser
 from .match.cli import add_match_parser
 from .match.ladder import add_ladder_parser
 from .plot import add_plot_parser
-from .run_cli import add_evaluate_parser, add_run_parser
+from .run_cli import add_evaluate_parser, add_probe_parser, add_run_parser
 from .shogi_moves import add_shogi_moves_parser
 from .shogi_moves_eval import add_shogi_moves_eval_parser
 
@@ -25,6 +25,7 @@ COMMANDS = (
     add_arena_parser,
     add_run_parser,
     add_evaluate_parser,
+    add_probe_parser,
     add_plot_parser,
     add_go_td_parser,
     add_go_moves_parser,

@@ -1,10 +1,12 @@
-"""`python -m learn run CONFIG [--resume] [--workers N] [--ray-address ADDR]` and `python -m learn evaluate RUN`:
-the command line of self-play learning runs (docs/learning.md).
+"""`python -m learn run CONFIG [--resume] [--workers N] [--ray-address ADDR]`, `python -m learn evaluate RUN` and
+`python -m learn probe CONFIG [--set TABLE.KEY=VALUE ...]`: the command line of self-play learning runs
+(docs/learning.md).
 
 `run` starts the run a configuration describes (learn/runconfig.py) in its folder, or continues it with
-`--resume` (learn/run.py); `evaluate` plays an evaluation match between two checkpoints of a run folder, or a
-checkpoint and a weight file, and appends its Elo to the run's metrics. Errors are printed as
-`run: error: ...` / `evaluate: error: ...` with exit code 2.
+`--resume` (learn/run.py); `probe` plays one batch at fixed weights and prints its gradient statistics;
+`evaluate` plays an evaluation match between two checkpoints of a run folder, or a checkpoint and a weight
+file, and appends its Elo to the run's metrics. Errors are printed as `run: error: ...` (`probe: error:`,
+`evaluate: error:`) with exit code 2.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from .run import Run, eval_openings
@@ -152,4 +155,58 @@ def evaluate_command(a: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    return 0
+
+
+def add_probe_parser(sub: argparse._SubParsersAction) -> None:
+    """Register `probe` (handler `probe_command`)."""
+    p = sub.add_parser(
+        "probe",
+        help="the learning signal of one batch at fixed weights (self-play games, statistics, no run kept)",
+        description=(
+            "Play one batch of a run configuration's self-play games at its start weights and print the batch "
+            "statistics a run writes (half_agreement, signal_games_*, grad_norm; learn/batchstats.py) as JSON: "
+            "whether a setting gives the gradient a direction, without a learning run (docs/learning.md)."
+        ),
+    )
+    p.add_argument("config", help="TOML run configuration (for example configs/ablation-pg.toml)")
+    p.add_argument("--games", type=int, default=32, help="games of the batch (default 32, at least 2)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="TABLE.KEY=VALUE",
+        help="override a setting of the config (repeatable), e.g. --set selfplay.lam=0 "
+        "--set run.start_weights=runs/x/weights/w000016.npz",
+    )
+    p.add_argument("--workers", type=int, default=None, help="local worker processes (default: config)")
+    p.add_argument("--dir", default=None, help="keep the probe's run folder here (default: a temporary one)")
+    p.set_defaults(handler=probe_command)
+
+
+def probe_command(a: argparse.Namespace) -> int:
+    """`learn probe`: one batch of `--games` self-play games at the start weights; prints {config, set, games,
+    the batch row's gradient statistics} as JSON (and writes it to DIR/probe.json with --dir)."""
+    try:
+        if a.games < 2:
+            raise ValueError("--games must be >= 2 (the statistics compare the games of the batch)")
+        if a.workers is not None and a.workers < 1:
+            raise ValueError("--workers must be >= 1")
+        cfg = load_config(a.config, a.set)
+        cfg.games = cfg.batch_games = a.games
+        cfg.eval.every_games = 0
+        with tempfile.TemporaryDirectory(prefix="learn-probe-") as tmp:
+            cfg.dir = a.dir or str(Path(tmp) / "probe")
+            Run(cfg, a.config, a.workers).run(resume=False)
+            rows = [json.loads(line) for line in (Path(cfg.dir) / "metrics.jsonl").read_text().splitlines() if line]
+    except (ValueError, OSError, RuntimeError) as e:
+        print(f"probe: error: {e}", file=sys.stderr)
+        return 2
+    row = next(r for r in rows if r.get("kind") == "batch")
+    keep = ("games", "half_agreement", "grad_norm", "loss", "plies", "game_seconds", "reasons")
+    out = {"config": str(a.config), "set": a.set, "start_weights": cfg.start_weights}
+    out |= {k: row[k] for k in keep} | {k: v for k, v in row.items() if k.startswith("signal_games_")}
+    if a.dir:
+        (Path(a.dir) / "probe.json").write_text(json.dumps(out, indent=1) + "\n")
+    print(json.dumps(out))
     return 0

@@ -11,6 +11,7 @@ refuses unknown tables and settings and bad values with a ValueError naming the 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,11 +57,31 @@ class RunConfig:
     prior: PriorConfig = field(default_factory=PriorConfig)
 
 
-def load_config(path: str | Path) -> RunConfig:
-    """RunConfig from a TOML file with tables [run], [learn], [selfplay], [eval], [prior]; ValueError on
-    mistakes."""
+def apply_overrides(data: dict, overrides: Sequence[str]) -> None:
+    """Set `TABLE.KEY=VALUE` items in the TOML tables `data` (VALUE a TOML literal such as 0, 1.5, true or
+    "text"; anything else is taken as a bare string, e.g. a path); ValueError on an item without that shape.
+    Unknown tables or keys are refused afterwards like those of the file."""
+    for item in overrides:
+        name, sep, raw = item.partition("=")
+        table, dot, key = name.strip().partition(".")
+        if not (sep and dot and table and key):
+            raise ValueError(f"--set {item!r}: expected TABLE.KEY=VALUE, for example selfplay.lam=0")
+        try:
+            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        section = data.setdefault(table, {})
+        if not isinstance(section, dict):
+            raise ValueError(f"--set {item!r}: {table} is not a table")
+        section[key.strip()] = value
+
+
+def load_config(path: str | Path, overrides: Sequence[str] = ()) -> RunConfig:
+    """RunConfig from a TOML file with tables [run], [learn], [selfplay], [eval], [prior], with `overrides`
+    (`TABLE.KEY=VALUE`, apply_overrides) on top; ValueError on mistakes."""
     with open(path, "rb") as f:
         data = tomllib.load(f)
+    apply_overrides(data, overrides)
     unknown = set(data) - {"run", "learn", "selfplay", "eval", "prior"}
     if unknown:
         raise ValueError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}")

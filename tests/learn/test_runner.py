@@ -159,6 +159,22 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
 
 
 @pytest.mark.slow
+def test_probe_measures_one_batch_under_overridden_settings(tmp_path):
+    out = tmp_path / "probe"
+    sets = ["selfplay.lam=1", "selfplay.max_moves=12", "run.start_weights=" + str(MATERIAL_PATH)]
+    r = learn("probe", str(SMOKE), "--games", "2", "--workers", "1", "--dir", str(out), *(f"--set={s}" for s in sets))
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got == json.loads((out / "probe.json").read_text())
+    assert got["set"] == sets and got["games"] == 2 and got["start_weights"] == str(MATERIAL_PATH)
+    assert "half_agreement" in got and got["grad_norm"] > 0 and "signal_games_material" in got
+    assert metrics(out)[0]["plies"] == got["plies"] <= 12  # the override reached the games (the config: 24)
+    assert len(list((out / "records").glob("*.csa"))) == 2
+    r = learn("probe", str(SMOKE), "--games", "2", "--workers", "1", "--set", "selfplay.max_moves=8")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1])["plies"] <= 8
+
+
 def test_kill_dash_nine_and_resume(tmp_path):
     cfg = SMOKE.read_text().replace("games = 4", "games = 6").replace("every_games = 4", "every_games = 0")
     conf = tmp_path / "kill.toml"
@@ -218,6 +234,11 @@ def test_cli_errors(tmp_path):
         assert r.returncode == 2 and named in r.stderr, (table, r.stderr)
     r = learn("run", str(SMOKE), "--dir", str(tmp_path / "none"), "--resume")
     assert r.returncode == 2 and "no run to resume" in r.stderr
+    for item, named in (("selfplay.lamz=1", "lamz"), ("lam=1", "TABLE.KEY=VALUE"), ("probe.x=1", "probe")):
+        r = learn("probe", str(SMOKE), "--set", item)
+        assert r.returncode == 2 and named in r.stderr, (item, r.stderr)
+    r = learn("probe", str(SMOKE), "--games", "1")
+    assert r.returncode == 2 and "--games" in r.stderr
     r = learn("plot", str(tmp_path))
     assert r.returncode == 2 and "metrics" in r.stderr
     r = learn("evaluate", str(tmp_path))
