@@ -9,23 +9,8 @@ import pytest
 
 from tests.shogi.random_games import random_games
 from usi_engine.cli import bench_main
+from usi_engine.shogi import layout as L
 from usi_engine.shogi.board import Board
-from usi_engine.shogi.layout import (
-    BOARD,
-    DEMOTE,
-    DROP_BASE,
-    HAND,
-    HIST,
-    HIST_STRIDE,
-    H_MOVE,
-    KING,
-    KING_SQ,
-    KNIGHT,
-    MAX_MOVES,
-    PLY,
-    PROMOTE,
-    SIDE,
-)
 from usi_engine.shogi.movegen import gen_search_moves
 from usi_engine.shogi.position import do_move, first_piece, in_check, undo_move
 from usi_engine.shogi.sfen import STARTPOS, move_to_usi
@@ -50,7 +35,7 @@ def _positions(seed: int, games: int, every: int = 7) -> list[Board]:
 
 
 def _search_moves(pos) -> np.ndarray:
-    moves = np.empty(MAX_MOVES, np.int32)
+    moves = np.empty(L.MAX_MOVES, np.int32)
     return moves[: gen_search_moves(pos, moves)].copy()
 
 
@@ -76,7 +61,7 @@ def _attacks(board, piece, sq) -> set:
                 if board[t]:
                     break
                 t = NEIGHBOUR[t, d]
-    if piece & 15 == KNIGHT:
+    if piece & 15 == L.KNIGHT:
         out |= {int(t) for t in KNIGHT_TARGETS[piece >> 4, sq] if t >= 0}
     return out
 
@@ -90,21 +75,21 @@ def _attackers(board, sq, colour, skip=-1) -> list:
 
 
 def _swing(pt) -> float:
-    return M.SEE_VALUES[pt] + M.SEE_VALUES[16 + DEMOTE[pt]]
+    return M.SEE_VALUES[pt] + M.SEE_VALUES[16 + L.DEMOTE[pt]]
 
 
 def _oracle(pos, move) -> dict:
     """The feature values of a search move read from the boards before and after it."""
-    us, them = int(pos[SIDE]), 1 - int(pos[SIDE])
-    own, ek = int(pos[KING_SQ + us]), int(pos[KING_SQ + them])
-    before = [int(x) for x in pos[BOARD : BOARD + 81]]
+    us, them = int(pos[L.SIDE]), 1 - int(pos[L.SIDE])
+    own, ek = int(pos[L.KING_SQ + us]), int(pos[L.KING_SQ + them])
+    before = [int(x) for x in pos[L.BOARD : L.BOARD + 81]]
     to, frm, promo = move & 127, (move >> 7) & 127, bool(move & (1 << 14))
-    drop = frm > DROP_BASE
+    drop = frm > L.DROP_BASE
     if drop:
-        piece, mover, pt = frm - DROP_BASE + 16 * us, 20 + frm - DROP_BASE, 0
+        piece, mover, pt = frm - L.DROP_BASE + 16 * us, 20 + frm - L.DROP_BASE, 0
     else:
         pt = before[frm] & 15
-        piece, mover = before[frm] | (PROMOTE if promo else 0), 14 + pt if promo else pt
+        piece, mover = before[frm] | (L.PROMOTE if promo else 0), 14 + pt if promo else pt
     victim = before[to] & 15
     after = list(before)
     if not drop:
@@ -125,7 +110,7 @@ def _oracle(pos, move) -> dict:
     threats = []
     for t in _attacks(after, piece, to):
         q = before[t]
-        if not q or q >> 4 != them or q & 15 == KING:
+        if not q or q >> 4 != them or q & 15 == L.KING:
             continue
         if _attackers(before, t, them) and _swing(q & 15) <= _swing(piece & 15):
             continue
@@ -136,9 +121,9 @@ def _oracle(pos, move) -> dict:
     if not drop and _attackers(before, frm, them):
         cheaper = min(ORDER_VALUE[before[s] & 15] for s in _attackers(before, frm, them)) < ORDER_VALUE[pt]
         escape = pt + (14 if cheaper or not _attackers(before, frm, us) else 0)
-    ply = int(pos[PLY])
-    last = int(pos[HIST + HIST_STRIDE * (ply - 1) + H_MOVE]) & 127 if ply else -1
-    held = int(pos[HAND : HAND + 16].sum())
+    ply = int(pos[L.PLY])
+    last = int(pos[L.HIST + L.HIST_STRIDE * (ply - 1) + L.H_MOVE]) & 127 if ply else -1
+    held = int(pos[L.HAND : L.HAND + 16].sum())
     return {
         M.G_SQUARE: mover * 81 + (to if us == 0 else 80 - to),
         M.G_CAPTURE: victim,
@@ -162,10 +147,10 @@ def test_board_tables_match_the_pieces_attack_sets():
     for b in _positions(11, 3, every=9):
         M.board_tables(b.pos, count, low, first, prey)
         board = [int(x) for x in b.pos[:81]]
-        them = 1 - int(b.pos[SIDE])
+        them = 1 - int(b.pos[L.SIDE])
         for sq in range(81):
             q = board[sq]
-            assert prey[sq] == (_swing(q & 15) if q and q >> 4 == them and q & 15 != KING else 0.0)
+            assert prey[sq] == (_swing(q & 15) if q and q >> 4 == them and q & 15 != L.KING else 0.0)
             for d in range(8):
                 assert first[d, sq] == first_piece(b.pos, sq, d)
             for c in (0, 1):
@@ -211,7 +196,7 @@ def test_the_tactical_flag_is_a_check_or_a_capture_that_does_not_lose_material()
         assert np.array_equal(flags, tactical)
         for m, flag in zip(moves, tactical):
             m = int(m)
-            capture = (m >> 7) & 127 < 81 and pos[BOARD + (m & 127)] != 0
+            capture = (m >> 7) & 127 < 81 and pos[L.BOARD + (m & 127)] != 0
             keep = capture and see(pos, w, m, gains, removed) >= 0.0
             do_move(pos, np.int32(m))
             keep = keep or in_check(pos)
