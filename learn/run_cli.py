@@ -177,7 +177,7 @@ def add_probe_parser(sub: argparse._SubParsersAction) -> None:
         default=[],
         metavar="TABLE.KEY=VALUE",
         help="override a setting of the config (repeatable), e.g. --set selfplay.lam=0 "
-        "--set run.start_weights=runs/x/weights/w000016.npz",
+        "--set run.start_weights=runs/RUN/weights/v000016.npz",
     )
     p.add_argument("--workers", type=int, default=None, help="local worker processes (default: config)")
     p.add_argument("--dir", default=None, help="keep the probe's run folder here (default: a temporary one)")

@@ -73,6 +73,9 @@ def apply_overrides(data: dict, overrides: Sequence[str]) -> None:
         section = data.setdefault(table, {})
         if not isinstance(section, dict):
             raise ValueError(f"--set {item!r}: {table} is not a table")
+        old = section.get(key.strip())
+        if isinstance(value, str) and old is not None and not isinstance(old, str):
+            raise ValueError(f"--set {item!r}: the config's {name.strip()} is {old!r}, not text")
         section[key.strip()] = value
 
 

@@ -234,7 +234,13 @@ def test_cli_errors(tmp_path):
         assert r.returncode == 2 and named in r.stderr, (table, r.stderr)
     r = learn("run", str(SMOKE), "--dir", str(tmp_path / "none"), "--resume")
     assert r.returncode == 2 and "no run to resume" in r.stderr
-    for item, named in (("selfplay.lamz=1", "lamz"), ("lam=1", "TABLE.KEY=VALUE"), ("probe.x=1", "probe")):
+    bad_sets = (
+        ("selfplay.lamz=1", "lamz"),
+        ("lam=1", "TABLE.KEY=VALUE"),
+        ("probe.x=1", "probe"),
+        ("selfplay.lam=O.7", "not text"),  # a letter O: the config's number stays a number
+    )
+    for item, named in bad_sets:
         r = learn("probe", str(SMOKE), "--set", item)
         assert r.returncode == 2 and named in r.stderr, (item, r.stderr)
     r = learn("probe", str(SMOKE), "--games", "1")
