@@ -63,20 +63,21 @@ def apply_overrides(data: dict, overrides: Sequence[str]) -> None:
     Unknown tables or keys are refused afterwards like those of the file."""
     for item in overrides:
         name, sep, raw = item.partition("=")
-        table, dot, key = name.strip().partition(".")
+        table, dot, key = (part.strip() for part in name.partition("."))
+        raw = raw.strip()
         if not (sep and dot and table and key):
             raise ValueError(f"--set {item!r}: expected TABLE.KEY=VALUE, for example selfplay.lam=0")
         try:
-            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+            value = tomllib.loads(f"v = {raw}")["v"]
         except tomllib.TOMLDecodeError:
-            value = raw.strip()
+            value = raw
         section = data.setdefault(table, {})
         if not isinstance(section, dict):
             raise ValueError(f"--set {item!r}: {table} is not a table")
-        old = section.get(key.strip())
+        old = section.get(key)
         if isinstance(value, str) and old is not None and not isinstance(old, str):
-            raise ValueError(f"--set {item!r}: the config's {name.strip()} is {old!r}, not text")
-        section[key.strip()] = value
+            raise ValueError(f"--set {item!r}: the config's {table}.{key} is {old!r}, not text")
+        section[key] = value
 
 
 def load_config(path: str | Path, overrides: Sequence[str] = ()) -> RunConfig:
