@@ -133,15 +133,17 @@ def _pattern_move(ws, w, c, last, prev, ko, rng):
                 if rand_below(rng, found) == 0:  # reservoir sampling: each of the `found` kept with chance 1/found
                     pick = q
     if prev != PASS:
-        for d in (-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1):
-            q = prev + d
-            if abs(q % w - last % w) <= 1 and abs(q // w - last // w) <= 1:
-                continue  # seen around `last`
-            if board[q] == EMPTY and matches(board, w, q, c):
-                if not _is_own_eye(board, w, q, c) and _random_ok(ws, w, q, c, ko):
-                    found += 1
-                    if rand_below(rng, found) == 0:
-                        pick = q
+        dx0, dy0 = prev % w - last % w, prev // w - last // w  # prev seen from last
+        for dy in (-1, 0, 1):
+            for dx in (-1, 0, 1):
+                if (dx == 0 and dy == 0) or (abs(dx0 + dx) <= 1 and abs(dy0 + dy) <= 1):
+                    continue  # prev itself, or L and the points seen around it
+                q = prev + dy * w + dx
+                if board[q] == EMPTY and matches(board, w, q, c):
+                    if not _is_own_eye(board, w, q, c) and _random_ok(ws, w, q, c, ko):
+                        found += 1
+                        if rand_below(rng, found) == 0:
+                            pick = q
     return pick
 
 
