@@ -44,8 +44,9 @@ NAKADE_MAX = 6  # the largest eye space with a vital point that kills (rabbity s
 
 @njit(cache=True, nogil=True)
 def block_libs(ws, w, g):
-    """(n, a, b): the distinct liberties of block g, counting stops at 3; a and b the first two found (0 when
-    fewer)."""
+    """(n, a, b): the distinct liberties of the block of stone g, counting stops at 3; a and b the first two found
+    (0 when fewer). The walk starts at g: a stone with empty neighbours (a move's own, or one next to it) ends it
+    early when the block has many liberties."""
     board, nxt = ws[R_BOARD], ws[R_NEXT]
     a = 0
     b = 0
@@ -118,23 +119,13 @@ def _libs_after3(ws, w, p, c):
 
 @njit(cache=True, nogil=True)
 def _atari_holds(ws, w, g, x, y, c, ko):
-    """c's atari at x on the opponent block g with exactly the liberties x and y holds: x is legal and leaves c's
-    stone two or more liberties, g touches no c block in atari that it could capture instead (one whose liberty
-    is x joins the atari stone), and g extending at y captures nothing and keeps at most two liberties."""
-    if x == ko or _libs_after(ws, w, x, c) != 2:
+    """c's atari at x on the opponent block g with exactly the liberties x and y holds: g extending at y captures
+    nothing and keeps at most two liberties, x is legal and leaves c's stone two or more liberties, and g touches no
+    c block in atari that it could capture instead (one whose liberty is x joins the atari stone). The cheap
+    escape test runs first."""
+    if x == ko:
         return False
     board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
-    s = g
-    while True:
-        for d in (1, -1, w, -w):
-            q = s + d
-            if board[q] == c:
-                h = head[q]
-                if _in_atari(ws, h) and ws[R_LSUM, h] // ws[R_LIBS, h] != x:
-                    return False
-        s = nxt[s]
-        if s == g:
-            break
     a = 0
     b = 0
     for d in (1, -1, w, -w):
@@ -156,7 +147,19 @@ def _atari_holds(ws, w, g, x, y, c, ko):
             a, b, three = _more_libs(ws, w, head[q], x, y, a, b)
             if three:
                 return False
-    return True
+    if _libs_after(ws, w, x, c) != 2:
+        return False
+    s = g
+    while True:
+        for d in (1, -1, w, -w):
+            q = s + d
+            if board[q] == c:
+                h = head[q]
+                if _in_atari(ws, h) and ws[R_LSUM, h] // ws[R_LIBS, h] != x:
+                    return False
+        s = nxt[s]
+        if s == g:
+            return True
 
 
 @njit(cache=True, nogil=True)
@@ -177,7 +180,7 @@ def two_lib_moves(ws, w, c, last, ko):
     out = ws[R_STACK]
     n = 0
     g = head[last]
-    k, a, b = block_libs(ws, w, g)
+    k, a, b = block_libs(ws, w, last)
     if k == 2:
         if _atari_holds(ws, w, g, a, b, c, ko):
             n = _add(out, n, a)
@@ -196,7 +199,7 @@ def two_lib_moves(ws, w, c, last, ko):
         seen3 = seen2
         seen2 = seen1
         seen1 = h
-        k, a, b = block_libs(ws, w, h)
+        k, a, b = block_libs(ws, w, q)
         if k != 2:
             continue
         mv = _capture_next_to(ws, w, h, ko)
