@@ -4,10 +4,10 @@ A playout copies the board of a ``pos`` into a workspace (the playout board of u
 incremental blocks with pseudo-liberties, the empty points in a list) and plays until two consecutive passes or a
 move cap, then scores the final board by Tromp-Taylor area.
 
-Move choice for the side to move, after the opponent's last move L and its own move before it, L2. The rules
-marked (bit) run only when that bit of the ``policy`` bitmask is on (POLICY_*; ``--playout-patterns`` turns on
-rule 5, ``--playout-tactics`` rules 0, 3, 4 and rule 5's second move); "tried on r %" rules draw a number first
-and skip themselves on the other moves. The order and the rates are Pachi's moggy playout's (TWO_LIB_RATE ...).
+Move choice for the side to move, after the opponent's last move L and its own move before it, L2. A rule that
+names a POLICY_* bit runs only when that bit of the ``policy`` bitmask is on (``--playout-patterns`` turns on rule
+5, ``--playout-tactics`` rules 0, 3, 4 and rule 5 around L2); a rule "tried on r %" draws a number first and skips
+itself on the other moves. The order and the rates are those of Pachi's moggy playouts (TWO_LIB_RATE and below).
 0. ko (POLICY_KO; tried on 40 %): a ko taken within the last KO_AGE = 3 moves, with no ko ban in force now -> play
    its point if the random rule below accepts it (so the taker never fills it as an own eye; the opponent retakes);
 1. atari escape: an own block next to L is in atari -> capture an adjacent opponent block that is
