@@ -10,9 +10,10 @@ written here for the workspace's blocks:
   goes on or the block dies). The mover's own blocks next to L with exactly two liberties are saved: by capturing
   an opponent block in atari next to them, else by extending on a liberty that leaves three or more liberties (not
   into an own eye). Every such move is a candidate; the policy draws one uniformly (Pachi's move queue).
-- **nakade** (``nakade_move``): when L's empty neighbours lie in one empty region of 3-6 points whose neighbours
-  are all L's colour or the edge (a flood stopped at 6 points or at a stone of the mover), and the region is a
-  killing shape, the mover plays its vital point, the point with the most neighbours inside the region: straight
+- **nakade** (``nakade_move``): when the first empty neighbour of L has no empty point opposite it across L (L
+  would divide that space) and lies in an empty region of 3-6 points whose neighbours are all L's colour or the
+  edge (a flood that stops at a seventh point or at a stone of the mover), and the region is a killing shape, the
+  mover plays its vital point, the point with the most neighbours inside the region: straight
   or bent three (the middle), pyramid four (the centre of the T), bulky five (the point next to the tail), crossed
   five (the centre), rabbity six (the centre of the cross). Other shapes (straight and bent four, square four, the
   other fives and sixes) live or are not settled by one move, so the rule passes.
