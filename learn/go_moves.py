@@ -30,7 +30,7 @@ from usi_engine.go import moveprior as M
 from usi_engine.go.board import do_move, gen_moves
 from usi_engine.go.ladder import S_ROWS
 from usi_engine.go.layout import BOARD_CAP, PASS, SIDE, SIZE, STRIDE, new_pos, point
-from usi_engine.go.playout import WS_ROWS, _setup
+from usi_engine.go.workspace import WS_ROWS, _setup
 
 MOVE_RE = re.compile(r";\s*([BW])\[([a-t]{2})?\]")
 

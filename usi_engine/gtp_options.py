@@ -40,6 +40,7 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         td_share=args.td_share,
         value_weights=args.value_weights,
         playout_patterns=args.playout_patterns == "on",
+        playout_tactics=args.playout_tactics == "on",
         prior_patterns=args.prior_patterns == "on",
         prior_ladders=args.prior_ladders == "on",
         prior_moves=args.prior_moves,
@@ -119,6 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=_on_off(d.playout_patterns),
         help="playouts answer the last move with MoGo's 3x3 patterns (hane, cut, edge) before a random move "
         "(default %(default)s; on: 78 %% against GNU Go level 10 on 9x9 where off scored 66 %%, docs/go.md)",
+    )
+    p.add_argument(
+        "--playout-tactics",
+        choices=("on", "off"),
+        default=_on_off(d.playout_tactics),
+        help="playouts answer the last move with Pachi-style local tactics first: ataris on two-liberty blocks that "
+        "cannot escape, saving own two-liberty blocks, the vital point of a small eye space, ko retakes, patterns "
+        "around the mover's previous move too (default %(default)s: not yet measured, docs/go.md)",
     )
     p.add_argument(
         "--prior-patterns",

@@ -12,7 +12,8 @@ from usi_engine.go import layout as L
 from usi_engine.go.game import P_PRIOR_LADDERS
 from usi_engine.go.ladder import escape_is_laddered
 from usi_engine.go.player import GoPlayer
-from usi_engine.go.playout import PRIOR_ESCAPE, PRIOR_LADDERED, move_priors, new_workspace
+from usi_engine.go.playout import PRIOR_ESCAPE, PRIOR_LADDERED, move_priors
+from usi_engine.go.workspace import new_workspace
 from usi_engine.gtp_options import build_parser, player_settings
 
 ORACLE_PLIES = 160

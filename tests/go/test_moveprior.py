@@ -19,7 +19,8 @@ from usi_engine.go.board import gen_moves
 from usi_engine.go.game import MOVES_EVEN, MOVES_WINS, P_PRIOR_MOVES, expand_amaf, moves_prior
 from usi_engine.go.ladder import S_ROWS, escape_is_laddered
 from usi_engine.go.player import GoPlayer
-from usi_engine.go.playout import PRIOR_EYE, PRIOR_PASS, PRIOR_SELF_ATARI, _setup, move_priors, new_workspace, seed_rng
+from usi_engine.go.playout import PRIOR_EYE, PRIOR_PASS, PRIOR_SELF_ATARI, move_priors, seed_rng
+from usi_engine.go.workspace import _setup, new_workspace
 from usi_engine.gtp_options import build_parser, player_settings
 from usi_engine.weightfile import WeightFileError
 

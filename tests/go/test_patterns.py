@@ -12,7 +12,7 @@ from board_oracle import block
 from usi_engine.go import GoBoard
 from usi_engine.go import board as kb
 from usi_engine.go import layout as L
-from usi_engine.go.game import MAX_MOVES, P_PLAYOUT_PATTERNS, P_PRIOR_PATTERNS, default_params, expand_amaf
+from usi_engine.go.game import MAX_MOVES, P_PLAYOUT_POLICY, P_PRIOR_PATTERNS, default_params, expand_amaf
 from usi_engine.go.patterns import PATTERNS, PATTERN_TABLE, matches
 from usi_engine.go.player import GoPlayer
 from usi_engine.go.playout import (
@@ -23,13 +23,13 @@ from usi_engine.go.playout import (
     PRIOR_OPEN_FIRST,
     PRIOR_OPEN_THIRD,
     PRIOR_PATTERN,
-    _is_own_eye,
     move_cap,
     move_priors,
-    new_workspace,
+    playout_policy,
     run_playout,
     seed_rng,
 )
+from usi_engine.go.workspace import _is_own_eye, new_workspace
 from usi_engine.gtp_options import build_parser, player_settings
 
 NONE = np.empty(0, dtype=np.float64)
@@ -183,7 +183,7 @@ def _first_moves(b: GoBoard, patterns: bool, n: int = 400) -> dict[str, int]:
     trace = np.full(1, -1, dtype=np.int32)
     counts: dict[str, int] = {}
     for _ in range(n):
-        run_playout(b.pos, ws, rng, 1, NONE, NONE, trace, patterns)
+        run_playout(b.pos, ws, rng, 1, NONE, NONE, trace, playout_policy(patterns, False))
         v = b.vertex(int(trace[0]))
         counts[v] = counts.get(v, 0) + 1
     return counts
@@ -227,7 +227,7 @@ def test_pattern_playouts_are_legal_and_fill_no_eye_and_make_no_big_self_atari()
         for _ in range(games):
             start = GoBoard(size, komi=7.0, ko_rule="simple", history=cap + 8)
             trace = np.full(cap, -1, dtype=np.int32)
-            score, moves = run_playout(start.pos, ws, rng, cap, NONE, NONE, trace, True)
+            score, moves = run_playout(start.pos, ws, rng, cap, NONE, NONE, trace, playout_policy(True, False))
             pos = start.pos.copy()
             for mv in trace[:moves]:
                 board = pos[L.BOARD : L.BOARD + L.BOARD_CAP]
@@ -256,7 +256,7 @@ def test_patterns_off_plays_the_same_playouts_as_before_patterns_existed():
         cap = move_cap(size)
         for _ in range(25):
             trace = np.full(cap, -1, dtype=np.int32)
-            score, n = run_playout(b.pos, ws, rng, cap, NONE, NONE, trace, False)
+            score, n = run_playout(b.pos, ws, rng, cap, NONE, NONE, trace, playout_policy(False, False))
             h.update(trace[:n].tobytes())
             h.update(np.float64(score).tobytes())
     assert h.hexdigest() == "72b276d7ffda79378e5ed2ba2dea4ee7e16fe1c63223da2f080b2362cb46204e"
@@ -315,7 +315,7 @@ def test_edge_priors_follow_the_line_and_the_board_size(size):
 
 
 def test_expand_amaf_follows_both_params():
-    """The search's expansion kernel reads P_PRIOR_PATTERNS (the hane points' priors) and P_PLAYOUT_PATTERNS
+    """The search's expansion kernel reads P_PRIOR_PATTERNS (the hane points' priors) and P_PLAYOUT_POLICY
     (the same seed gives other playouts) from its params."""
     b = _game(9, ["E5", "E6"])
     hane = [b.parse_vertex(v) for v in ("D5", "F5", "D6", "F6")]
@@ -341,4 +341,4 @@ def test_gtp_options_reach_the_search_params(value, playout, prior):
     argv = ["--hash", "1"] + ([] if value is None else ["--playout-patterns", value, "--prior-patterns", value])
     settings = player_settings(build_parser().parse_args(argv))
     params = GoPlayer(settings)._searcher(9).adapter.params
-    assert params[P_PLAYOUT_PATTERNS] == playout and params[P_PRIOR_PATTERNS] == prior
+    assert params[P_PLAYOUT_POLICY] == playout and params[P_PRIOR_PATTERNS] == prior

@@ -7,14 +7,8 @@ import pytest
 from usi_engine.go import GoBoard, game
 from usi_engine.go import board as kb
 from usi_engine.go import layout as L
-from usi_engine.go.playout import (
-    _is_own_eye,
-    move_cap,
-    new_workspace,
-    run_playout,
-    run_playouts,
-    seed_rng,
-)
+from usi_engine.go.playout import POLICY_PLAIN, move_cap, run_playout, run_playouts, seed_rng
+from usi_engine.go.workspace import _is_own_eye, new_workspace
 from usi_engine.search.values import MATE
 
 pytestmark = pytest.mark.process
@@ -31,7 +25,7 @@ def test_playouts_terminate_legally_and_never_fill_own_eyes():
         for _ in range(games):
             start = GoBoard(size, komi=7.0, ko_rule="simple", history=cap + 8)
             trace = np.full(cap, -1, dtype=np.int32)
-            score, moves = run_playout(start.pos, ws, rng, cap, NONE, NONE, trace, False)
+            score, moves = run_playout(start.pos, ws, rng, cap, NONE, NONE, trace, POLICY_PLAIN)
             assert 0 < moves <= cap
             pos = start.pos.copy()
             w = size + 1
@@ -57,7 +51,7 @@ def test_own_true_eye_is_never_filled_even_when_it_is_the_last_empty_point():
                 b.play("b", vert)
     b.to_move = "b"
     trace = np.full(10, -1, dtype=np.int32)
-    score, moves = run_playout(b.pos, new_workspace(), seed_rng(1), 50, NONE, NONE, trace, False)
+    score, moves = run_playout(b.pos, new_workspace(), seed_rng(1), 50, NONE, NONE, trace, POLICY_PLAIN)
     assert moves == 2 and list(trace[:2]) == [L.PASS, L.PASS]  # white's moves would be suicide
     assert score == 25.0
 
@@ -68,13 +62,13 @@ def test_atari_escape_and_capture_heuristics():
     for colour, vert in (("b", "D6"), ("w", "E6"), ("b", "F6"), ("w", "A1"), ("b", "E7")):
         t.play(colour, vert)
     trace = np.full(1, -1, dtype=np.int32)
-    run_playout(t.pos, new_workspace(), seed_rng(5), 1, NONE, NONE, trace, False)
+    run_playout(t.pos, new_workspace(), seed_rng(5), 1, NONE, NONE, trace, POLICY_PLAIN)
     assert trace[0] == t.parse_vertex("E5")
     # White E5 walks into atari (liberty E6): Black captures it.
     x = GoBoard(9)
     for colour, vert in (("b", "D5"), ("w", "A1"), ("b", "F5"), ("w", "A2"), ("b", "E4"), ("w", "E5")):
         x.play(colour, vert)
-    run_playout(x.pos, new_workspace(), seed_rng(9), 1, NONE, NONE, trace, False)
+    run_playout(x.pos, new_workspace(), seed_rng(9), 1, NONE, NONE, trace, POLICY_PLAIN)
     assert trace[0] == x.parse_vertex("E6")
 
 
@@ -134,8 +128,8 @@ def test_pass_after_pass_is_a_terminal_child_with_exact_value():
 
 def test_run_playouts_is_reproducible_and_balanced_on_empty_board():
     pos = L.new_pos(9, komi=7.0)
-    a = run_playouts(pos, new_workspace(), seed_rng(42), 300, move_cap(9), NONE, NONE, False)
-    b = run_playouts(pos, new_workspace(), seed_rng(42), 300, move_cap(9), NONE, NONE, False)
+    a = run_playouts(pos, new_workspace(), seed_rng(42), 300, move_cap(9), NONE, NONE, POLICY_PLAIN)
+    b = run_playouts(pos, new_workspace(), seed_rng(42), 300, move_cap(9), NONE, NONE, POLICY_PLAIN)
     assert a == b
     assert 0.25 < a[0] / 300 < 0.75  # komi 7 on an empty 9x9: neither side sweeps
     assert 60 < a[1] / 300 < 200  # mean playout length on 9x9

@@ -22,7 +22,8 @@ from usi_engine.go.game import (
     expand_amaf,
 )
 from usi_engine.go.player import GoPlayer
-from usi_engine.go.playout import move_priors, new_workspace, seed_rng
+from usi_engine.go.playout import move_priors, seed_rng
+from usi_engine.go.workspace import new_workspace
 from usi_engine.gtp_options import build_parser, player_settings
 from usi_engine.search import layout
 from usi_engine.search.rave import rave_init_edges, rave_outcome

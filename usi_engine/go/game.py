@@ -28,7 +28,9 @@ Params layout (float64 array, ``default_params()``):
   the child's side to move.
 - ``params[P_PRIOR_MIX]``   expand_amaf's prior: ``(1 - b) H + b V_mover`` with H the heuristic prior and
   V_mover the learned probability that the mover wins after the move (default b = 0: heuristic only).
-- ``params[P_PLAYOUT_PATTERNS]`` 1: the playouts use MoGo's 3x3 pattern rule (playout.py, rule 3); 0 (default) off.
+- ``params[P_PLAYOUT_POLICY]`` the playouts' policy bitmask (playout.POLICY_*, playout.playout_policy): bit 0 MoGo's
+  3x3 pattern rule, the other bits the local tactics (two liberties, nakade, ko, patterns around the mover's
+  previous move); 0 (default) the plain policy.
 - ``params[P_PRIOR_PATTERNS]`` 1: expand_amaf's heuristic prior gives pattern moves next to the last move
   PRIOR_PATTERN (playout.move_priors); 0 (default) off.
 - ``params[P_PRIOR_LADDERS]`` 1: on large boards an atari escape into a working ladder (ladder.py) gets
@@ -86,19 +88,20 @@ from usi_engine.go.playout import (
     PRIOR_ESCAPE,
     PRIOR_EYE,
     PRIOR_SELF_ATARI,
-    WS_ROWS,
     move_priors,
+    playout_policy,
     rand_below,
     run_playout,
     run_playouts,
     seed_rng,
 )
 from usi_engine.go.value import sigmoid, td_search
+from usi_engine.go.workspace import WS_ROWS
 from usi_engine.search.layout import NO_MOVE
 from usi_engine.search.values import MATE
 
 P_PLAYOUTS, P_VALUE_SCALE, P_CAP_FACTOR, P_RAVE_PLAYOUTS, P_LEAF, P_PRIOR_MIX = 0, 1, 2, 3, 4, 5
-P_PLAYOUT_PATTERNS, P_PRIOR_PATTERNS, P_PRIOR_LADDERS, P_PRIOR_MOVES = 6, 7, 8, 9
+P_PLAYOUT_POLICY, P_PRIOR_PATTERNS, P_PRIOR_LADDERS, P_PRIOR_MOVES = 6, 7, 8, 9
 P_PRIOR_COUNTS, P_PRIOR_BASE_N, P_PRIOR_BASE_AMAF = 10, 11, 12
 P_RULE_COUNTS = 13  # N_RULES entries: the count factor of each heuristic rule (playout.RULE_*)
 N_PARAMS = P_RULE_COUNTS + N_RULES
@@ -135,6 +138,7 @@ def default_params(
     leaf: int = LEAF_PLAYOUTS,
     prior_mix: float = 0.0,
     playout_patterns: bool = False,
+    playout_tactics: bool = False,
     prior_patterns: bool = False,
     prior_ladders: bool = False,
     prior_moves: float = 0.0,
@@ -142,7 +146,8 @@ def default_params(
     prior_base: tuple[float, float] = (10.0, 20.0),
     rule_counts: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The params array for expand/root_status. prior_base: the heuristic prior's (MC, AMAF) virtual visits under
+    """The params array for expand/root_status. playout_patterns, playout_tactics: the playout policy's switches
+    (playout.playout_policy); prior_base: the heuristic prior's (MC, AMAF) virtual visits under
     prior_counts; rule_counts: N_RULES count factors, one per playout.RULE_* (None: 1 each). Raises ValueError
     for a negative count."""
     factors = np.ones(N_RULES) if rule_counts is None else np.asarray(rule_counts, np.float64)
@@ -151,7 +156,8 @@ def default_params(
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_PLAYOUTS], params[P_VALUE_SCALE], params[P_CAP_FACTOR] = playouts, value_scale, cap_factor
     params[P_RAVE_PLAYOUTS], params[P_LEAF], params[P_PRIOR_MIX] = rave_playouts, leaf, prior_mix
-    params[P_PLAYOUT_PATTERNS], params[P_PRIOR_PATTERNS] = float(playout_patterns), float(prior_patterns)
+    params[P_PLAYOUT_POLICY] = playout_policy(playout_patterns, playout_tactics)
+    params[P_PRIOR_PATTERNS] = float(prior_patterns)
     params[P_PRIOR_LADDERS], params[P_PRIOR_MOVES] = float(prior_ladders), prior_moves
     params[P_PRIOR_COUNTS] = float(prior_counts)
     params[P_PRIOR_BASE_N], params[P_PRIOR_BASE_AMAF] = prior_base
@@ -185,7 +191,7 @@ def moves_experience(p):
 @njit(cache=True, nogil=True)
 def moves_prior(pos, ws, model, moves, n, out):
     """out[i] = H_moves of moves[i] (the learned move prior as a value in [1/2, 1), MOVES_EVEN / MOVES_WINS above);
-    a pass gets 1/2. ws must hold playout._setup of pos (move_priors leaves it so)."""
+    a pass gets 1/2. ws must hold workspace._setup of pos (move_priors leaves it so)."""
     probabilities_set_up(pos, ws, model, moves, n, out)
     for i in range(n):
         visits, wins = moves_experience(out[i])
@@ -328,7 +334,7 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
     learned = np.zeros(0, np.float64)
     mix = params[P_PRIOR_MIX] if amaf else 0.0
     learned_leaf = not amaf and params[P_LEAF] == LEAF_LEARNED
-    patterns = params[P_PLAYOUT_PATTERNS] != 0.0
+    policy = int(params[P_PLAYOUT_POLICY])
     theta, _, _ = split_weights(weights)
     has_value = theta.shape[0] > 0 and (learned_leaf or mix > 0.0)
     if has_value:
@@ -376,14 +382,14 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
         else:
             if amaf:
                 room = min(cap, trace.shape[0] - top)
-                score, moves = run_playout(pos, ws, rng, cap, none, none, trace[top : top + room], patterns)
+                score, moves = run_playout(pos, ws, rng, cap, none, none, trace[top : top + room], policy)
                 black_wins = 1.0 if score > 0 else (0.5 if score == 0 else 0.0)
                 for j in range(top, top + min(moves, room)):
                     if trace[j] == PASS:
                         trace[j] = NO_MOVE
                 top += min(moves, room)
             else:
-                black_wins, moves, _ = run_playouts(pos, ws, rng, k, cap, none, none, patterns)
+                black_wins, moves, _ = run_playouts(pos, ws, rng, k, cap, none, none, policy)
             p = black_wins / k
             if pos[SIDE] != BLACK:
                 p = 1.0 - p

@@ -15,7 +15,8 @@ import numpy as np
 
 from usi_engine.go import board as kb
 from usi_engine.go import layout as L
-from usi_engine.go.playout import move_cap, new_workspace, run_playouts, seed_rng
+from usi_engine.go.playout import POLICY_PLAIN, move_cap, run_playouts, seed_rng
+from usi_engine.go.workspace import new_workspace
 
 COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 DEFAULT_STATUS_PLAYOUTS = 400
@@ -200,7 +201,7 @@ class GoBoard:
         seki = np.zeros(L.BOARD_CAP, dtype=np.float64)
         start = self.pos.copy()
         start[L.PASSES] = 0  # play on from a finished game: the passes only ended it
-        run_playouts(start, new_workspace(), seed_rng(seed), playouts, move_cap(self.size), own, seki, False)
+        run_playouts(start, new_workspace(), seed_rng(seed), playouts, move_cap(self.size), own, seki, POLICY_PLAIN)
         return own / playouts, seki / playouts
 
     def _blocks(self) -> list:

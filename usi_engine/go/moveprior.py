@@ -37,8 +37,8 @@ from numba import njit
 from usi_engine.go.ladder import S_ROWS, escape_is_laddered, liberties
 from usi_engine.go.layout import BLACK, BORDER, EMPTY, HIST, HIST_STRIDE, H_MOVE, PASS, PLY, SIDE, SIZE, STRIDE, WHITE
 from usi_engine.go.patterns import NEIGHBOUR_CELLS, N_CODES, neighbourhood_code
-from usi_engine.go.playout import R_BOARD, R_GSIZE, R_HEAD, _in_atari, _setup
 from usi_engine.go.shapes import square_maps
+from usi_engine.go.workspace import R_BOARD, R_GSIZE, R_HEAD, _in_atari, _setup
 from usi_engine.weightfile import read_archive, write_archive
 
 FEATURE_SET = "go-moves"
@@ -143,7 +143,7 @@ def shape_codes(board, w, size, p, c):
 @njit(cache=True, nogil=True)
 def candidate_features(ws, sc, stamp, w, size, p, c, last, prev, out):
     """out[g] = the value of group g for colour c playing the empty point p (G_SHAPE12 / G_SHAPE24: the raw
-    canonical codes, see shape_codes); ws after playout._setup of the position, sc / stamp ladder.py scratch. The
+    canonical codes, see shape_codes); ws after workspace._setup of the position, sc / stamp ladder.py scratch. The
     board of ws is left as it was."""
     board, head, gsize = ws[R_BOARD], ws[R_HEAD], ws[R_GSIZE]
     o = 3 - c
@@ -241,7 +241,7 @@ def move_probabilities(pos, ws, model, moves, n, out):
 
 @njit(cache=True, nogil=True)
 def probabilities_set_up(pos, ws, model, moves, n, out):
-    """move_probabilities with ws already holding playout._setup of pos (as playout.move_priors leaves it)."""
+    """move_probabilities with ws already holding workspace._setup of pos (as playout.move_priors leaves it)."""
     w, size, c = pos[STRIDE], pos[SIZE], pos[SIDE]
     last, prev = last_moves(pos)
     wt = model[KEYS:]

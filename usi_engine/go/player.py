@@ -67,7 +67,8 @@ class PlayerSettings:
     prior_mix: float = 0.0  # RAVE prior: weight of the learned value against the heuristic prior
     td_share: float = 0.0  # Dyna-2: share of each move's time spent on TD search before the tree search
     value_weights: str | None = None  # Go value weight file (None: the shipped one for the board size)
-    playout_patterns: bool = True  # playouts use MoGo's 3x3 patterns around the last move (playout.py rule 3)
+    playout_patterns: bool = True  # playouts use MoGo's 3x3 patterns around the last move (playout.py rule 5)
+    playout_tactics: bool = False  # playouts use the local tactics: 2 liberties, nakade, ko (playout.py rules 0, 3, 4)
     prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
     prior_ladders: bool = False  # RAVE prior (large boards): PRIOR_LADDERED for escapes into a working ladder
     prior_moves: float = 1.0  # RAVE prior (large boards): weight of the learned move prior (moveprior.py)
@@ -129,6 +130,7 @@ class GoPlayer:
                     leaf=leaf,
                     prior_mix=s.prior_mix,
                     playout_patterns=s.playout_patterns,
+                    playout_tactics=s.playout_tactics,
                     prior_patterns=s.prior_patterns,
                     prior_ladders=s.prior_ladders,
                     prior_moves=s.prior_moves,

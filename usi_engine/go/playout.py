@@ -1,29 +1,34 @@
 """Fast random Go playouts (seed 000 §3.5 default policy, Pachi/MoGo-style heuristics), numba.
 
-A playout copies the board of a ``pos`` into a workspace with incremental block structures and plays
-until two consecutive passes or a move cap, then scores the final board by Tromp-Taylor area.
+A playout copies the board of a ``pos`` into a workspace (the playout board of usi_engine/go/workspace.py:
+incremental blocks with pseudo-liberties, the empty points in a list) and plays until two consecutive passes or a
+move cap, then scores the final board by Tromp-Taylor area.
 
-Workspace (``new_workspace()``: int64 ``[WS_ROWS, BOARD_CAP]``, one per thread):
-- blocks as circular linked lists (``next``) with a ``head`` per stone; per head the stone count
-  and *pseudo-liberties*: the count, sum and sum of squares of liberty points, one entry per
-  (stone, empty neighbour) adjacency. A block is in atari iff all its pseudo-liberties are the same
-  point, i.e. ``count * sum_sq == sum**2`` (Cauchy-Schwarz equality), and that point is
-  ``sum / count``: O(1) atari tests without liberty sets.
-- the empty points in an array with its inverse index, for O(1) random sampling and removal.
-
-Move choice for the side to move, after the opponent's last move L:
+Move choice for the side to move, after the opponent's last move L and its own move before it, L2. A rule that
+names a POLICY_* bit runs only when that bit of the ``policy`` bitmask is on (``--playout-patterns`` turns on rule
+5, ``--playout-tactics`` rules 0, 3, 4 and rule 5 around L2); a rule "tried on r %" draws a number first and skips
+itself on the other moves. The order and the rates are those of Pachi's moggy playouts (TWO_LIB_RATE and below).
+0. ko (POLICY_KO; tried on 40 %): a ko taken within the last KO_AGE = 3 moves, with no ko ban in force now -> play
+   its point if the random rule below accepts it (so the taker never fills it as an own eye; the opponent retakes);
 1. atari escape: an own block next to L is in atari -> capture an adjacent opponent block that is
    itself in atari, else extend at the block's liberty if that gives it >= 2 liberties;
 2. capture: the block of L is in atari -> take it;
-3. patterns (only with the ``patterns`` flag on; MoGo's rule, Gelly, Wang, Munos & Teytaud 2006): one
-   of the empty 8 neighbours of L whose 3x3 neighbourhood matches a MoGo pattern for the side to move
+3. two liberties (POLICY_TWO_LIBS; tried on 90 %; usi_engine/go/tactics.py): atari L's block of exactly two
+   liberties where the block cannot escape, or save an own block of exactly two liberties next to L by a capture
+   or an extension to >= 3 liberties; one candidate drawn uniformly;
+4. nakade (POLICY_NAKADE; tried on 80 %; tactics.py): the vital point of an eye space of 3-6 points next to L
+   enclosed by L's colour (straight / bent three, pyramid four, bulky / crossed five, rabbity six);
+5. patterns (POLICY_PATTERNS; MoGo's rule, Gelly, Wang, Munos & Teytaud 2006): one of the empty 8 neighbours of
+   L, and with POLICY_PATTERNS_PREV of L2, whose 3x3 neighbourhood matches a MoGo pattern for the side to move
    (usi_engine/go/patterns.py), uniformly at random among those the random rule below would accept;
-4. otherwise a uniformly random empty point (scanning cyclically from a random start) that is
+6. otherwise a uniformly random empty point (scanning cyclically from a random start) that is
    legal (no suicide, simple ko), not an own single-point eye, and not a self-atari of a block of
    two or more stones (keeps sekis alive in playouts; single-stone throw-ins stay allowed).
 No move ever fills an own eye: a point whose four neighbours are own stones or border and whose
 diagonals hold at most one opponent stone (none on the edge). With no candidate left the side passes.
-Playouts use simple ko only (positional superko is the tree's job: board.gen_moves checks it).
+Playouts use simple ko only (positional superko is the tree's job: board.gen_moves checks it). With only
+POLICY_PATTERNS (or nothing) on, the seeded playouts are the ones of the policy before the other bits existed: an
+off rule draws no random number.
 
 RNG: xorshift64* on ``rng[0]`` (uint64, must be non-zero; ``seed_rng`` makes one by splitmix64).
 """
@@ -35,9 +40,7 @@ from usi_engine.go.board import area_owner
 from usi_engine.go.ladder import escape_is_laddered
 from usi_engine.go.layout import (
     BLACK,
-    BOARD,
     BOARD_CAP,
-    BORDER,
     EMPTY,
     HIST,
     HIST_STRIDE,
@@ -53,17 +56,48 @@ from usi_engine.go.layout import (
     WHITE,
 )
 from usi_engine.go.patterns import matches
+from usi_engine.go.tactics import nakade_move, two_lib_moves
+from usi_engine.go.workspace import (
+    R_BOARD,
+    R_EMPTY,
+    R_HEAD,
+    R_LIBS,
+    R_LSUM,
+    R_META,
+    R_OWNER,
+    R_STACK,
+    _capture_next_to,
+    _in_atari,
+    _is_own_eye,
+    _libs_after,
+    _play,
+    _random_ok,
+    _setup,
+)
 from usi_engine.search.rng import splitmix64_outputs
 
 DEFAULT_CAP_FACTOR = 3  # playout move cap = factor * N * N (the usual cut at ~3 N^2 moves)
-R_BOARD, R_HEAD, R_NEXT, R_LIBS, R_LSUM, R_LSUM2, R_GSIZE, R_EMPTY, R_EIDX, R_STACK, R_OWNER = range(11)
-R_META = 11  # [0] = number of empty points
-WS_ROWS = 12
+# The policy bitmask (run_playout's `policy`): which of the optional rules of the module docstring are on.
+POLICY_PLAIN = 0  # none of them: rules 1, 2 and 6
+POLICY_PATTERNS = 1  # rule 5: MoGo's 3x3 patterns around L
+POLICY_TWO_LIBS = 2  # rule 3: the two-liberty tactics (tactics.two_lib_moves)
+POLICY_NAKADE = 4  # rule 4: the vital point of an eye space next to L (tactics.nakade_move)
+POLICY_KO = 8  # rule 0: retake a recent ko
+POLICY_PATTERNS_PREV = 16  # rule 5 also around the mover's own previous move (with POLICY_PATTERNS)
+POLICY_TACTICS = POLICY_TWO_LIBS | POLICY_NAKADE | POLICY_KO | POLICY_PATTERNS_PREV  # `--playout-tactics on`
+# The percentage of moves on which a rule is tried, and the ko rule's window: Pachi's moggy playout defaults
+# (playout/moggy.c, playout_moggy_init): atarirate 90 (its rate below 15x15; 80 on larger boards, one rate here),
+# nakaderate 80, korate 40 with koage 3; its patternrate is 100, as rule 5 here.
+TWO_LIB_RATE = 90
+NAKADE_RATE = 80
+KO_RATE = 40
+KO_AGE = 3  # a ko taken at most this many moves ago (the taker's next move and the opponent's retake)
 
 
-def new_workspace() -> np.ndarray:
-    """Scratch space for one thread's playouts."""
-    return np.zeros((WS_ROWS, BOARD_CAP), dtype=np.int64)
+def playout_policy(patterns: bool, tactics: bool) -> int:
+    """The policy bitmask of the two switches: MoGo's patterns (rule 5) and the tactics (rules 0, 3, 4 and rule 5
+    around the mover's previous move)."""
+    return (POLICY_PATTERNS if patterns else 0) | (POLICY_TACTICS if tactics else 0)
 
 
 def seed_rng(seed: int) -> np.ndarray:
@@ -84,273 +118,10 @@ def rand_below(rng, n):
 
 
 @njit(cache=True, nogil=True)
-def _pseudo_libs(board, w, s):
-    """Count, sum and sum of squares of the empty neighbours of s (its pseudo-liberties)."""
-    nl = 0
-    sl = 0
-    sl2 = 0
-    for d in (1, -1, w, -w):
-        q = s + d
-        if board[q] == EMPTY:
-            nl += 1
-            sl += q
-            sl2 += q * q
-    return nl, sl, sl2
-
-
-@njit(cache=True, nogil=True)
-def _setup(pos, ws):
-    """Copy pos's board into ws and build blocks, pseudo-liberties and the empty-point list."""
-    size = pos[SIZE]
-    w = pos[STRIDE]
-    board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
-    libs, lsum, lsum2, gsize = ws[R_LIBS], ws[R_LSUM], ws[R_LSUM2], ws[R_GSIZE]
-    empties, eidx, stack = ws[R_EMPTY], ws[R_EIDX], ws[R_STACK]
-    board[:] = pos[BOARD : BOARD + BOARD_CAP]
-    head[:] = 0
-    n_empty = 0
-    for y in range(size):
-        for x in range(size):
-            p = (y + 1) * w + x
-            c = board[p]
-            if c == EMPTY:
-                empties[n_empty] = p
-                eidx[p] = n_empty
-                n_empty += 1
-            elif head[p] == 0:
-                head[p] = p
-                stack[0] = p
-                n = 1
-                i = 0
-                nl = 0
-                sl = 0
-                sl2 = 0
-                prev = p
-                while i < n:
-                    s = stack[i]
-                    i += 1
-                    nxt[prev] = s
-                    prev = s
-                    a, b, b2 = _pseudo_libs(board, w, s)
-                    nl += a
-                    sl += b
-                    sl2 += b2
-                    for d in (1, -1, w, -w):
-                        q = s + d
-                        if board[q] == c and head[q] == 0:
-                            head[q] = p
-                            stack[n] = q
-                            n += 1
-                nxt[prev] = p
-                libs[p], lsum[p], lsum2[p], gsize[p] = nl, sl, sl2, n
-    ws[R_META, 0] = n_empty
-
-
-@njit(cache=True, nogil=True)
-def _in_atari(ws, g):
-    n = ws[R_LIBS, g]
-    s = ws[R_LSUM, g]
-    return n > 0 and n * ws[R_LSUM2, g] == s * s
-
-
-@njit(cache=True, nogil=True)
-def _is_own_eye(board, w, p, c):
-    """p is an eye-like point of colour c: own/border neighbours and at most one opponent diagonal
-    (none on the edge)."""
-    for d in (1, -1, w, -w):
-        v = board[p + d]
-        if v != c and v != BORDER:
-            return False
-    bad = 0
-    edge = False
-    o = 3 - c
-    for d in (w + 1, w - 1, -w + 1, -w - 1):
-        v = board[p + d]
-        if v == o:
-            bad += 1
-        elif v == BORDER:
-            edge = True
-    return bad == 0 or (bad == 1 and not edge)
-
-
-@njit(cache=True, nogil=True)
-def _libs_after(ws, w, p, c):
-    """Distinct liberties, capped at 2, of c's block after c plays the empty point p; 2 when the
-    move captures. Walks the joined own blocks only when p itself has fewer than two liberties."""
-    board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
-    o = 3 - c
-    found = 0
-    joins = False
-    for d in (1, -1, w, -w):
-        q = p + d
-        v = board[q]
-        if v == EMPTY:
-            if found == 0:
-                found = q
-            elif q != found:
-                return 2
-        elif v == c:
-            joins = True
-        elif v == o and _in_atari(ws, head[q]):
-            return 2
-    if joins:
-        for d in (1, -1, w, -w):
-            q = p + d
-            if board[q] == c:
-                h = head[q]
-                s = h
-                while True:
-                    for d2 in (1, -1, w, -w):
-                        r = s + d2
-                        if board[r] == EMPTY and r != p and r != found:
-                            if found != 0:
-                                return 2
-                            found = r
-                    s = nxt[s]
-                    if s == h:
-                        break
-    return 1 if found != 0 else 0
-
-
-@njit(cache=True, nogil=True)
-def _random_ok(ws, w, p, c, ko):
-    """Stone at empty point p is a move the random policy may play: legal under playout rules (no
-    suicide, simple ko) and not a self-atari of a block of two or more stones. Single-stone
-    self-ataris (throw-ins, nakade) stay allowed; seki liberties stay unfilled."""
-    if p == ko:
-        return False
-    n = _libs_after(ws, w, p, c)
-    if n != 1:
-        return n == 2
-    board = ws[R_BOARD]
-    for d in (1, -1, w, -w):
-        if board[p + d] == c:
-            return False
-    return True
-
-
-@njit(cache=True, nogil=True)
-def _remove_block(ws, w, g):
-    """Capture block g: empty its stones and give their points back as liberties to neighbours."""
-    board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
-    empties, eidx = ws[R_EMPTY], ws[R_EIDX]
-    n_empty = ws[R_META, 0]
-    s = g
-    n = 0
-    while True:
-        board[s] = EMPTY
-        empties[n_empty] = s
-        eidx[s] = n_empty
-        n_empty += 1
-        n += 1
-        s = nxt[s]
-        if s == g:
-            break
-    ws[R_META, 0] = n_empty
-    while True:
-        for d in (1, -1, w, -w):
-            q = s + d
-            v = board[q]
-            if v == BLACK or v == WHITE:
-                h = head[q]
-                ws[R_LIBS, h] += 1
-                ws[R_LSUM, h] += s
-                ws[R_LSUM2, h] += s * s
-        s = nxt[s]
-        if s == g:
-            break
-    return n
-
-
-@njit(cache=True, nogil=True)
-def _merge(ws, a, b):
-    """Join blocks with heads a and b (the smaller one is relabelled); returns the new head."""
-    head, nxt, gsize = ws[R_HEAD], ws[R_NEXT], ws[R_GSIZE]
-    if gsize[a] < gsize[b]:
-        a, b = b, a
-    s = b
-    while True:
-        head[s] = a
-        s = nxt[s]
-        if s == b:
-            break
-    na = nxt[a]
-    nxt[a] = nxt[b]
-    nxt[b] = na
-    gsize[a] += gsize[b]
-    ws[R_LIBS, a] += ws[R_LIBS, b]
-    ws[R_LSUM, a] += ws[R_LSUM, b]
-    ws[R_LSUM2, a] += ws[R_LSUM2, b]
-    return a
-
-
-@njit(cache=True, nogil=True)
-def _play(ws, w, p, c):
-    """Place a legal stone of c at p, merge and capture; returns the new simple-ko point (0 none)."""
-    board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
-    empties, eidx = ws[R_EMPTY], ws[R_EIDX]
-    n_empty = ws[R_META, 0] - 1
-    i = eidx[p]
-    last = empties[n_empty]
-    empties[i] = last
-    eidx[last] = i
-    ws[R_META, 0] = n_empty
-    board[p] = c
-    head[p] = p
-    nxt[p] = p
-    ws[R_GSIZE, p] = 1
-    nl, sl, sl2 = _pseudo_libs(board, w, p)
-    for d in (1, -1, w, -w):
-        q = p + d
-        v = board[q]
-        if v == BLACK or v == WHITE:
-            h = head[q]
-            ws[R_LIBS, h] -= 1
-            ws[R_LSUM, h] -= p
-            ws[R_LSUM2, h] -= p * p
-    ws[R_LIBS, p], ws[R_LSUM, p], ws[R_LSUM2, p] = nl, sl, sl2
-    g = p
-    for d in (1, -1, w, -w):
-        q = p + d
-        if board[q] == c and head[q] != g:
-            g = _merge(ws, g, head[q])
-    o = 3 - c
-    captured = 0
-    cap_at = 0
-    for d in (1, -1, w, -w):
-        q = p + d
-        if board[q] == o and ws[R_LIBS, head[q]] == 0:
-            captured += _remove_block(ws, w, head[q])
-            cap_at = q
-    if captured == 1 and ws[R_GSIZE, g] == 1 and ws[R_LIBS, g] == 1:
-        return cap_at
-    return 0
-
-
-@njit(cache=True, nogil=True)
-def _capture_next_to(ws, w, g, ko):
-    """Liberty of an opponent block in atari touching block g (a capture that saves g), or 0."""
-    board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
-    o = 3 - board[g]
-    s = g
-    while True:
-        for d in (1, -1, w, -w):
-            q = s + d
-            if board[q] == o:
-                h = head[q]
-                if _in_atari(ws, h):
-                    lib = ws[R_LSUM, h] // ws[R_LIBS, h]
-                    if lib != ko:
-                        return lib
-        s = nxt[s]
-        if s == g:
-            return 0
-
-
-@njit(cache=True, nogil=True)
-def _pattern_move(ws, w, c, last, ko, rng):
-    """A point drawn uniformly from the empty 8 neighbours of `last` that match a MoGo pattern for c and that
-    the random rule accepts (not an own eye, _random_ok); 0 when there is none."""
+def _pattern_move(ws, w, c, last, prev, ko, rng):
+    """A point drawn uniformly from the empty 8 neighbours of `last`, and of `prev` (PASS: none) other than those
+    next to `last`, that match a MoGo pattern for c and that the random rule accepts (not an own eye, _random_ok);
+    0 when there is none."""
     board = ws[R_BOARD]
     found = 0
     pick = 0
@@ -361,14 +132,31 @@ def _pattern_move(ws, w, c, last, ko, rng):
                 found += 1
                 if rand_below(rng, found) == 0:  # reservoir sampling: each of the `found` kept with chance 1/found
                     pick = q
+    if prev != PASS:
+        dx0, dy0 = prev % w - last % w, prev // w - last // w  # prev seen from last
+        for dy in (-1, 0, 1):
+            for dx in (-1, 0, 1):
+                if (dx == 0 and dy == 0) or (abs(dx0 + dx) <= 1 and abs(dy0 + dy) <= 1):
+                    continue  # prev itself, or L and the points seen around it
+                q = prev + dy * w + dx
+                if board[q] == EMPTY and matches(board, w, q, c):
+                    if not _is_own_eye(board, w, q, c) and _random_ok(ws, w, q, c, ko):
+                        found += 1
+                        if rand_below(rng, found) == 0:
+                            pick = q
     return pick
 
 
 @njit(cache=True, nogil=True)
-def _choose(ws, w, c, last, ko, rng, patterns):
-    """The playout policy's move for c (see the module docstring; `patterns` turns rule 3 on); PASS when
-    nothing is left."""
+def _choose(ws, w, c, last, prev, ko, ko_recent, rng, policy):
+    """The playout policy's move for c (module docstring; `policy` is the bitmask of its optional rules) after the
+    opponent's move `last` and c's own move `prev` before it; ko_recent: the point of a ko taken within KO_AGE
+    moves while no ko ban holds (0: none). PASS when nothing is left."""
     board, head = ws[R_BOARD], ws[R_HEAD]
+    if policy & POLICY_KO and ko_recent != 0 and rand_below(rng, 100) < KO_RATE:
+        k = ko_recent
+        if board[k] == EMPTY and not _is_own_eye(board, w, k, c) and _random_ok(ws, w, k, c, ko):
+            return k
     if last != PASS and last != 0 and board[last] == 3 - c:
         for d in (1, -1, w, -w):
             q = last + d
@@ -386,8 +174,16 @@ def _choose(ws, w, c, last, ko, rng, patterns):
             lib = ws[R_LSUM, g] // ws[R_LIBS, g]
             if lib != ko:
                 return lib
-        if patterns:
-            mv = _pattern_move(ws, w, c, last, ko, rng)
+        if policy & POLICY_TWO_LIBS and rand_below(rng, 100) < TWO_LIB_RATE:
+            n = two_lib_moves(ws, w, c, last, ko)
+            if n > 0:
+                return ws[R_STACK, rand_below(rng, n)]
+        if policy & POLICY_NAKADE and rand_below(rng, 100) < NAKADE_RATE:
+            mv = nakade_move(ws, w, c, last, ko)
+            if mv != 0:
+                return mv
+        if policy & POLICY_PATTERNS:
+            mv = _pattern_move(ws, w, c, last, prev if policy & POLICY_PATTERNS_PREV else PASS, ko, rng)
             if mv != 0:
                 return mv
     n = ws[R_META, 0]
@@ -406,9 +202,9 @@ def _choose(ws, w, c, last, ko, rng, patterns):
 
 
 @njit(cache=True, nogil=True)
-def run_playout(pos, ws, rng, max_moves, own, seki, trace, patterns):
+def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy):
     """One playout from pos (unchanged). Returns (black area - white area - komi, moves played).
-    patterns: use the pattern rule of the policy (module docstring, rule 3).
+    policy: the bitmask of the optional rules (POLICY_*; playout_policy), 0 for the plain policy.
 
     own/seki (length BOARD_CAP, or empty to skip): own[p] += +1 for a Black point, -1 for a White
     point at the end; seki[p] += 1 for a stone whose final block touches a neutral point (after
@@ -421,17 +217,25 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace, patterns):
     passes = pos[PASSES]
     ply = pos[PLY]
     last = pos[HIST + HIST_STRIDE * (ply - 1) + H_MOVE] if ply > 0 else PASS
+    prev = pos[HIST + HIST_STRIDE * (ply - 2) + H_MOVE] if ply > 1 else PASS
+    ko_point = ko  # the point of the last ko taken, taken by move ko_move (-1: the move before the playout)
+    ko_move = -1
     moves = 0
     while passes < 2 and moves < max_moves:
-        p = _choose(ws, w, c, last, ko, rng, patterns)
+        recent = ko_point if ko == 0 and moves - ko_move <= KO_AGE else 0
+        p = _choose(ws, w, c, last, prev, ko, recent, rng, policy)
         if p == PASS:
             passes += 1
             ko = 0
         else:
             ko = _play(ws, w, p, c)
             passes = 0
+            if ko != 0:
+                ko_point = ko
+                ko_move = moves
         if moves < trace.shape[0]:
             trace[moves] = p
+        prev = last
         last = p
         c = 3 - c
         moves += 1
@@ -461,7 +265,7 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace, patterns):
 
 
 @njit(cache=True, nogil=True)
-def run_playouts(pos, ws, rng, n, max_moves, own, seki, patterns):
+def run_playouts(pos, ws, rng, n, max_moves, own, seki, policy):
     """n playouts from pos (run_playout's arguments). Returns (Black's wins counting a tie as 1/2, total
     moves, summed score)."""
     wins = 0.0
@@ -469,7 +273,7 @@ def run_playouts(pos, ws, rng, n, max_moves, own, seki, patterns):
     score_sum = 0.0
     trace = np.empty(0, np.int32)
     for _ in range(n):
-        score, moves = run_playout(pos, ws, rng, max_moves, own, seki, trace, patterns)
+        score, moves = run_playout(pos, ws, rng, max_moves, own, seki, trace, policy)
         total += moves
         score_sum += score
         if score > 0:
@@ -584,7 +388,7 @@ def _rule(ws, w, size, p, c, last, patterns, ladders):
 @njit(cache=True, nogil=True)
 def move_rules(pos, ws, moves, n, out, patterns, ladders):
     """out[i] = the heuristic rule (RULE_*) of the legal move moves[i] for the side to move of pos (uses ws, and
-    leaves playout._setup of pos in it); patterns: the RULE_PATTERN rule; ladders: RULE_LADDERED (large boards)."""
+    leaves workspace._setup of pos in it); patterns: the RULE_PATTERN rule; ladders: RULE_LADDERED (large boards)."""
     _setup(pos, ws)
     w = pos[STRIDE]
     ply = pos[PLY]

@@ -27,7 +27,8 @@ from numba import njit
 from usi_engine.go import shapes as S
 from usi_engine.go.board import area_score, do_move, game_over, gen_moves, undo_move
 from usi_engine.go.layout import BLACK, BOARD, BOARD_CAP, BORDER, HIST_CAP, PASS, PLY, SIDE, STRIDE
-from usi_engine.go.playout import WS_ROWS, rand_below, run_playout
+from usi_engine.go.playout import POLICY_PLAIN, rand_below, run_playout
+from usi_engine.go.workspace import WS_ROWS
 
 FEATURE_VERSION = 1
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -149,7 +150,7 @@ def td_episode(pos, tab, value_w, learn_w, separate, alpha, eps, greedy_moves, m
     else:
         none = np.empty(0, np.float64)
         trace = np.empty(0, np.int32)
-        score, extra = run_playout(pos, ws, rng, max(1, max_moves - t), none, none, trace, False)
+        score, extra = run_playout(pos, ws, rng, max(1, max_moves - t), none, none, trace, POLICY_PLAIN)
         r = 1.0 if score > 0 else (0.0 if score < 0 else 0.5)
     err = 0.0
     for back in range(1, 3):  # the last two positions learn from the outcome

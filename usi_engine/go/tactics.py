@@ -1,0 +1,291 @@
+"""Local tactics of the playout policy (numba), on the playout board of usi_engine/go/workspace.py.
+
+Two rules that answer the opponent's last move L with a reading a few moves deep, after the ones of Pachi's "moggy"
+playouts (docs/references.md "Programs"; its playout/moggy.c, tactics/2lib.c and tactics/nakade.c describe them),
+written here for the workspace's blocks:
+
+- **two liberties** (``two_lib_moves``): L's block with exactly two liberties is put in atari on a liberty x when
+  the atari holds: x is legal and no self-atari for the mover, the block cannot capture an attacker in atari next to
+  it, and extending on its other liberty y would neither capture nor give it more than two liberties (the chase
+  goes on or the block dies). The mover's own blocks next to L with exactly two liberties are saved: by capturing
+  an opponent block in atari next to them, else by extending on a liberty that leaves three or more liberties (not
+  into an own eye). Every such move is a candidate; the policy draws one uniformly (Pachi's move queue).
+- **nakade** (``nakade_move``): when the first empty neighbour of L has no empty point opposite it across L (L
+  would divide that space) and lies in an empty region of 3-6 points whose neighbours are all L's colour or the
+  edge (a flood that stops at a seventh point or at a stone of the mover), and the region is a killing shape, the
+  mover plays its vital point, the point with the most neighbours inside the region: straight
+  or bent three (the middle), pyramid four (the centre of the T), bulky five (the point next to the tail), crossed
+  five (the centre), rabbity six (the centre of the cross). Other shapes (straight and bent four, square four, the
+  other fives and sixes) live or are not settled by one move, so the rule passes.
+
+Liberty counts here are exact (distinct points, counted up to 3 by walking the block's stones), unlike the
+workspace's pseudo-liberties. Both rules keep their scratch in the workspace row R_STACK (free while a playout
+plays): ``two_lib_moves`` its candidates, ``nakade_move`` the region.
+"""
+
+from numba import njit
+
+from usi_engine.go.layout import EMPTY
+from usi_engine.go.workspace import (
+    R_BOARD,
+    R_HEAD,
+    R_LIBS,
+    R_LSUM,
+    R_NEXT,
+    R_STACK,
+    _capture_next_to,
+    _in_atari,
+    _is_own_eye,
+    _libs_after,
+    _random_ok,
+)
+
+NAKADE_MAX = 6  # the largest eye space with a vital point that kills (rabbity six), as in Pachi's nakade.c
+
+
+@njit(cache=True, nogil=True)
+def block_libs(ws, w, g):
+    """(n, a, b): the distinct liberties of the block of stone g, counting stops at 3; a and b the first two found
+    (0 when fewer). The walk starts at g: a stone with empty neighbours (a move's own, or one next to it) ends it
+    early when the block has many liberties."""
+    board, nxt = ws[R_BOARD], ws[R_NEXT]
+    a = 0
+    b = 0
+    s = g
+    while True:
+        for d in (1, -1, w, -w):
+            r = s + d
+            if board[r] == EMPTY and r != a and r != b:
+                if a == 0:
+                    a = r
+                elif b == 0:
+                    b = r
+                else:
+                    return 3, a, b
+        s = nxt[s]
+        if s == g:
+            break
+    return (2 if b != 0 else (1 if a != 0 else 0)), a, b
+
+
+@njit(cache=True, nogil=True)
+def _more_libs(ws, w, h, skip1, skip2, a, b):
+    """Walks block h for liberties other than skip1, skip2 and the ones already found (a, b: 0 when not yet);
+    returns (a, b, three) with three True once a third distinct one turns up."""
+    board, nxt = ws[R_BOARD], ws[R_NEXT]
+    s = h
+    while True:
+        for d in (1, -1, w, -w):
+            r = s + d
+            if board[r] == EMPTY and r != skip1 and r != skip2 and r != a and r != b:
+                if a == 0:
+                    a = r
+                elif b == 0:
+                    b = r
+                else:
+                    return a, b, True
+        s = nxt[s]
+        if s == h:
+            return a, b, False
+
+
+@njit(cache=True, nogil=True)
+def _libs_after3(ws, w, p, c):
+    """Distinct liberties of c's block after c plays the empty point p, counting stops at 3; 3 when the move
+    captures (the captured points become liberties)."""
+    board, head = ws[R_BOARD], ws[R_HEAD]
+    o = 3 - c
+    a = 0
+    b = 0
+    for d in (1, -1, w, -w):
+        q = p + d
+        v = board[q]
+        if v == EMPTY:
+            if a == 0:
+                a = q
+            elif b == 0:
+                b = q
+            else:
+                return 3
+        elif v == o and _in_atari(ws, head[q]):
+            return 3
+    for d in (1, -1, w, -w):
+        q = p + d
+        if board[q] == c:
+            a, b, three = _more_libs(ws, w, head[q], p, p, a, b)
+            if three:
+                return 3
+    return 2 if b != 0 else (1 if a != 0 else 0)
+
+
+@njit(cache=True, nogil=True)
+def _atari_holds(ws, w, g, x, y, c, ko):
+    """c's atari at x on the opponent block g with exactly the liberties x and y holds: g extending at y captures
+    nothing and keeps at most two liberties, x is legal and leaves c's stone two or more liberties, and g touches no
+    c block in atari that it could capture instead (one whose liberty is x joins the atari stone). The cheap
+    escape test runs first."""
+    if x == ko:
+        return False
+    board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
+    a = 0
+    b = 0
+    for d in (1, -1, w, -w):
+        q = y + d
+        v = board[q]
+        if v == c and _in_atari(ws, head[q]):
+            return False  # its one liberty is y: the extension captures it
+        if v == EMPTY and q != x:
+            if a == 0:
+                a = q
+            elif b == 0:
+                b = q
+            else:
+                return False
+    o = 3 - c
+    for d in (1, -1, w, -w):
+        q = y + d
+        if board[q] == o and head[q] != g:  # g's own liberties are x and y: it adds none
+            a, b, three = _more_libs(ws, w, head[q], x, y, a, b)
+            if three:
+                return False
+    if _libs_after(ws, w, x, c) != 2:
+        return False
+    s = g
+    while True:
+        for d in (1, -1, w, -w):
+            q = s + d
+            if board[q] == c:
+                h = head[q]
+                if _in_atari(ws, h) and ws[R_LSUM, h] // ws[R_LIBS, h] != x:
+                    return False
+        s = nxt[s]
+        if s == g:
+            return True
+
+
+@njit(cache=True, nogil=True)
+def _add(out, n, p):
+    """Appends p to the candidates out[:n] unless it is there; returns the new count."""
+    for i in range(n):
+        if out[i] == p:
+            return n
+    out[n] = p
+    return n + 1
+
+
+@njit(cache=True, nogil=True)
+def two_lib_moves(ws, w, c, last, ko):
+    """The two-liberty rule's candidate moves for c after the opponent's stone at `last` (module docstring), in
+    ws[R_STACK][:n]; returns n."""
+    board, head = ws[R_BOARD], ws[R_HEAD]
+    out = ws[R_STACK]
+    n = 0
+    g = head[last]
+    k, a, b = block_libs(ws, w, last)
+    if k == 2:
+        if _atari_holds(ws, w, g, a, b, c, ko):
+            n = _add(out, n, a)
+        if _atari_holds(ws, w, g, b, a, c, ko):
+            n = _add(out, n, b)
+    seen1 = 0
+    seen2 = 0
+    seen3 = 0
+    for d in (1, -1, w, -w):
+        q = last + d
+        if board[q] != c:
+            continue
+        h = head[q]
+        if h == seen1 or h == seen2 or h == seen3:
+            continue
+        seen3 = seen2
+        seen2 = seen1
+        seen1 = h
+        k, a, b = block_libs(ws, w, q)
+        if k != 2:
+            continue
+        mv = _capture_next_to(ws, w, h, ko)
+        if mv != 0:
+            n = _add(out, n, mv)
+            continue
+        for lib in (a, b):
+            if lib != ko and not _is_own_eye(board, w, lib, c) and _libs_after3(ws, w, lib, c) >= 3:
+                n = _add(out, n, lib)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def nakade_move(ws, w, c, last, ko):
+    """The vital point c plays in the eye space next to the opponent's stone at `last` (module docstring), or 0.
+    The point has two or more empty neighbours in the region, so it is never an eye and never suicide; it must
+    still pass the random rule's test (simple ko, no self-atari of two or more stones)."""
+    board = ws[R_BOARD]
+    e = 0
+    for d in (1, -1, w, -w):
+        q = last + d
+        if board[q] == EMPTY:
+            if e == 0:
+                e = q
+            elif q + e == 2 * last:  # opposite sides of L: L cuts the space in two, no single eye space
+                return 0
+    if e == 0:
+        return 0
+    region = ws[R_STACK]
+    region[0] = e
+    n = 1
+    i = 0
+    while i < n:
+        s = region[i]
+        i += 1
+        for d in (1, -1, w, -w):
+            r = s + d
+            v = board[r]
+            if v == c:
+                return 0
+            if v == EMPTY:
+                known = False
+                for j in range(n):
+                    if region[j] == r:
+                        known = True
+                        break
+                if not known:
+                    if n == NAKADE_MAX:
+                        return 0
+                    region[n] = r
+                    n += 1
+    if n < 3:
+        return 0
+    vital = 0
+    most = 0
+    deg1 = 0
+    deg2 = 0
+    deg3 = 0
+    deg4 = 0
+    for i in range(n):
+        s = region[i]
+        k = 0
+        for j in range(n):
+            t = region[j]
+            if t == s + 1 or t == s - 1 or t == s + w or t == s - w:
+                k += 1
+        if k == 1:
+            deg1 += 1
+        elif k == 2:
+            deg2 += 1
+        elif k == 3:
+            deg3 += 1
+        elif k == 4:
+            deg4 += 1
+        if k > most:
+            most = k
+            vital = s
+    if n == 3:
+        kills = True  # straight or bent three: one middle point with two neighbours
+    elif n == 4:
+        kills = deg3 == 1  # pyramid four
+    elif n == 5:
+        kills = (deg3 == 1 and deg1 == 1) or deg4 == 1  # bulky five, crossed five
+    else:
+        kills = deg4 == 1 and deg2 == 3  # rabbity six
+    if kills and _random_ok(ws, w, vital, c, ko):
+        return vital
+    return 0
