@@ -7,10 +7,8 @@ import re
 
 import numpy as np
 import pytest
-from board_oracle import block
 
 from usi_engine.go import GoBoard
-from usi_engine.go import board as kb
 from usi_engine.go import layout as L
 from usi_engine.go.game import MAX_MOVES, P_PLAYOUT_POLICY, P_PRIOR_PATTERNS, default_params, expand_amaf
 from usi_engine.go.patterns import PATTERNS, PATTERN_TABLE, matches
@@ -29,7 +27,7 @@ from usi_engine.go.playout import (
     run_playout,
     seed_rng,
 )
-from usi_engine.go.workspace import _is_own_eye, new_workspace
+from usi_engine.go.workspace import new_workspace
 from usi_engine.gtp_options import build_parser, player_settings
 
 NONE = np.empty(0, dtype=np.float64)
@@ -208,40 +206,6 @@ def test_pattern_moves_answer_the_last_move_uniformly(moves, expected):
     assert all(0.7 * share < count < 1.3 * share for count in on.values()), on
     off = _first_moves(b, False)
     assert sum(off.get(v, 0) for v in expected) < 0.15 * 400, off
-
-
-def _block(board: np.ndarray, w: int, p: int) -> tuple[int, int]:
-    """(stones, liberties) of the block at p, counted."""
-    stones, libs = block(board, w, p)
-    return len(stones), len(libs)
-
-
-def test_pattern_playouts_are_legal_and_fill_no_eye_and_make_no_big_self_atari():
-    """Traced playouts with patterns on, replayed on the rules kernels (simple ko, like the playouts): every move
-    is legal and no own-eye fill, and a move that captures nothing never leaves its block of >= 2 stones in
-    atari; finished playouts end with two passes and the playout's score is the area score."""
-    ws, rng = new_workspace(), seed_rng(23)
-    for size, games in ((5, 20), (9, 20), (13, 6), (19, 3)):
-        cap = move_cap(size)
-        w = size + 1
-        for _ in range(games):
-            start = GoBoard(size, komi=7.0, ko_rule="simple", history=cap + 8)
-            trace = np.full(cap, -1, dtype=np.int32)
-            score, moves = run_playout(start.pos, ws, rng, cap, NONE, NONE, trace, playout_policy(True, False))
-            pos = start.pos.copy()
-            for mv in trace[:moves]:
-                board = pos[L.BOARD : L.BOARD + L.BOARD_CAP]
-                if mv != L.PASS:
-                    assert not _is_own_eye(board, w, mv, pos[L.SIDE])
-                    assert kb.move_status(pos, mv) == kb.LEGAL
-                captures = int(pos[L.CAP_TOP])
-                kb.do_move(pos, mv)
-                if mv != L.PASS and pos[L.CAP_TOP] == captures:
-                    stones, libs = _block(board, w, int(mv))
-                    assert stones == 1 or libs >= 2, (size, start.vertex(int(mv)))
-            if moves < cap:
-                assert pos[L.PASSES] == 2
-            assert kb.area_score(pos) == score
 
 
 def test_patterns_off_plays_the_same_playouts_as_before_patterns_existed():

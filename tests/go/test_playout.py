@@ -1,13 +1,23 @@
-"""Playouts and the contract kernels: termination, legality, no own-eye filling, ownership,
+"""Playouts and the contract kernels: termination, legality, no own-eye filling, no big self-atari (every playout
+policy), ownership,
 expand/root_status values."""
 
 import numpy as np
 import pytest
+from board_oracle import block
 
 from usi_engine.go import GoBoard, game
 from usi_engine.go import board as kb
 from usi_engine.go import layout as L
-from usi_engine.go.playout import POLICY_PLAIN, move_cap, run_playout, run_playouts, seed_rng
+from usi_engine.go.playout import (
+    POLICY_PATTERNS,
+    POLICY_PLAIN,
+    POLICY_TACTICS,
+    move_cap,
+    run_playout,
+    run_playouts,
+    seed_rng,
+)
 from usi_engine.go.workspace import _is_own_eye, new_workspace
 from usi_engine.search.values import MATE
 
@@ -16,25 +26,33 @@ pytestmark = pytest.mark.process
 NONE = np.empty(0, dtype=np.float64)
 
 
-def test_playouts_terminate_legally_and_never_fill_own_eyes():
-    """Replay traced playouts on the rules kernels (simple ko, like the playouts): every move is
-    legal, no move fills an own eye, and finished playouts end with two passes."""
-    ws, rng = new_workspace(), seed_rng(11)
-    for size, games in ((5, 15), (9, 15), (13, 6), (19, 3)):
+@pytest.mark.parametrize(
+    "policy", [POLICY_PLAIN, POLICY_PATTERNS, POLICY_TACTICS, POLICY_PATTERNS | POLICY_TACTICS], ids=str
+)
+def test_playouts_are_legal_scored_and_fill_no_eye_nor_make_a_big_self_atari(policy):
+    """Traced playouts of every playout policy, replayed on the rules kernels (simple ko, like the playouts): every
+    move is legal, none fills an own eye, a move that captures nothing leaves its block of >= 2 stones with >= 2
+    liberties; finished playouts end with two passes and score the area score."""
+    ws, rng = new_workspace(), seed_rng(11 + policy)
+    for size, games in ((5, 20), (9, 20), (13, 6), (19, 3)):
         cap = move_cap(size)
+        w = size + 1
         for _ in range(games):
             start = GoBoard(size, komi=7.0, ko_rule="simple", history=cap + 8)
             trace = np.full(cap, -1, dtype=np.int32)
-            score, moves = run_playout(start.pos, ws, rng, cap, NONE, NONE, trace, POLICY_PLAIN)
+            score, moves = run_playout(start.pos, ws, rng, cap, NONE, NONE, trace, policy)
             assert 0 < moves <= cap
             pos = start.pos.copy()
-            w = size + 1
             for mv in trace[:moves]:
+                board = pos[L.BOARD : L.BOARD + L.BOARD_CAP]
                 if mv != L.PASS:
-                    board = pos[L.BOARD : L.BOARD + L.BOARD_CAP]
                     assert not _is_own_eye(board, w, mv, pos[L.SIDE])
                     assert kb.move_status(pos, mv) == kb.LEGAL
+                captures = int(pos[L.CAP_TOP])
                 kb.do_move(pos, mv)
+                if mv != L.PASS and pos[L.CAP_TOP] == captures:
+                    stones, libs = block(board, w, int(mv))
+                    assert len(stones) == 1 or len(libs) >= 2, (size, start.vertex(int(mv)))
             if moves < cap:
                 assert pos[L.PASSES] == 2
             assert kb.area_score(pos) == score

@@ -1,7 +1,7 @@
 """The playout policy's local tactics (usi_engine/go/tactics.py, playout.py rules 0, 3, 4 and the second-move
 patterns): the two-liberty rule and the nakade rule on hand-made boards, their exact liberty counts against a flood
-fill, the ko retake, the policy bits in whole playouts (legal, scored, no own eye filled, no big self-atari), and
-the patterns-only policy giving the same seeded playouts as before the bitmask existed."""
+fill, the ko retake, and the patterns-only policy giving the same seeded playouts as before the bitmask existed
+(whole playouts of every policy, legal and scored: test_playout.py)."""
 
 import hashlib
 
@@ -25,7 +25,7 @@ from usi_engine.go.playout import (
     seed_rng,
 )
 from usi_engine.go.tactics import block_libs, nakade_move, two_lib_moves
-from usi_engine.go.workspace import R_HEAD, R_STACK, _is_own_eye, _setup, new_workspace
+from usi_engine.go.workspace import R_HEAD, R_STACK, _setup, new_workspace
 from usi_engine.gtp_options import build_parser, player_settings
 
 pytestmark = pytest.mark.process
@@ -201,36 +201,6 @@ def test_ko_is_retaken_after_a_threat():
 
 
 # --- whole playouts ------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("policy", [ALL, POLICY_TACTICS])
-def test_tactical_playouts_are_legal_scored_and_fill_no_eye(policy):
-    """Traced playouts with the tactics on, replayed on the rules kernels (simple ko, like the playouts): every
-    move is legal, none fills an own eye, a move that captures nothing leaves its block of >= 2 stones with >= 2
-    liberties; finished playouts end with two passes and score the area score."""
-    ws, rng = new_workspace(), seed_rng(41)
-    for size, games in ((5, 20), (9, 20), (13, 6), (19, 3)):
-        cap = move_cap(size)
-        w = size + 1
-        for _ in range(games):
-            start = GoBoard(size, komi=7.0, ko_rule="simple", history=cap + 8)
-            trace = np.full(cap, -1, dtype=np.int32)
-            score, moves = run_playout(start.pos, ws, rng, cap, NONE, NONE, trace, policy)
-            assert 0 < moves <= cap
-            pos = start.pos.copy()
-            for mv in trace[:moves]:
-                board = pos[L.BOARD : L.BOARD + L.BOARD_CAP]
-                if mv != L.PASS:
-                    assert not _is_own_eye(board, w, mv, pos[L.SIDE])
-                    assert kb.move_status(pos, mv) == kb.LEGAL
-                captures = int(pos[L.CAP_TOP])
-                kb.do_move(pos, mv)
-                if mv != L.PASS and pos[L.CAP_TOP] == captures:
-                    stones, libs = block(board, w, int(mv))
-                    assert len(stones) == 1 or len(libs) >= 2
-            if moves < cap:
-                assert pos[L.PASSES] == 2
-            assert kb.area_score(pos) == score
-
-
 def test_patterns_only_plays_the_same_playouts_as_before_the_bitmask():
     """Seeded traces and scores with only POLICY_PATTERNS hash to the value the `patterns=True` policy gave before
     the tactics existed (commit 9575ba8; the plain policy's hash is pinned in test_patterns.py)."""
