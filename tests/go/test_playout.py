@@ -1,6 +1,7 @@
-"""Playouts and the contract kernels: termination, legality, no own-eye filling, no big self-atari (every playout
-policy), ownership,
-expand/root_status values."""
+"""Playouts and the contract kernels: seeded playouts pinned, termination, legality, no own-eye filling, no big
+self-atari (every playout policy), ownership, expand/root_status values."""
+
+import hashlib
 
 import numpy as np
 import pytest
@@ -56,6 +57,34 @@ def test_playouts_are_legal_scored_and_fill_no_eye_nor_make_a_big_self_atari(pol
             if moves < cap:
                 assert pos[L.PASSES] == 2
             assert kb.area_score(pos) == score
+
+
+@pytest.mark.parametrize(
+    "policy, digest",
+    [
+        # the plain policy as before the pattern rule existed (commit abca39f)
+        (POLICY_PLAIN, "72b276d7ffda79378e5ed2ba2dea4ee7e16fe1c63223da2f080b2362cb46204e"),
+        # the patterns-only policy as `patterns=True` gave before the tactics existed (commit 9575ba8)
+        (POLICY_PATTERNS, "552ed3614faa4262f657713eecbb35591ea3fc3ef20bb46908feda4be1e9d790"),
+    ],
+    ids=["plain", "patterns"],
+)
+def test_seeded_playouts_are_pinned(policy, digest):
+    """Seeded traces and scores hash to the value the policy gave before later rules were added: a rule that is off
+    consumes no random number and changes no choice."""
+    h = hashlib.sha256()
+    ws, rng = new_workspace(), seed_rng(2024)
+    for size, moves in ((9, ()), (9, ("E5", "E4", "D4", "F5", "D5", "C3")), (13, ("D4", "K10", "C6")), (19, ())):
+        b = GoBoard(size, komi=7.0, ko_rule="simple")
+        for i, v in enumerate(moves):
+            b.play("bw"[i % 2], v)
+        cap = move_cap(size)
+        for _ in range(25):
+            trace = np.full(cap, -1, dtype=np.int32)
+            score, n = run_playout(b.pos, ws, rng, cap, NONE, NONE, trace, policy)
+            h.update(trace[:n].tobytes())
+            h.update(np.float64(score).tobytes())
+    assert h.hexdigest() == digest
 
 
 def test_own_true_eye_is_never_filled_even_when_it_is_the_last_empty_point():

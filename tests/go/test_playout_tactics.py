@@ -1,9 +1,6 @@
 """The playout policy's local tactics (usi_engine/go/tactics.py, playout.py rules 0, 3, 4 and the second-move
 patterns): the two-liberty rule and the nakade rule on hand-made boards, their exact liberty counts against a flood
-fill, the ko retake, and the patterns-only policy giving the same seeded playouts as before the bitmask existed
-(whole playouts of every policy, legal and scored: test_playout.py)."""
-
-import hashlib
+fill, the ko retake, the option (whole playouts of every policy and the pinned seeded playouts: test_playout.py)."""
 
 import numpy as np
 import pytest
@@ -19,7 +16,6 @@ from usi_engine.go.playout import (
     POLICY_PATTERNS,
     POLICY_PLAIN,
     POLICY_TACTICS,
-    move_cap,
     playout_policy,
     run_playout,
     seed_rng,
@@ -198,25 +194,6 @@ def test_ko_is_retaken_after_a_threat():
     assert 0.15 * n < retakes < 0.4 * n
     connects_off, retakes_off = (sum(m[i] == "D5" for m in off) for i in (1, 2))
     assert connects_off < 0.05 * n and retakes_off < 0.15 * n and retakes > retakes_off + 0.1 * n
-
-
-# --- whole playouts ------------------------------------------------------------------------------------------
-def test_patterns_only_plays_the_same_playouts_as_before_the_bitmask():
-    """Seeded traces and scores with only POLICY_PATTERNS hash to the value the `patterns=True` policy gave before
-    the tactics existed (commit 9575ba8; the plain policy's hash is pinned in test_patterns.py)."""
-    h = hashlib.sha256()
-    ws, rng = new_workspace(), seed_rng(2024)
-    for size, moves in ((9, ()), (9, ("E5", "E4", "D4", "F5", "D5", "C3")), (13, ("D4", "K10", "C6")), (19, ())):
-        b = GoBoard(size, komi=7.0, ko_rule="simple")
-        for i, v in enumerate(moves):
-            b.play("bw"[i % 2], v)
-        cap = move_cap(size)
-        for _ in range(25):
-            trace = np.full(cap, -1, dtype=np.int32)
-            score, n = run_playout(b.pos, ws, rng, cap, NONE, NONE, trace, POLICY_PATTERNS)
-            h.update(trace[:n].tobytes())
-            h.update(np.float64(score).tobytes())
-    assert h.hexdigest() == "552ed3614faa4262f657713eecbb35591ea3fc3ef20bb46908feda4be1e9d790"
 
 
 @pytest.mark.parametrize("value, policy", [("on", POLICY_PATTERNS | POLICY_TACTICS), (None, POLICY_PATTERNS)])
