@@ -44,31 +44,6 @@ NAKADE_MAX = 6  # the largest eye space with a vital point that kills (rabbity s
 
 
 @njit(cache=True, nogil=True)
-def block_libs(ws, w, g):
-    """(n, a, b): the distinct liberties of the block of stone g, counting stops at 3; a and b the first two found
-    (0 when fewer). The walk starts at g: a stone with empty neighbours (a move's own, or one next to it) ends it
-    early when the block has many liberties."""
-    board, nxt = ws[R_BOARD], ws[R_NEXT]
-    a = 0
-    b = 0
-    s = g
-    while True:
-        for d in (1, -1, w, -w):
-            r = s + d
-            if board[r] == EMPTY and r != a and r != b:
-                if a == 0:
-                    a = r
-                elif b == 0:
-                    b = r
-                else:
-                    return 3, a, b
-        s = nxt[s]
-        if s == g:
-            break
-    return (2 if b != 0 else (1 if a != 0 else 0)), a, b
-
-
-@njit(cache=True, nogil=True)
 def _more_libs(ws, w, h, skip1, skip2, a, b):
     """Walks block h for liberties other than skip1, skip2 and the ones already found (a, b: 0 when not yet);
     returns (a, b, three) with three True once a third distinct one turns up."""
@@ -87,6 +62,15 @@ def _more_libs(ws, w, h, skip1, skip2, a, b):
         s = nxt[s]
         if s == h:
             return a, b, False
+
+
+@njit(cache=True, nogil=True)
+def block_libs(ws, w, g):
+    """(n, a, b): the distinct liberties of the block of stone g, counting stops at 3; a and b the first two found
+    (0 when fewer). The walk starts at g: a stone with empty neighbours (a move's own, or one next to it) ends it
+    early when the block has many liberties."""
+    a, b, three = _more_libs(ws, w, g, 0, 0, 0, 0)  # point 0 is off the board: nothing skipped
+    return (3 if three else (2 if b != 0 else (1 if a != 0 else 0))), a, b
 
 
 @njit(cache=True, nogil=True)
