@@ -13,6 +13,7 @@ from .go_moves import add_go_moves_parser
 from .go_td import add_go_td_parser
 from .match.arena import add_arena_parser
 from .match.cli import add_match_parser
+from .match.go_review import add_go_review_parser
 from .match.ladder import add_ladder_parser
 from .plot import add_plot_parser
 from .run_cli import add_evaluate_parser, add_probe_parser, add_run_parser
@@ -29,6 +30,7 @@ COMMANDS = (
     add_plot_parser,
     add_go_td_parser,
     add_go_moves_parser,
+    add_go_review_parser,
     add_shogi_moves_parser,
     add_shogi_moves_eval_parser,
 )
