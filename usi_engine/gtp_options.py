@@ -44,6 +44,7 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         prior_patterns=args.prior_patterns == "on",
         prior_ladders=args.prior_ladders == "on",
         prior_moves=args.prior_moves,
+        prior_moves_small=args.prior_moves_small,
         move_model=args.move_model,
         prior_visits=args.prior_visits,
         prior_amaf=args.prior_amaf,
@@ -150,6 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="RAVE prior on boards of 15 and more: weight b of the learned move prior against the heuristic one "
         f"(0..1; default %(default)s, with {PRIOR_VISITS_MOVES:g} virtual visits; 0 = off: the heuristic prior "
         f"with {PRIOR_VISITS_LARGE:g}, docs/go.md)",
+    )
+    p.add_argument(
+        "--prior-moves-small",
+        type=float,
+        default=d.prior_moves_small,
+        help="the same on boards below 15 (default %(default)s: the heuristic prior; the shipped model is fitted to "
+        "19x19 games; with shared counts the prior then weighs as many virtual visits as on large boards)",
     )
     p.add_argument(
         "--move-model",

@@ -343,6 +343,20 @@ def test_the_default_player_uses_the_shipped_move_prior_with_its_weight_on_large
     assert searcher.adapter.move_model is None and searcher.options.prior_visits == 50.0
 
 
+def test_prior_moves_small_brings_the_move_prior_to_small_boards_and_leaves_large_ones_alone():
+    argv = ["--hash", "1", "--prior-moves", "0", "--prior-moves-small", "0.5"]
+    player = GoPlayer(player_settings(build_parser().parse_args(argv)))
+    small = player._searcher(9)
+    assert small.adapter.move_model is not None and small.adapter.params[P_PRIOR_MOVES] == 0.5
+    assert (small.options.prior_visits, small.options.prior_amaf) == (400.0, 400.0)
+    large = player._searcher(19)  # the same searcher, another board: the large-board weight, 0 here
+    assert large.adapter.move_model is None and large.adapter.params[P_PRIOR_MOVES] == 0.0
+    assert player._searcher(9).adapter.params[P_PRIOR_MOVES] == 0.5  # and back
+    argv = ["--hash", "1", "--prior-moves-small", "1", "--prior-counts", "per-move"]
+    per_move = GoPlayer(player_settings(build_parser().parse_args(argv)))._searcher(9)
+    assert per_move.adapter.move_model is not None and per_move.options.prior_visits == 10.0
+
+
 @pytest.mark.parametrize("prior_moves", [0.0, 1.0])
 def test_root_winrates_leave_out_the_priors_virtual_visits(prior_moves):
     """RAVE starts each edge with C virtual visits of value H (eq. 49): the reported winrate is the edge's real

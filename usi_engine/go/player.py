@@ -72,6 +72,7 @@ class PlayerSettings:
     prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
     prior_ladders: bool = False  # RAVE prior (large boards): PRIOR_LADDERED for escapes into a working ladder
     prior_moves: float = 1.0  # RAVE prior (large boards): weight of the learned move prior (moveprior.py)
+    prior_moves_small: float = 0.0  # the same below LARGE_BOARD (off: the model is fitted to 19x19 games)
     move_model: str | None = None  # learned move prior file (None: the shipped one)
     prior_visits: float | None = None  # RAVE prior: virtual MC visits (None: by board size, prior_weight)
     prior_amaf: float | None = None  # RAVE prior: virtual AMAF visits (None: by board size, prior_weight)
@@ -80,6 +81,12 @@ class PlayerSettings:
     def per_move_counts(self) -> bool:
         """Does each child of RAVE's prior carry its own virtual visits?"""
         return self.prior_counts == "per-move"
+
+    def moves_weight(self, size: int) -> float:
+        """Weight b of the learned move prior on a size x size board (0: the heuristic prior alone)."""
+        from .playout import LARGE_BOARD
+
+        return self.prior_moves if size >= LARGE_BOARD else self.prior_moves_small
 
     def prior_weight(self, size: int) -> tuple[float, float]:
         """(virtual MC visits, virtual AMAF visits) of RAVE's prior on a size x size board: every child's under
@@ -90,7 +97,7 @@ class PlayerSettings:
         large = size >= LARGE_BOARD
         visits = PRIOR_VISITS_LARGE if large else PRIOR_VISITS_SMALL
         amaf = PRIOR_AMAF_LARGE if large else PRIOR_AMAF_SMALL
-        if large and self.prior_moves > 0 and not self.per_move_counts():
+        if self.moves_weight(size) > 0 and not self.per_move_counts():
             visits, amaf = PRIOR_VISITS_MOVES, PRIOR_AMAF_MOVES
         return (
             visits if self.prior_visits is None else self.prior_visits,
@@ -112,7 +119,7 @@ class GoPlayer:
 
     # --- search setup ------------------------------------------------------------------------------
     def _searcher(self, size: int) -> Searcher:
-        from .game import P_PRIOR_BASE_AMAF, P_PRIOR_BASE_N
+        from .game import P_PRIOR_BASE_AMAF, P_PRIOR_BASE_N, P_PRIOR_MOVES
 
         if self.searcher is None:
             from usi_engine.search.searcher import Searcher
@@ -158,6 +165,7 @@ class GoPlayer:
         options.prior_visits, options.prior_amaf = self.settings.prior_weight(size)
         params = self.searcher.adapter.params  # the heuristic prior's base under per-move counts
         params[P_PRIOR_BASE_N], params[P_PRIOR_BASE_AMAF] = options.prior_visits, options.prior_amaf
+        params[P_PRIOR_MOVES] = self.settings.moves_weight(size)
         if self._value_size != size:
             self._load_value(size)
         return self.searcher
@@ -180,14 +188,13 @@ class GoPlayer:
                 print(f"learned value off: {e}", file=sys.stderr)
 
     def _load_move_model(self, size: int) -> None:
-        """Give the adapter the learned move prior on large boards when --prior-moves asks for it; a missing or bad
-        file plays on without it, saying so on stderr."""
+        """Give the adapter the learned move prior when --prior-moves (large boards) or --prior-moves-small asks
+        for it; a missing or bad file plays on without it, saying so on stderr."""
         from .moveprior import read_model, shipped_model
-        from .playout import LARGE_BOARD
 
         assert self.searcher is not None
         model = None
-        if self.settings.prior_moves > 0 and size >= LARGE_BOARD:
+        if self.settings.moves_weight(size) > 0:
             path = self.settings.move_model or shipped_model(19)
             try:
                 model = read_model(path)[0]
