@@ -1,9 +1,9 @@
 """`python -m learn plot RUN [--out PNG]`: the learning curve of a run folder as a PNG (matplotlib).
 
 Top: Elo of each evaluated checkpoint vs the start weights and vs the previous best, with the 95 %
-intervals, over self-play games; one series per opponent, opening set and nodes per move (`learn evaluate
---vs/--vs-weights, --openings-seed, --nodes`). Bottom: the batch surrogate loss -mean r log pi_a(a_t) and
-the AdaGrad step norm over games. Reads RUN/metrics.jsonl (learn/run.py).
+intervals, over self-play games; one series per opponent, opening set and nodes per move or byoyomi (`learn
+evaluate --vs/--vs-weights, --openings-seed, --nodes, --byoyomi`). Bottom: the batch surrogate loss
+-mean r log pi_a(a_t) and the AdaGrad step norm over games. Reads RUN/metrics.jsonl (learn/run.py).
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ def read_metrics(run_dir) -> list:
 
 
 def _series(row: dict) -> tuple:
-    """An evaluation's series: (opponent label, opening set, nodes per move; None in rows older than the
-    nodes field)."""
-    return row["vs"], row.get("openings", "run"), row.get("nodes")
+    """An evaluation's series: (opponent label, opening set, nodes per move (None in rows older than the nodes
+    field and in byoyomi rows), byoyomi in ms (0 at fixed nodes))."""
+    return row["vs"], row.get("openings", "run"), row.get("nodes"), row.get("byoyomi_ms", 0)
 
 
 def plot_run(run_dir, out=None) -> Path:
@@ -48,11 +48,11 @@ def plot_run(run_dir, out=None) -> Path:
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
     series = sorted(
         {_series(r) for r in evals if r.get("elo") is not None},
-        key=lambda s: (s[0] != "start", s[0], s[1] != "run", s[1], s[2] or 0),
+        key=lambda s: (s[0] != "start", s[0], s[1] != "run", s[1], s[2] or 0, s[3]),
     )
-    for n, (label, openings, nodes) in enumerate(series):
+    for n, (label, openings, nodes, byoyomi_ms) in enumerate(series):
         pts = sorted(
-            (r for r in evals if _series(r) == (label, openings, nodes) and r.get("elo") is not None),
+            (r for r in evals if _series(r) == (label, openings, nodes, byoyomi_ms) and r.get("elo") is not None),
             key=lambda r: r["games_done"],
         )
         x = [r["games_done"] + 4 * n for r in pts]  # a small shift keeps overlapping bars apart
@@ -61,6 +61,7 @@ def plot_run(run_dir, out=None) -> Path:
         hi = [(r["elo_upper"] if r["elo_upper"] is not None else r["elo"]) - r["elo"] for r in pts]
         name = f"vs {label}" + ("" if openings == "run" else f" ({openings} openings)")
         name += "" if nodes is None else f", {nodes:,} nodes"
+        name += f", byoyomi {byoyomi_ms / 1000:g} s" if byoyomi_ms else ""
         top.errorbar(x, y, yerr=[lo, hi], fmt="o-", capsize=3, label=name)
     top.axhline(0.0, color="grey", lw=0.8)
     top.set_ylabel("Elo (95 % interval)")

@@ -59,6 +59,8 @@ from .worker import game_seed
 if TYPE_CHECKING:
     from tqdm import tqdm
 
+    from .match.clock import TimeControl
+
 
 class Run:
     """One run folder: started from a configuration or resumed, played to `cfg.games` games."""
@@ -413,21 +415,33 @@ class Run:
         resume: bool = False,
         nodes: int | None = None,
         opponent_weights: Path | None = None,
+        byoyomi_ms: int = 0,
     ) -> dict:
         """Match checkpoint `version` against checkpoint `other` (or the weight file `opponent_weights`, then
-        `other` is -1) at fixed nodes per move (`nodes`, default eval.nodes; `games` default eval.games;
+        `other` is -1) at fixed nodes per move (`nodes`, default eval.nodes) or, when `byoyomi_ms` > 0, at that
+        byoyomi per move (no main time; `games` default eval.games;
         `openings` default the run's eval openings, named `openings_name` in the row; records in
-        eval/vVERSION-vs-LABEL-GAMESg[-NAME][-NODESn], the last part when `nodes` is not eval.nodes), Elo +- 95 %
-        appended to the metrics as an "eval" row with its nodes; returns the match summary. resume: keep the
+        eval/vVERSION-vs-LABEL-GAMESg[-NAME][-NODESn | -byoMSms], the last part when `nodes` is not eval.nodes or a
+        byoyomi is played), Elo +- 95 % appended to the metrics as an "eval" row with its nodes or byoyomi_ms;
+        returns the match summary. resume: keep the
         games that folder's summary.json already holds (the same engines and settings) and play only the
         missing ones. A match interrupted before all its games (Ctrl-C) writes no row: its summary.json keeps
         the finished games for a later resume, and the summary returned has "interrupted" true."""
+        from .match.clock import TimeControl
+
+        if byoyomi_ms and nodes:
+            raise ValueError("nodes and byoyomi exclude each other")
         games = games or self.cfg.eval.games
-        nodes = nodes or self.cfg.eval.nodes
         tag = f"-{games}g" + ("" if openings_name == "run" else f"-{openings_name}")
-        tag += "" if nodes == self.cfg.eval.nodes else f"-{nodes}n"
+        if byoyomi_ms:
+            tag += f"-byo{byoyomi_ms}ms"
+            tc = TimeControl.from_args(byoyomi_ms=byoyomi_ms)
+        else:
+            nodes = nodes or self.cfg.eval.nodes
+            tag += "" if nodes == self.cfg.eval.nodes else f"-{nodes}n"
+            tc = TimeControl.from_args(nodes=nodes)
         opponent = (label, opponent_weights) if opponent_weights else (f"v{other}", weights_path(self.dir, other))
-        summary = self._match(version, opponent, label, games, openings, tag, resume, nodes)
+        summary = self._match(version, opponent, label, games, openings, tag, resume, tc)
         summary["interrupted"] = summary["games"] < games
         if summary["interrupted"]:
             return summary
@@ -439,6 +453,7 @@ class Run:
                 "version": version,
                 "opponent": -1 if opponent_weights else other,
                 "nodes": nodes,
+                **({"byoyomi_ms": byoyomi_ms} if byoyomi_ms else {}),
                 "games_done": games_done,
                 "games": summary["games"],
                 "wins": summary["wins"],
@@ -463,11 +478,11 @@ class Run:
         openings: list | None,
         tag: str,
         resume: bool,
-        nodes: int,
+        tc: TimeControl,
     ) -> dict:
         """Play one evaluation match of checkpoint `version` against `opponent` (name, weight file) at the run's
-        [eval] settings; records and summary.json in eval/vVERSION-vs-LABEL`tag`; returns the summary."""
-        from .match.clock import TimeControl
+        [eval] settings and the time control `tc`; records and summary.json in eval/vVERSION-vs-LABEL`tag`;
+        returns the summary."""
         from .match.match import EngineSpec, Match, MatchConfig
         from .match.shogi_game import ShogiRules
 
@@ -483,7 +498,7 @@ class Run:
         config = MatchConfig(
             game="shogi",
             engines=(spec(f"v{version}", weights_path(self.dir, version)), spec(*opponent)),
-            tc=TimeControl.from_args(nodes=nodes),
+            tc=tc,
             games=games,
             concurrency=ev.concurrency,
             openings=openings or eval_openings(self.cfg, max(1, games // 2)),

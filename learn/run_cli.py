@@ -73,6 +73,14 @@ def add_evaluate_parser(sub: argparse._SubParsersAction) -> None:
         "the series is named by the file's stem)",
     )
     p.add_argument("--nodes", type=int, default=None, help="nodes per move (default: the run's eval.nodes)")
+    p.add_argument(
+        "--byoyomi",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="play at this byoyomi per move instead of fixed nodes (no main time; one match at a time on a quiet "
+        "machine: the result depends on the CPU each engine gets)",
+    )
     p.add_argument("--games", type=int, default=None, help="games (default: the run's eval.games)")
     p.add_argument(
         "--openings", default=None, help="opening file (docs/match.md; default: the run's seeded eval openings)"
@@ -105,6 +113,10 @@ def evaluate_command(a: argparse.Namespace) -> int:
             raise ValueError("--games must be >= 1")
         if a.nodes is not None and a.nodes < 1:
             raise ValueError("--nodes must be >= 1")
+        if a.byoyomi is not None and a.byoyomi < 1:
+            raise ValueError("--byoyomi must be >= 1 (milliseconds)")
+        if a.byoyomi is not None and a.nodes is not None:
+            raise ValueError("--nodes and --byoyomi exclude each other")
         if a.vs_weights and a.vs:
             raise ValueError("--vs and --vs-weights exclude each other")
         run_dir = Path(a.run)
@@ -143,6 +155,7 @@ def evaluate_command(a: argparse.Namespace) -> int:
             a.resume,
             a.nodes,
             opponent_weights,
+            a.byoyomi or 0,
         )
     except (ValueError, OSError, RuntimeError, MatchError) as e:
         print(f"evaluate: error: {e}", file=sys.stderr)

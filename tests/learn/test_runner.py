@@ -123,6 +123,13 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     assert played["time_control"]["nodes"] == 200
     assert played["engines"][1]["name"] == "material"
     assert played["engines"][1]["options"]["EvalFile"] == str(material.resolve())
+    # at a byoyomi instead of fixed nodes: its own folder, series and clock
+    e = learn("evaluate", str(run), "--games", "2", "--vs-weights", str(material), "--byoyomi", "200")
+    assert e.returncode == 0, e.stderr
+    row = metrics(run)[-1]
+    assert (row["vs"], row["nodes"], row["byoyomi_ms"], row["games"]) == ("material", None, 200, 2)
+    played = json.loads((run / "eval" / "v000002-vs-material-2g-byo200ms" / "summary.json").read_text())
+    assert played["time_control"]["byoyomi_ms"] == 200 and not played["time_control"]["nodes"]
     # Ctrl-C in the middle of an evaluation: no metrics row for the part; --resume finishes it and writes one
     rows_before = len(metrics(run))
     folder = run / "eval" / "v000002-vs-start-8g-seed6"
@@ -149,6 +156,8 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     bad = learn("evaluate", str(run), "--vs-weights", str(tmp_path / "missing.npz"))
     assert bad.returncode == 2 and "missing.npz" in bad.stderr
     bad = learn("evaluate", str(run), "--vs", "1", "--vs-weights", str(material))
+    assert bad.returncode == 2 and "exclude" in bad.stderr
+    bad = learn("evaluate", str(run), "--nodes", "100", "--byoyomi", "100")
     assert bad.returncode == 2 and "exclude" in bad.stderr
     p = learn("plot", str(run))
     assert p.returncode == 0, p.stderr
