@@ -307,3 +307,11 @@ def test_gtp_option_reaches_the_playout_policy_and_the_table(argv, softmax, beta
         assert np.array_equal(playout_gammas(adapter.weights), playout_table(beta=beta))
     else:
         assert adapter.playout_gammas is None and len(playout_gammas(adapter.weights)) == 0
+
+
+def test_softmax_with_a_missing_model_file_fails_loudly(tmp_path):
+    """Unlike the move prior (which plays on without a bad file), the softmax playouts were asked for: no table, no
+    search."""
+    argv = ["--hash", "1", "--playout-softmax", "on", "--move-model", str(tmp_path / "missing.npz")]
+    with pytest.raises(ValueError, match="missing.npz"):
+        GoPlayer(player_settings(build_parser().parse_args(argv)))._searcher(9)
