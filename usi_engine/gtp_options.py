@@ -41,6 +41,8 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         value_weights=args.value_weights,
         playout_patterns=args.playout_patterns == "on",
         playout_tactics=args.playout_tactics == "on",
+        playout_softmax=args.playout_softmax == "on",
+        playout_softmax_beta=args.playout_softmax_beta,
         prior_patterns=args.prior_patterns == "on",
         prior_ladders=args.prior_ladders == "on",
         prior_moves=args.prior_moves,
@@ -129,6 +131,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="playouts answer the last move with Pachi-style local tactics first: ataris on two-liberty blocks that "
         "cannot escape, saving own two-liberty blocks, the vital point of a small eye space, ko retakes, patterns "
         "around the mover's previous move too (default %(default)s: not yet measured, docs/go.md)",
+    )
+    p.add_argument(
+        "--playout-softmax",
+        choices=("on", "off"),
+        default=_on_off(d.playout_softmax),
+        help="playouts draw their random move by the learned 3x3 shape weights of the move model (--move-model) "
+        "instead of uniformly: softmax playouts (default %(default)s: not yet measured, docs/go.md)",
+    )
+    p.add_argument(
+        "--playout-softmax-beta",
+        type=float,
+        default=d.playout_softmax_beta,
+        help="exponent of the softmax playouts' gammas: gamma ** beta (default %(default)s: the model's own; 0 = "
+        "uniform)",
     )
     p.add_argument(
         "--prior-patterns",

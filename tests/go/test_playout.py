@@ -1,5 +1,6 @@
 """Playouts and the contract kernels: seeded playouts pinned, termination, legality, no own-eye filling, no big
-self-atari (every playout policy), ownership, expand/root_status values."""
+self-atari (every playout policy, the softmax draw with the shipped gammas too), ownership, expand/root_status
+values."""
 
 import hashlib
 
@@ -13,12 +14,14 @@ from usi_engine.go import layout as L
 from usi_engine.go.playout import (
     POLICY_PATTERNS,
     POLICY_PLAIN,
+    POLICY_SOFTMAX,
     POLICY_TACTICS,
     move_cap,
     run_playout,
     run_playouts,
     seed_rng,
 )
+from usi_engine.go.softplayout import playout_table
 from usi_engine.go.workspace import _is_own_eye, new_workspace
 from usi_engine.search.values import MATE
 
@@ -28,12 +31,22 @@ NONE = np.empty(0, dtype=np.float64)
 
 
 @pytest.mark.parametrize(
-    "policy", [POLICY_PLAIN, POLICY_PATTERNS, POLICY_TACTICS, POLICY_PATTERNS | POLICY_TACTICS], ids=str
+    "policy",
+    [
+        POLICY_PLAIN,
+        POLICY_PATTERNS,
+        POLICY_TACTICS,
+        POLICY_PATTERNS | POLICY_TACTICS,
+        POLICY_SOFTMAX,
+        POLICY_PATTERNS | POLICY_TACTICS | POLICY_SOFTMAX,
+    ],
+    ids=str,
 )
 def test_playouts_are_legal_scored_and_fill_no_eye_nor_make_a_big_self_atari(policy):
     """Traced playouts of every playout policy, replayed on the rules kernels (simple ko, like the playouts): every
     move is legal, none fills an own eye, a move that captures nothing leaves its block of >= 2 stones with >= 2
     liberties; finished playouts end with two passes and score the area score."""
+    gammas = playout_table() if policy & POLICY_SOFTMAX else None
     ws, rng = new_workspace(), seed_rng(11 + policy)
     for size, games in ((5, 20), (9, 20), (13, 6), (19, 3)):
         cap = move_cap(size)
@@ -41,7 +54,7 @@ def test_playouts_are_legal_scored_and_fill_no_eye_nor_make_a_big_self_atari(pol
         for _ in range(games):
             start = GoBoard(size, komi=7.0, ko_rule="simple", history=cap + 8)
             trace = np.full(cap, -1, dtype=np.int32)
-            score, moves = run_playout(start.pos, ws, rng, cap, NONE, NONE, trace, policy)
+            score, moves = run_playout(start.pos, ws, rng, cap, NONE, NONE, trace, policy, gammas)
             assert 0 < moves <= cap
             pos = start.pos.copy()
             for mv in trace[:moves]:

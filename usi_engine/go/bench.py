@@ -1,5 +1,5 @@
 """Playout benchmark: ``python -m usi_engine.go.bench [--size 9] [--seconds 3] [--search [--policy P]
-[--move-prior]] [--playout-patterns] [--playout-tactics]``.
+[--move-prior]] [--playout-patterns] [--playout-tactics] [--playout-softmax | --softmax-ratio N]``.
 
 Runs playouts from the empty board on one thread (after a warm-up call that compiles or loads the
 kernels), then game.expand with one playout per child (children/s = playouts/s inside the search's
@@ -11,6 +11,10 @@ measures the playouts with MoGo's pattern rule on (playout.py rule 5), ``--playo
 (rules 0, 3, 4 and the patterns around the mover's previous move). ``--search --move-prior`` runs the search
 twice in the same process, first without and then with the shipped learned move prior (moveprior.py, the default
 on boards of 15 and more), and prints what the prior's features cost as ``move_prior_speed_ratio=X`` last.
+``--playout-softmax`` measures the playouts with rule 6 drawn by the shipped move model's 3x3 gammas
+(softplayout.py). ``--softmax-ratio N`` instead runs N alternated pairs of playout measurements in one process,
+without and then with the softmax draw (the other flags as given), one line each, and prints the ratio of the
+summed playouts per CPU second, with over without, as ``softmax_speed_ratio=X`` last.
 """
 
 import argparse
@@ -19,25 +23,34 @@ import time
 import numpy as np
 
 from usi_engine.go.layout import new_pos
-from usi_engine.go.playout import move_cap, playout_policy, run_playouts, seed_rng
+from usi_engine.go.playout import POLICY_SOFTMAX, move_cap, playout_policy, run_playouts, seed_rng
 from usi_engine.go.workspace import new_workspace
 
 BATCH = 500
 
 
-def measure(size: int = 9, seconds: float = 3.0, seed: int = 1, policy: int = 0):
+def _gammas(softmax: bool):
+    """The shipped softmax playout table when `softmax`, else None."""
+    if not softmax:
+        return None
+    from usi_engine.go.softplayout import playout_table
+
+    return playout_table()
+
+
+def measure(size: int = 9, seconds: float = 3.0, seed: int = 1, policy: int = 0, gammas=None):
     """(playouts/s, moves/s, playouts per CPU second, mean moves per playout, Black's winrate) of the playouts with
-    the policy bitmask `policy` (playout.playout_policy)."""
+    the policy bitmask `policy` (playout.playout_policy; with POLICY_SOFTMAX the gamma table `gammas`)."""
     pos = new_pos(size, komi=7.0)
     ws, rng = new_workspace(), seed_rng(seed)
     none = np.empty(0, dtype=np.float64)
     cap = move_cap(size)
-    run_playouts(pos, ws, rng, 10, cap, none, none, policy)  # compile / load from cache
+    run_playouts(pos, ws, rng, 10, cap, none, none, policy, gammas)  # compile / load from cache
     n = moves = 0
     wins = 0.0
     start, cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
-        w, m, _ = run_playouts(pos, ws, rng, BATCH, cap, none, none, policy)
+        w, m, _ = run_playouts(pos, ws, rng, BATCH, cap, none, none, policy, gammas)
         n += BATCH
         moves += m
         wins += w
@@ -45,7 +58,14 @@ def measure(size: int = 9, seconds: float = 3.0, seed: int = 1, policy: int = 0)
     return n / elapsed, moves / elapsed, n / cpu, moves / n, wins / n
 
 
-def measure_expand(size: int = 9, seconds: float = 1.0, seed: int = 2, patterns: bool = False, tactics: bool = False):
+def measure_expand(
+    size: int = 9,
+    seconds: float = 1.0,
+    seed: int = 2,
+    patterns: bool = False,
+    tactics: bool = False,
+    softmax: bool = False,
+):
     """(children/s, playout moves/s) of game.expand with K = 1 from the empty board."""
     from usi_engine.go import game
 
@@ -53,8 +73,10 @@ def measure_expand(size: int = 9, seconds: float = 1.0, seed: int = 2, patterns:
     moves = np.empty(game.MAX_MOVES, dtype=np.int32)
     values = np.empty(game.MAX_MOVES, dtype=np.float64)
     flags = np.empty(game.MAX_MOVES, dtype=np.int8)
-    weights, rng = np.empty(0), seed_rng(seed)
-    params = game.default_params(playouts=1, playout_patterns=patterns, playout_tactics=tactics)
+    weights, rng = game.pack_weights(None, None, None, _gammas(softmax)), seed_rng(seed)
+    params = game.default_params(
+        playouts=1, playout_patterns=patterns, playout_tactics=tactics, playout_softmax=softmax
+    )
     game.expand(pos, weights, params, rng, moves, values, flags)
     children = work = 0
     start = time.perf_counter()
@@ -74,17 +96,23 @@ def measure_search(
     patterns: bool = False,
     move_prior: bool = False,
     tactics: bool = False,
+    softmax: bool = False,
 ):
     """(playouts/s wall, playouts per CPU second, KEY=VALUE line) of the full one-thread search; move_prior: RAVE's
-    prior mixes in the shipped learned move prior at weight 1."""
+    prior mixes in the shipped learned move prior at weight 1; softmax: the softmax playouts."""
     from usi_engine.go.game import GoAdapter, default_params
     from usi_engine.go.moveprior import read_model, shipped_model
     from usi_engine.search.searcher import Searcher
     from usi_engine.search.settings import Limits, SearchOptions
 
     pos = new_pos(size, komi=7.0)
-    params = default_params(playout_patterns=patterns, playout_tactics=tactics, prior_moves=1.0 if move_prior else 0.0)
-    adapter = GoAdapter(size, params)
+    params = default_params(
+        playout_patterns=patterns,
+        playout_tactics=tactics,
+        playout_softmax=softmax,
+        prior_moves=1.0 if move_prior else 0.0,
+    )
+    adapter = GoAdapter(size, params, playout_gammas=_gammas(softmax))
     if move_prior:
         adapter.set_move_model(read_model(shipped_model(19))[0])
     searcher = Searcher(
@@ -112,28 +140,67 @@ def main(argv=None):
     ap.add_argument("--policy", choices=("rave", "softmax", "uct"), default="rave")
     ap.add_argument("--playout-patterns", action="store_true", help="playouts with MoGo's pattern rule")
     ap.add_argument("--playout-tactics", action="store_true", help="playouts with the local tactics")
+    ap.add_argument("--playout-softmax", action="store_true", help="playouts with rule 6 drawn by 3x3 gammas")
+    ap.add_argument(
+        "--softmax-ratio",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N alternated playout measurements without and with --playout-softmax; their speed ratio",
+    )
     ap.add_argument(
         "--move-prior", action="store_true", help="with --search: the search without, then with the learned move prior"
     )
     args = ap.parse_args(argv)
-    patterns, tactics = args.playout_patterns, args.playout_tactics
+    patterns, tactics, softmax = args.playout_patterns, args.playout_tactics, args.playout_softmax
     if args.search and args.move_prior:
-        reference, _, line = measure_search(args.size, args.seconds, args.policy, patterns=patterns, tactics=tactics)
+        reference, _, line = measure_search(
+            args.size, args.seconds, args.policy, patterns=patterns, tactics=tactics, softmax=softmax
+        )
         print(line)
         with_prior, _, line = measure_search(
-            args.size, args.seconds, args.policy, patterns=patterns, move_prior=True, tactics=tactics
+            args.size, args.seconds, args.policy, patterns=patterns, move_prior=True, tactics=tactics, softmax=softmax
         )
         print(line)
         print(f"move_prior_speed_ratio={with_prior / reference:.3f}")
         return
     if args.search:
-        print(measure_search(args.size, args.seconds, args.policy, patterns=patterns, tactics=tactics)[2])
+        line = measure_search(args.size, args.seconds, args.policy, patterns=patterns, tactics=tactics, softmax=softmax)
+        print(line[2])
         return
-    pps, mps, per_cpu, length, black = measure(args.size, args.seconds, policy=playout_policy(patterns, tactics))
-    children, work = measure_expand(args.size, min(args.seconds, 1.0), patterns=patterns, tactics=tactics)
+    if args.softmax_ratio > 0:
+        softmax_ratio(args.size, args.seconds, args.softmax_ratio, playout_policy(patterns, tactics))
+        return
+    policy = playout_policy(patterns, tactics, softmax)
+    pps, mps, per_cpu, length, black = measure(args.size, args.seconds, policy=policy, gammas=_gammas(softmax))
+    children, work = measure_expand(
+        args.size, min(args.seconds, 1.0), patterns=patterns, tactics=tactics, softmax=softmax
+    )
     print(f"size={args.size} mean_moves={length:.1f} black_winrate={black:.3f} playouts_per_cpu_sec={per_cpu:.0f}")
     print(f"expand_k1_children_per_sec={children:.0f} expand_playout_moves_per_sec={work:.0f}")
     print(f"playouts_per_sec={pps:.0f} moves_per_sec={mps:.0f}")
+
+
+def softmax_ratio(size: int, seconds: float, rounds: int, policy: int) -> float:
+    """Alternated measurements (`rounds` pairs of `seconds` each) of the playouts of `policy` without and with
+    POLICY_SOFTMAX in this process; prints one line per run and the ratio of the summed playouts per CPU second
+    (with / without) last, and returns it."""
+    gammas = _gammas(True)
+    measure(size, 0.01, policy=policy)  # compile / load both from the cache before timing
+    measure(size, 0.01, policy=policy | POLICY_SOFTMAX, gammas=gammas)
+    rates = {False: 0.0, True: 0.0}
+    for r in range(rounds):
+        for soft in (False, True):
+            p = policy | POLICY_SOFTMAX if soft else policy
+            pps, _, per_cpu, length, black = measure(size, seconds, seed=1 + r, policy=p, gammas=gammas)
+            rates[soft] += per_cpu
+            print(
+                f"round={r} softmax={int(soft)} mean_moves={length:.1f} black_winrate={black:.3f} "
+                f"playouts_per_sec={pps:.0f} playouts_per_cpu_sec={per_cpu:.0f}"
+            )
+    ratio = rates[True] / rates[False]
+    print(f"softmax_speed_ratio={ratio:.3f}")
+    return ratio
 
 
 if __name__ == "__main__":

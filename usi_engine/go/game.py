@@ -29,8 +29,9 @@ Params layout (float64 array, ``default_params()``):
 - ``params[P_PRIOR_MIX]``   expand_amaf's prior: ``(1 - b) H + b V_mover`` with H the heuristic prior and
   V_mover the learned probability that the mover wins after the move (default b = 0: heuristic only).
 - ``params[P_PLAYOUT_POLICY]`` the playouts' policy bitmask (playout.POLICY_*, playout.playout_policy): bit 0 MoGo's
-  3x3 pattern rule, the other bits the local tactics (two liberties, nakade, ko, patterns around the mover's
-  previous move); 0 (default) the plain policy.
+  3x3 pattern rule, bits 1-4 the local tactics (two liberties, nakade, ko, patterns around the mover's
+  previous move), bit 5 (POLICY_SOFTMAX) the random rule drawn by learned 3x3 gammas (the table in ``weights``);
+  0 (default) the plain policy.
 - ``params[P_PRIOR_PATTERNS]`` 1: expand_amaf's heuristic prior gives pattern moves next to the last move
   PRIOR_PATTERN (playout.move_priors); 0 (default) off.
 - ``params[P_PRIOR_LADDERS]`` 1: on large boards an atari escape into a working ladder (ladder.py) gets
@@ -44,10 +45,11 @@ Params layout (float64 array, ``default_params()``):
   and AMAF visits (default 10, 20), each scaled by its rule's factor ``params[P_RULE_COUNTS + rule]``
   (playout.RULE_*; default 1 for every rule).
 
-``weights`` (GoAdapter packs it): ``[n_w, n_m, theta (n_w), move model (n_m), shape table]``: the learned value's
-weight vector and shape table (usi_engine/go/shapes.py; GoAdapter.set_value_weights) and the learned move prior's
-model array (usi_engine/go/moveprior.py; GoAdapter.set_move_model). ``[0, 0]`` = neither: P_LEAF, P_PRIOR_MIX and
-P_PRIOR_MOVES then have no effect.
+``weights`` (GoAdapter packs it): ``[n_w, n_m, n_g, theta (n_w), move model (n_m), gammas (n_g), shape table]``: the
+learned value's weight vector and shape table (usi_engine/go/shapes.py; GoAdapter.set_value_weights), the learned move
+prior's model array (usi_engine/go/moveprior.py; GoAdapter.set_move_model) and the softmax playouts' gamma table
+(usi_engine/go/softplayout.py, draw_table; GoAdapter's playout_gammas, needed when P_PLAYOUT_POLICY has
+POLICY_SOFTMAX). ``[0, 0, 0]`` = none: P_LEAF, P_PRIOR_MIX and P_PRIOR_MOVES then have no effect.
 """
 
 import sys
@@ -84,6 +86,7 @@ from usi_engine.go.moveprior import probabilities_set_up
 from usi_engine.go.playout import (
     DEFAULT_CAP_FACTOR,
     N_RULES,
+    POLICY_SOFTMAX,
     PRIOR_CAPTURE,
     PRIOR_ESCAPE,
     PRIOR_EYE,
@@ -95,6 +98,7 @@ from usi_engine.go.playout import (
     run_playouts,
     seed_rng,
 )
+from usi_engine.go.softplayout import TABLE_SIZE
 from usi_engine.go.value import sigmoid, td_search
 from usi_engine.go.workspace import WS_ROWS
 from usi_engine.search.layout import NO_MOVE
@@ -139,6 +143,7 @@ def default_params(
     prior_mix: float = 0.0,
     playout_patterns: bool = False,
     playout_tactics: bool = False,
+    playout_softmax: bool = False,
     prior_patterns: bool = False,
     prior_ladders: bool = False,
     prior_moves: float = 0.0,
@@ -146,8 +151,9 @@ def default_params(
     prior_base: tuple[float, float] = (10.0, 20.0),
     rule_counts: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The params array for expand/root_status. playout_patterns, playout_tactics: the playout policy's switches
-    (playout.playout_policy); prior_base: the heuristic prior's (MC, AMAF) virtual visits under
+    """The params array for expand/root_status. playout_patterns, playout_tactics, playout_softmax: the playout
+    policy's switches (playout.playout_policy; softmax needs the gamma table in the weights: GoAdapter's
+    playout_gammas); prior_base: the heuristic prior's (MC, AMAF) virtual visits under
     prior_counts; rule_counts: N_RULES count factors, one per playout.RULE_* (None: 1 each). Raises ValueError
     for a negative count."""
     factors = np.ones(N_RULES) if rule_counts is None else np.asarray(rule_counts, np.float64)
@@ -156,7 +162,7 @@ def default_params(
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_PLAYOUTS], params[P_VALUE_SCALE], params[P_CAP_FACTOR] = playouts, value_scale, cap_factor
     params[P_RAVE_PLAYOUTS], params[P_LEAF], params[P_PRIOR_MIX] = rave_playouts, leaf, prior_mix
-    params[P_PLAYOUT_POLICY] = playout_policy(playout_patterns, playout_tactics)
+    params[P_PLAYOUT_POLICY] = playout_policy(playout_patterns, playout_tactics, playout_softmax)
     params[P_PRIOR_PATTERNS] = float(prior_patterns)
     params[P_PRIOR_LADDERS], params[P_PRIOR_MOVES] = float(prior_ladders), prior_moves
     params[P_PRIOR_COUNTS] = float(prior_counts)
@@ -165,19 +171,39 @@ def default_params(
     return params
 
 
+WEIGHTS_HEADER = 3  # n_w, n_m, n_g
+
+
 @njit(cache=True, nogil=True)
 def split_weights(weights):
     """(theta, move model, shape table) of a packed weights array (layout above); empty arrays when absent."""
-    if weights.shape[0] < 2:
+    if weights.shape[0] < WEIGHTS_HEADER:
         return weights[:0], weights[:0], weights[:0]
-    nw, nm = int(weights[0]), int(weights[1])
-    return weights[2 : 2 + nw], weights[2 + nw : 2 + nw + nm], weights[2 + nw + nm :]
+    nw, nm, ng = int(weights[0]), int(weights[1]), int(weights[2])
+    a = WEIGHTS_HEADER + nw
+    return weights[WEIGHTS_HEADER:a], weights[a : a + nm], weights[a + nm + ng :]
 
 
-def pack_weights(theta, model, tab) -> np.ndarray:
+@njit(cache=True, nogil=True)
+def playout_gammas(weights):
+    """The softmax playouts' gamma table of a packed weights array (layout above); empty when absent."""
+    if weights.shape[0] < WEIGHTS_HEADER:
+        return weights[:0]
+    a = WEIGHTS_HEADER + int(weights[0]) + int(weights[1])
+    return weights[a : a + int(weights[2])]
+
+
+def pack_weights(theta, model, tab, gammas=None) -> np.ndarray:
     """The weights array of the kernels from its parts (None = absent)."""
-    parts = [np.zeros(0) if a is None else np.asarray(a, np.float64) for a in (theta, model, tab)]
-    return np.concatenate([[float(len(parts[0])), float(len(parts[1]))], *parts])
+    parts = [np.zeros(0) if a is None else np.asarray(a, np.float64) for a in (theta, model, gammas, tab)]
+    return np.concatenate([[float(len(parts[0])), float(len(parts[1])), float(len(parts[2]))], *parts])
+
+
+def check_playout_gammas(params, gammas) -> None:
+    """ValueError when the playout policy of `params` draws by gammas (POLICY_SOFTMAX) and `gammas` is not a gamma
+    table (softplayout.draw_table): the kernels must not run without one."""
+    if int(params[P_PLAYOUT_POLICY]) & POLICY_SOFTMAX and (gammas is None or np.shape(gammas) != (TABLE_SIZE,)):
+        raise ValueError("softmax playouts (POLICY_SOFTMAX) need a gamma table: softplayout.playout_table()")
 
 
 @njit(cache=True, nogil=True)
@@ -335,6 +361,7 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
     mix = params[P_PRIOR_MIX] if amaf else 0.0
     learned_leaf = not amaf and params[P_LEAF] == LEAF_LEARNED
     policy = int(params[P_PLAYOUT_POLICY])
+    gammas = playout_gammas(weights)
     theta, _, _ = split_weights(weights)
     has_value = theta.shape[0] > 0 and (learned_leaf or mix > 0.0)
     if has_value:
@@ -382,14 +409,14 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
         else:
             if amaf:
                 room = min(cap, trace.shape[0] - top)
-                score, moves = run_playout(pos, ws, rng, cap, none, none, trace[top : top + room], policy)
+                score, moves = run_playout(pos, ws, rng, cap, none, none, trace[top : top + room], policy, gammas)
                 black_wins = 1.0 if score > 0 else (0.5 if score == 0 else 0.0)
                 for j in range(top, top + min(moves, room)):
                     if trace[j] == PASS:
                         trace[j] = NO_MOVE
                 top += min(moves, room)
             else:
-                black_wins, moves, _ = run_playouts(pos, ws, rng, k, cap, none, none, policy)
+                black_wins, moves, _ = run_playouts(pos, ws, rng, k, cap, none, none, policy, gammas)
             p = black_wins / k
             if pos[SIDE] != BLACK:
                 p = 1.0 - p
@@ -444,12 +471,16 @@ class GoAdapter:
     game = sys.modules[__name__]  # this module: the kernels the core calls (search/dispatch.py)
     max_moves = MAX_MOVES
 
-    def __init__(self, size: int = 9, params=None):
+    def __init__(self, size: int = 9, params=None, playout_gammas=None):
+        """playout_gammas: the softmax playouts' table (softplayout.playout_table), which params with POLICY_SOFTMAX
+        need (ValueError without it)."""
         self.size = size
         self.move_model: np.ndarray | None = None  # the learned move prior's model array (set_move_model)
         self._tab: np.ndarray | None = None
-        self.weights = pack_weights(None, None, None)
         self.params = default_params() if params is None else params
+        check_playout_gammas(self.params, playout_gammas)
+        self.playout_gammas = None if playout_gammas is None else np.asarray(playout_gammas, np.float64).copy()
+        self.weights = pack_weights(None, None, None, self.playout_gammas)
         self.long_term = None  # the learned value's weights (set_value_weights)
         self.short_term = None  # Dyna-2's short-term memory (td_think)
         self._td_rng = seed_rng(0x7D5EA)
@@ -464,22 +495,33 @@ class GoAdapter:
         self.long_term = theta.copy()
         self.short_term = np.zeros_like(theta)
         self._tab = tab.astype(np.float64)
-        self.weights = pack_weights(theta, self.move_model, self._tab)
+        self.weights = pack_weights(theta, self.move_model, self._tab, self.playout_gammas)
 
     def clear_value_weights(self) -> None:
         """No learned value any more (the move model stays)."""
         self.long_term = self.short_term = self._tab = None
-        self.weights = pack_weights(None, self.move_model, None)
+        self.weights = pack_weights(None, self.move_model, None, self.playout_gammas)
 
     def set_move_model(self, model) -> None:
         """Use this learned move prior (moveprior.py's model array; None: none) in expand_amaf."""
         self.move_model = None if model is None else np.asarray(model, np.float64).copy()
-        theta = None if self.long_term is None else self.weights[2 : 2 + len(self.long_term)].copy()
-        self.weights = pack_weights(theta, self.move_model, self._tab)
+        self._repack()
+
+    def set_playout_gammas(self, gammas) -> None:
+        """Use this gamma table (softplayout.playout_table; None: none) in the softmax playouts; ValueError when the
+        params' playout policy has POLICY_SOFTMAX and this is no table."""
+        check_playout_gammas(self.params, gammas)
+        self.playout_gammas = None if gammas is None else np.asarray(gammas, np.float64).copy()
+        self._repack()
+
+    def _repack(self) -> None:
+        """self.weights from the parts, the value weights (long + short term) as the kernels read them now."""
+        theta = None if self.long_term is None else self._value_view().copy()
+        self.weights = pack_weights(theta, self.move_model, self._tab, self.playout_gammas)
 
     def _value_view(self):
         """The value weights inside self.weights (a view: what the kernels read)."""
-        return self.weights[2 : 2 + len(self.long_term)]
+        return self.weights[WEIGHTS_HEADER : WEIGHTS_HEADER + len(self.long_term)]
 
     def reset_short_term(self) -> None:
         """Forget the short-term memory (a new game): the value is the long-term one again."""

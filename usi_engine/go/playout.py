@@ -6,8 +6,9 @@ move cap, then scores the final board by Tromp-Taylor area.
 
 Move choice for the side to move, after the opponent's last move L and its own move before it, L2. A rule that
 names a POLICY_* bit runs only when that bit of the ``policy`` bitmask is on (``--playout-patterns`` turns on rule
-5, ``--playout-tactics`` rules 0, 3, 4 and rule 5 around L2); a rule "tried on r %" draws a number first and skips
-itself on the other moves. The order and the rates are those of Pachi's moggy playouts (TWO_LIB_RATE and below).
+5, ``--playout-tactics`` rules 0, 3, 4 and rule 5 around L2, ``--playout-softmax`` the draw of rule 6); a rule "tried
+on r %" draws a number first and skips itself on the other moves. The order and the rates are those of Pachi's moggy
+playouts (TWO_LIB_RATE and below).
 0. ko (POLICY_KO; tried on 40 %): a ko taken within the last KO_AGE = 3 moves, with no ko ban in force now -> play
    its point if the random rule below accepts it (so the taker never fills it as an own eye; the opponent retakes);
 1. atari escape: an own block next to L is in atari -> capture an adjacent opponent block that is
@@ -23,12 +24,14 @@ itself on the other moves. The order and the rates are those of Pachi's moggy pl
    (usi_engine/go/patterns.py), uniformly at random among those the random rule below would accept;
 6. otherwise a uniformly random empty point (scanning cyclically from a random start) that is
    legal (no suicide, simple ko), not an own single-point eye, and not a self-atari of a block of
-   two or more stones (keeps sekis alive in playouts; single-stone throw-ins stay allowed).
+   two or more stones (keeps sekis alive in playouts; single-stone throw-ins stay allowed);
+   with POLICY_SOFTMAX the point is drawn with probability proportional to the learned gamma of its 3x3 shape for
+   the side to move instead, with the same rejections (usi_engine/go/softplayout.py; needs its table, ``gammas``).
 No move ever fills an own eye: a point whose four neighbours are own stones or border and whose
 diagonals hold at most one opponent stone (none on the edge). With no candidate left the side passes.
 Playouts use simple ko only (positional superko is the tree's job: board.gen_moves checks it). With only
 POLICY_PATTERNS (or nothing) on, the seeded playouts are the ones of the policy before the other bits existed: an
-off rule draws no random number.
+off rule draws no random number (POLICY_SOFTMAX off keeps the uniform draw and skips the softmax upkeep).
 
 RNG: xorshift64* on ``rng[0]`` (uint64, must be non-zero; ``seed_rng`` makes one by splitmix64).
 """
@@ -56,6 +59,7 @@ from usi_engine.go.layout import (
     WHITE,
 )
 from usi_engine.go.patterns import matches
+from usi_engine.go.softplayout import TABLE_SIZE, soft_draw, soft_play, soft_setup
 from usi_engine.go.tactics import nakade_move, two_lib_moves
 from usi_engine.go.workspace import (
     R_BOARD,
@@ -85,6 +89,8 @@ POLICY_NAKADE = 4  # rule 4: the vital point of an eye space next to L (tactics.
 POLICY_KO = 8  # rule 0: retake a recent ko
 POLICY_PATTERNS_PREV = 16  # rule 5 also around the mover's own previous move (with POLICY_PATTERNS)
 POLICY_TACTICS = POLICY_TWO_LIBS | POLICY_NAKADE | POLICY_KO | POLICY_PATTERNS_PREV  # `--playout-tactics on`
+POLICY_SOFTMAX = 32  # rule 6 draws by learned 3x3 gammas (softplayout.py; run_playout's `gammas` table)
+NO_GAMMAS = np.zeros(0, np.float64)  # run_playout without a gamma table
 # The percentage of moves on which a rule is tried, and the ko rule's window: Pachi's moggy playout defaults
 # (playout/moggy.c, playout_moggy_init): atarirate 90 (its rate below 15x15; 80 on larger boards, one rate here),
 # nakaderate 80, korate 40 with koage 3; its patternrate is 100, as rule 5 here.
@@ -94,10 +100,12 @@ KO_RATE = 40
 KO_AGE = 3  # a ko taken at most this many moves ago (the taker's next move and the opponent's retake)
 
 
-def playout_policy(patterns: bool, tactics: bool) -> int:
-    """The policy bitmask of the two switches: MoGo's patterns (rule 5) and the tactics (rules 0, 3, 4 and rule 5
-    around the mover's previous move)."""
-    return (POLICY_PATTERNS if patterns else 0) | (POLICY_TACTICS if tactics else 0)
+def playout_policy(patterns: bool, tactics: bool, softmax: bool = False) -> int:
+    """The policy bitmask of the switches: MoGo's patterns (rule 5), the tactics (rules 0, 3, 4 and rule 5 around the
+    mover's previous move) and the softmax draw of rule 6 (which needs a gamma table: softplayout.playout_table)."""
+    return (
+        (POLICY_PATTERNS if patterns else 0) | (POLICY_TACTICS if tactics else 0) | (POLICY_SOFTMAX if softmax else 0)
+    )
 
 
 def seed_rng(seed: int) -> np.ndarray:
@@ -186,6 +194,8 @@ def _choose(ws, w, c, last, prev, ko, ko_recent, rng, policy):
             mv = _pattern_move(ws, w, c, last, prev if policy & POLICY_PATTERNS_PREV else PASS, ko, rng)
             if mv != 0:
                 return mv
+    if policy & POLICY_SOFTMAX:
+        return soft_draw(ws, w, c, ko, rng)
     n = ws[R_META, 0]
     if n == 0:
         return PASS
@@ -202,16 +212,24 @@ def _choose(ws, w, c, last, prev, ko, ko_recent, rng, policy):
 
 
 @njit(cache=True, nogil=True)
-def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy):
+def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy, gammas=None):
     """One playout from pos (unchanged). Returns (black area - white area - komi, moves played).
-    policy: the bitmask of the optional rules (POLICY_*; playout_policy), 0 for the plain policy.
+    policy: the bitmask of the optional rules (POLICY_*; playout_policy), 0 for the plain policy; gammas: the
+    softmax draw's table (softplayout.draw_table, float64[TABLE_SIZE]), needed with POLICY_SOFTMAX (ValueError
+    without it), else unused and may be left out.
 
     own/seki (length BOARD_CAP, or empty to skip): own[p] += +1 for a Black point, -1 for a White
     point at the end; seki[p] += 1 for a stone whose final block touches a neutral point (after
     two passes that is a seki: neither side can fill the shared liberty without self-atari).
     trace (empty to skip) receives the moves."""
+    table = NO_GAMMAS if gammas is None else gammas
+    soft = policy & POLICY_SOFTMAX != 0
     _setup(pos, ws)
     w = pos[STRIDE]
+    if soft:
+        if table.shape[0] != TABLE_SIZE:
+            raise ValueError("POLICY_SOFTMAX needs its gamma table (softplayout.playout_table)")
+        soft_setup(ws, w, pos[SIZE], table)
     c = pos[SIDE]
     ko = pos[KO]
     passes = pos[PASSES]
@@ -228,7 +246,7 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy):
             passes += 1
             ko = 0
         else:
-            ko = _play(ws, w, p, c)
+            ko = soft_play(ws, w, p, c, table) if soft else _play(ws, w, p, c)
             passes = 0
             if ko != 0:
                 ko_point = ko
@@ -265,15 +283,16 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy):
 
 
 @njit(cache=True, nogil=True)
-def run_playouts(pos, ws, rng, n, max_moves, own, seki, policy):
+def run_playouts(pos, ws, rng, n, max_moves, own, seki, policy, gammas=None):
     """n playouts from pos (run_playout's arguments). Returns (Black's wins counting a tie as 1/2, total
     moves, summed score)."""
+    table = NO_GAMMAS if gammas is None else gammas
     wins = 0.0
     total = 0
     score_sum = 0.0
     trace = np.empty(0, np.int32)
     for _ in range(n):
-        score, moves = run_playout(pos, ws, rng, max_moves, own, seki, trace, policy)
+        score, moves = run_playout(pos, ws, rng, max_moves, own, seki, trace, policy, table)
         total += moves
         score_sum += score
         if score > 0:

@@ -10,6 +10,9 @@ the board of a ``pos`` into it:
 - the empty points in an array with its inverse index, for O(1) random sampling and removal.
 - the row ``R_STACK``: _setup's flood stack, free while a playout plays (the tactics of tactics.py keep their
   candidates and regions there; run_playout marks blocks in seki there at the end).
+- the rows of the softmax playouts (usi_engine/go/softplayout.py, only kept up when its policy bit is on; _setup
+  leaves them alone): ``R_CODE`` the 3x3 code of every point, ``R_GAMMA_B`` / ``R_GAMMA_W`` the gamma of each empty
+  point for Black / White to move, and their sums in ``ws[R_META, 1]`` / ``ws[R_META, 2]``.
 
 The kernels here place stones (captures, merges, the simple-ko point) and answer the questions every playout rule
 asks: is a block in atari, how many liberties would a move leave, is a point an own eye, may the random rule
@@ -22,8 +25,9 @@ from numba import njit
 from usi_engine.go.layout import BLACK, BOARD, BOARD_CAP, BORDER, EMPTY, SIZE, STRIDE, WHITE
 
 R_BOARD, R_HEAD, R_NEXT, R_LIBS, R_LSUM, R_LSUM2, R_GSIZE, R_EMPTY, R_EIDX, R_STACK, R_OWNER = range(11)
-R_META = 11  # [0] = number of empty points
-WS_ROWS = 12
+R_META = 11  # [0] = number of empty points; [1], [2] the softmax playouts' gamma totals for Black, White to move
+R_CODE, R_GAMMA_B, R_GAMMA_W = 12, 13, 14
+WS_ROWS = 15
 
 
 def new_workspace() -> np.ndarray:
