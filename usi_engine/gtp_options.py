@@ -178,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--move-model",
         default=d.move_model,
-        help="learned move prior file (default: the shipped usi_engine/go/weights/moves19.npz)",
+        help="learned move prior file, also the source of the softmax playouts' 3x3 gammas (default: the shipped "
+        "usi_engine/go/weights/moves19.npz)",
     )
     p.add_argument(
         "--prior-visits",
