@@ -7,6 +7,7 @@ pinned plain / patterns playouts: test_playout.py)."""
 import numpy as np
 import pytest
 
+from tests.go.test_playout_tactics import _board
 from usi_engine.go import GoBoard
 from usi_engine.go import layout as L
 from usi_engine.go.game import (
@@ -49,17 +50,6 @@ NONE = np.empty(0, dtype=np.float64)
 SHIPPED = playout_table()
 # (dx, dy) of the 8 neighbours in the order of the code's base-4 digits, dy = +1 the row above
 DIGIT_OFFSETS = ((-1, -1), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1))
-
-
-def _board(black: str, white: str, last: str, size: int = 9) -> GoBoard:
-    """Black and White stones (space-separated vertices), then White's move `last`: Black to move after it."""
-    b = GoBoard(size, komi=7.0)
-    for v in black.split():
-        b.play("b", v)
-    for v in white.split():
-        b.play("w", v)
-    b.play("w", last)
-    return b
 
 
 def _code(b: GoBoard, p: int) -> int:
