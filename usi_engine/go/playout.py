@@ -78,7 +78,7 @@ from usi_engine.go.workspace import (
     _random_ok,
     _setup,
 )
-from usi_engine.search.rng import splitmix64_outputs
+from usi_engine.search.rng import splitmix64_outputs, xorshift64star
 
 DEFAULT_CAP_FACTOR = 3  # playout move cap = factor * N * N (the usual cut at ~3 N^2 moves)
 # The policy bitmask (run_playout's `policy`): which of the optional rules of the module docstring are on.
@@ -117,12 +117,7 @@ def seed_rng(seed: int) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def rand_below(rng, n):
     """Uniform integer in [0, n) from the xorshift64* state rng[0]."""
-    x = rng[0]
-    x ^= x >> np.uint64(12)
-    x ^= x << np.uint64(25)
-    x ^= x >> np.uint64(27)
-    rng[0] = x
-    return int((x * np.uint64(2685821657736338717)) >> np.uint64(33)) % n
+    return int(xorshift64star(rng) >> np.uint64(33)) % n
 
 
 @njit(cache=True, nogil=True)

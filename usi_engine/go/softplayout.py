@@ -46,6 +46,7 @@ from usi_engine.go.workspace import (
     _play,
     _random_ok,
 )
+from usi_engine.search.rng import xorshift64star
 
 TABLE_SIZE = 2 * N_CODES  # entries of the kernels' table (draw_table)
 GAMMA_TOP = float(2**32)  # fixed-point value of the largest gamma; totals stay below 361 * 2**32 < 2**53
@@ -86,12 +87,7 @@ def playout_table(model_path=None, beta: float = 1.0) -> np.ndarray:
 def rand_fraction(rng):
     """Uniform float in [0, 1) with 53 bits, from the playouts' xorshift64* state rng[0] (the step of
     playout.rand_below, which keeps only 31 bits: too few to draw below a total of up to 2**41)."""
-    x = rng[0]
-    x ^= x >> np.uint64(12)
-    x ^= x << np.uint64(25)
-    x ^= x >> np.uint64(27)
-    rng[0] = x
-    return float((x * np.uint64(2685821657736338717)) >> np.uint64(11)) * _UNIT
+    return float(xorshift64star(rng) >> np.uint64(11)) * _UNIT
 
 
 @njit(cache=True, nogil=True)

@@ -1,4 +1,5 @@
-"""Splitmix64 helpers shared by the search core and the games (state: a uint64 array, element 0)."""
+"""Random number helpers shared by the search core and the games (state: a uint64 array, element 0): splitmix64, and
+the xorshift64* step of the Go playouts."""
 
 import numpy as np
 from numba import njit
@@ -29,6 +30,18 @@ def next_u64(rng):
 def next_unit(rng):
     """Uniform float in [0, 1) with 53 random bits."""
     return float(next_u64(rng) >> np.uint64(11)) * _INV_2_53
+
+
+@njit(cache=True, nogil=True)
+def xorshift64star(rng):
+    """Advance the xorshift64* state ``rng[0]`` (non-zero) and return its 64-bit output (the Go playouts' generator:
+    playout.rand_below keeps the top 31 bits, softplayout.rand_fraction the top 53)."""
+    x = rng[0]
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    rng[0] = x
+    return x * np.uint64(2685821657736338717)
 
 
 def splitmix64_outputs(seed: int, n: int) -> np.ndarray:
