@@ -483,15 +483,16 @@ class Run:
         """Play one evaluation match of checkpoint `version` against `opponent` (name, weight file) at the run's
         [eval] settings and the time control `tc`; records and summary.json in eval/vVERSION-vs-LABEL`tag`;
         returns the summary."""
+        from .match.engines import PYTHON
         from .match.match import EngineSpec, Match, MatchConfig
         from .match.shogi_game import ShogiRules
 
         ev = self.cfg.eval
-        command = ev.engine or f"{sys.executable} -m usi_engine"
+        command = ev.engine or f"{PYTHON} -m usi_engine"
 
         def spec(name: str, path: Path) -> EngineSpec:
             return EngineSpec(
-                name, command, {"EvalFile": str(Path(path).resolve()), "USI_Hash": str(ev.hash_mb), "Threads": "1"}
+                name, command, {"EvalFile": portable_path(path), "USI_Hash": str(ev.hash_mb), "Threads": "1"}
             )
 
         folder = self.dir / "eval" / f"v{version:06d}-vs-{label}{tag}"
@@ -509,6 +510,16 @@ class Run:
         )
         with open(os.devnull, "w") as quiet:
             return Match(config, out=quiet).run()
+
+
+def portable_path(path) -> str:
+    """A weight file as an engine started in this folder reads it: relative when it lies below the folder (the
+    summary committed with a run then names no machine path), else absolute."""
+    full = Path(path).resolve()
+    try:
+        return str(full.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(full)
 
 
 def eval_openings(cfg: RunConfig, count: int, seed: int | None = None) -> list:

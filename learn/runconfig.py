@@ -29,7 +29,7 @@ class EvalConfig:
     concurrency: int = 1
     opening_plies: int = 6  # random opening plies (softmax at selfplay.opening_temp, start weights)
     max_moves: int = 256
-    engine: str = ""  # engine command; empty = this Python running `-m usi_engine`
+    engine: str = ""  # engine command; empty = `{python} -m usi_engine` (this interpreter, learn/match/engines.py)
     hash_mb: int = 64
 
 

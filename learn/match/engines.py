@@ -11,6 +11,7 @@ from __future__ import annotations
 import queue
 import shlex
 import subprocess
+import sys
 import threading
 import time
 from typing import TextIO
@@ -22,6 +23,7 @@ READY_TIMEOUT = 30.0  # isready -> readyok; any line (blank keep-alive included)
 READY_CAP = 300.0  # hard cap on one isready, keep-alives or not
 GTP_TIMEOUT = 30.0  # any GTP command but genmove
 GTP_START_TIMEOUT = 600.0  # the first answer: an engine may load or compile its kernels first (GTP has no isready)
+PYTHON = "{python}"  # an engine command's first word standing for the interpreter that runs the referee
 
 
 class EngineError(Exception):
@@ -33,12 +35,14 @@ class EngineError(Exception):
 
 
 def split_command(command) -> list[str]:
-    """An engine command as argv: a list is taken as is, a string is split like a POSIX shell would."""
-    if isinstance(command, (list, tuple)):
-        return [str(a) for a in command]
-    argv = shlex.split(command)
+    """An engine command as argv: a list is taken as is, a string is split like a POSIX shell would; a first word
+    `{python}` (PYTHON) becomes this interpreter (sys.executable), so that a match's JSON names no machine path
+    and resumes under another path to the same environment."""
+    argv = [str(a) for a in command] if isinstance(command, (list, tuple)) else shlex.split(command)
     if not argv:
         raise ValueError("empty engine command")
+    if argv[0] == PYTHON:
+        argv[0] = sys.executable
     return argv
 
 

@@ -122,7 +122,9 @@ def test_smoke_run_checkpoints_evaluates_and_plots(tmp_path):
     played = json.loads((folder / "summary.json").read_text())
     assert played["time_control"]["nodes"] == 200
     assert played["engines"][1]["name"] == "material"
-    assert played["engines"][1]["options"]["EvalFile"] == str(material.resolve())
+    assert played["engines"][1]["options"]["EvalFile"] == str(material.relative_to(ROOT))  # below the working folder
+    assert played["engines"][0]["options"]["EvalFile"] == str((run / "weights" / "v000002.npz").resolve())  # outside
+    assert played["engines"][0]["command"] == "{python} -m usi_engine"  # no machine path in a committed summary
     # at a byoyomi instead of fixed nodes: its own folder, series and clock
     e = learn("evaluate", str(run), "--games", "2", "--vs-weights", str(material), "--byoyomi", "200")
     assert e.returncode == 0, e.stderr
