@@ -1,7 +1,8 @@
-"""Generate the engine's default weights usi_engine/shogi_eval/weights/default.npz: the learned weights plus
-hand-made king terms.
+"""Generate the hand-made weights usi_engine/shogi_eval/weights/handmade.npz (`EvalFile handmade`; the engine's
+default from 2026-11-25 to 2026-11-29 and the start of the learning run that made today's default,
+make_default_weights.py): the learned weights plus hand-made king terms.
 
-default = usi_engine/shogi_eval/weights/learned.npz (self-play run learn-9, checkpoint v16: material, KP and PP
+handmade = usi_engine/shogi_eval/weights/learned.npz (self-play run learn-9, checkpoint v16: material, KP and PP
 learned from the material-only start; docs/learning.md) + three hand-made king terms, nothing else changed:
 
 1. KP term (the positive control of the 2026-11-21 learning runs, docs/experiments/2026-11-21-learning-baseline-factor-
@@ -24,7 +25,7 @@ learned from the material-only start; docs/learning.md) + three hand-made king t
 
 Measured against YaneuraOu's material edition at equal nodes and at equal time, docs/strength.md.
 
-Run: ``python -m eval.make_default_weights [output.npz]``.
+Run: ``python -m eval.make_handmade_weights [output.npz]``.
 """
 
 import sys
@@ -33,7 +34,7 @@ import numpy as np
 
 from usi_engine.shogi import layout as L
 from usi_engine.shogi_eval import features as F
-from usi_engine.shogi_eval.evalfile import DEFAULT_PATH, LEARNED_PATH, read_weights, save_weights
+from usi_engine.shogi_eval.evalfile import HANDMADE_PATH, LEARNED_PATH, read_weights, save_weights
 
 KP_OWN = {1: 40.0, 2: 20.0}  # own silver / gold-mover at king distance 1, 2
 KP_ENEMY = {1: -24.0, 2: -12.0}  # any enemy piece at king distance 1, 2
@@ -92,8 +93,8 @@ def king_safety_terms(material):
     return w
 
 
-def default_weights(learned_path=LEARNED_PATH):
-    """(weight vector, value_scale) of the default evaluation: the learned weights plus king_safety_terms()
+def handmade_weights(learned_path=LEARNED_PATH):
+    """(weight vector, value_scale) of the hand-made evaluation: the learned weights plus king_safety_terms()
     (its piece-effect values from the learned material)."""
     learned, meta = read_weights(learned_path)
     if np.any(learned[F.OFF_KS :]):
@@ -105,13 +106,13 @@ def default_weights(learned_path=LEARNED_PATH):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    out = argv[0] if argv else DEFAULT_PATH
-    w, scale = default_weights()
+    out = argv[0] if argv else HANDMADE_PATH
+    w, scale = handmade_weights()
     path = save_weights(
         out,
         w,
         value_scale=scale,
-        source="eval/make_default_weights.py: usi_engine/shogi_eval/weights/learned.npz (learn-9 v16) + hand-made "
+        source="eval/make_handmade_weights.py: usi_engine/shogi_eval/weights/learned.npz (learn-9 v16) + hand-made "
         "king safety",
     )
     print(f"wrote {path}")

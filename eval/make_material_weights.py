@@ -6,8 +6,9 @@ horse 1050, dragon 1250. A piece in hand is worth 10 % more than on the board (c
 dropped anywhere). KP and PP weights are zero, so the value is exactly the material balance.
 
 These are the start of every learning run (configs/learn.toml `start_weights`);
-usi_engine/shogi_eval/weights/learned.npz is what a learning run made of them (docs/learning.md), and the
-engine's default adds hand-made king safety to that (eval/make_default_weights.py).
+usi_engine/shogi_eval/weights/learned.npz is what a learning run made of them (docs/learning.md), handmade.npz
+adds hand-made king safety to that (eval/make_handmade_weights.py), and the engine's default is handmade.npz
+fine-tuned by self-play (eval/make_default_weights.py).
 
 Run: ``python -m eval.make_material_weights [output.npz]``.
 """

@@ -114,7 +114,10 @@ OPTIONS = (
     _spin("USI_Hash", 256, 1, 65536, "node pool size in MB (allocated at isready)"),
     _check("USI_Ponder", False, "think on the opponent's time; optimum time +25 %"),
     _spin("MultiPV", 1, 1, 800, "number of best lines reported"),
-    _file("EvalFile", "evaluation weights (.npz path, or a shipped name: material); empty = shipped default"),
+    _file(
+        "EvalFile",
+        "evaluation weights (.npz path, or a shipped name: handmade, learned, material); empty = shipped default",
+    ),
     _spin("NetworkDelay", 120, 0, 10000, "ms: average delay; stop times are rounded up to a second minus this"),
     _spin("NetworkDelay2", 200, 0, 10000, "ms: worst delay, subtracted from time + byoyomi (hard limit)"),
     _spin("MinimumThinkingTime", 2000, 1000, 100000, "ms: floor per move (minus NetworkDelay)"),

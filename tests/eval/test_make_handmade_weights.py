@@ -1,9 +1,9 @@
-"""The shipped default weights: the learned file plus the hand-made king terms, reproducible."""
+"""The shipped hand-made weights: the learned file plus the hand-made king terms, reproducible."""
 
 import numpy as np
 import pytest
 
-from eval.make_default_weights import (
+from eval.make_handmade_weights import (
     EF_OTHER,
     EF_OWN,
     KP_OWN,
@@ -12,14 +12,14 @@ from eval.make_default_weights import (
     KS_RING,
     PE_ATTACKED,
     PE_DEFENDED,
-    default_weights,
+    handmade_weights,
     king_safety_terms,
     main,
 )
 from usi_engine.shogi import Board
 from usi_engine.shogi.bench import random_game_sfens
 from usi_engine.shogi_eval import features as F
-from usi_engine.shogi_eval.evalfile import DEFAULT_PATH, LEARNED_PATH, read_weights, save_weights
+from usi_engine.shogi_eval.evalfile import HANDMADE_PATH, LEARNED_PATH, read_weights, save_weights
 from usi_engine.shogi_eval.linear import evaluate
 
 MATERIAL = read_weights(LEARNED_PATH)[0][: F.N_MATERIAL]
@@ -33,10 +33,10 @@ def with_side(sfen, side):
     return " ".join(parts)
 
 
-def test_regenerating_gives_the_shipped_default_exactly(tmp_path):
-    main([str(tmp_path / "default.npz")])
-    regenerated, meta = read_weights(tmp_path / "default.npz")
-    shipped, shipped_meta = read_weights(DEFAULT_PATH)
+def test_regenerating_gives_the_shipped_handmade_file_exactly(tmp_path):
+    main([str(tmp_path / "handmade.npz")])
+    regenerated, meta = read_weights(tmp_path / "handmade.npz")
+    shipped, shipped_meta = read_weights(HANDMADE_PATH)
     assert np.array_equal(regenerated, shipped) and meta["sha256"] == shipped_meta["sha256"]
     learned, _ = read_weights(LEARNED_PATH)
     assert np.allclose(shipped - learned, TERMS, atol=1e-4)  # float32 storage rounding only
@@ -79,7 +79,7 @@ def test_a_learned_file_with_a_king_safety_block_is_refused(tmp_path):
     w[F.OFF_KS] = 1.0
     save_weights(tmp_path / "ks.npz", w)
     with pytest.raises(ValueError, match="king-safety block"):
-        default_weights(tmp_path / "ks.npz")
+        handmade_weights(tmp_path / "ks.npz")
 
 
 def test_an_attacked_knight_by_hand():

@@ -10,6 +10,7 @@ from usi_engine.shogi_eval import features as F
 from usi_engine.shogi_eval.evalfile import (
     BLOCKS,
     DEFAULT_PATH,
+    HANDMADE_PATH,
     LEARNED_PATH,
     MATERIAL_PATH,
     load_weights,
@@ -71,6 +72,7 @@ def test_default_file_loads_and_is_a_small_shipped_asset():
 def test_shipped_names_and_paths_resolve(tmp_path, monkeypatch):
     assert weights_location(None) == weights_location("") == weights_location("default") == DEFAULT_PATH
     assert weights_location("material") == MATERIAL_PATH and weights_location("learned") == LEARNED_PATH
+    assert weights_location("handmade") == HANDMADE_PATH
     assert np.array_equal(load_weights("material"), material_weights())
     monkeypatch.chdir(tmp_path)
     save_weights("material.npz", sparse_random_weights())  # a local file named like a shipped one
@@ -193,9 +195,11 @@ def test_older_versions_load_with_their_missing_blocks_zero(tmp_path, good, vers
 
 
 def test_shipped_files_load_with_their_versions():
-    """material and learned predate the KS block (version 1, KS zero); the default carries the hand-made one."""
+    """material and learned predate the KS block (version 1, KS zero); the hand-made file and the default carry
+    king blocks."""
     for path in (LEARNED_PATH, MATERIAL_PATH):
         w, meta = read_weights(path)
         assert meta["version"] == 1 and not np.any(w[F.OFF_KS :])
-    w, meta = read_weights(DEFAULT_PATH)
-    assert meta["version"] == F.FEATURE_VERSION and np.any(w[F.OFF_KS :])
+    for path in (HANDMADE_PATH, DEFAULT_PATH):
+        w, meta = read_weights(path)
+        assert meta["version"] == F.FEATURE_VERSION and np.any(w[F.OFF_KS :])

@@ -183,8 +183,8 @@ def test_features_match_an_independent_reading_of_the_board(seed):
 
 
 def test_the_tactical_flag_is_a_check_or_a_capture_that_does_not_lose_material():
-    w = load_weights()
-    assert np.array_equal(M.SEE_VALUES, w[:24])  # the default evaluation's material terms
+    w = load_weights("handmade")
+    assert np.array_equal(M.SEE_VALUES, w[:24])  # the hand-made evaluation's material terms
     gains, removed = np.empty(40), np.empty(40, np.int64)
     flagged = 0
     for b in _positions(31, 6, every=3) + [Board("4k4/4g4/9/9/9/9/9/4r4/4K4 b GS 1")]:

@@ -38,7 +38,8 @@ SHAPES = {
     "kpos": (2, F.N_SQ),
 }
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-DEFAULT_PATH = WEIGHTS_DIR / "default.npz"  # the engine's evaluation: learned + hand-made king safety
+DEFAULT_PATH = WEIGHTS_DIR / "default.npz"  # the engine's evaluation: handmade.npz fine-tuned by self-play
+HANDMADE_PATH = WEIGHTS_DIR / "handmade.npz"  # learned KP + hand-made king and effect terms (eval/)
 LEARNED_PATH = WEIGHTS_DIR / "learned.npz"  # learned from material by self-play (docs/learning.md)
 MATERIAL_PATH = WEIGHTS_DIR / "material.npz"  # material only: the start of learning runs
 
@@ -81,7 +82,7 @@ def read_weights(path):
 
 def weights_location(spec=None) -> Path:
     """The file a weights argument names: None or "" = the shipped default; a bare name of a shipped
-    file ("default", "learned", "material") = that file in usi_engine/shogi_eval/weights/; anything else = a
+    file ("default", "handmade", "learned", "material") = that file in usi_engine/shogi_eval/weights/; anything else = a
     path."""
     if not spec:
         return DEFAULT_PATH

@@ -113,8 +113,9 @@ N_DIST = 10
 # SEE_BOUNDS[k - 1] < see <= SEE_BOUNDS[k]
 SEE_BOUNDS = np.array([-1200.0, -600.0, -250.0, -1e-9, 1e-9, 250.0, 600.0, 1200.0], np.float64)
 N_SEE = 9
-# The material terms of usi_engine/shogi_eval/weights/default.npz (board piece types 0..15, hand types 16 + 1..7)
-# that `see` values an exchange with: the engine's default evaluation (a test pins the equality).
+# The material terms of usi_engine/shogi_eval/weights/handmade.npz (board piece types 0..15, hand types 16 + 1..7)
+# that `see` values an exchange with: a fixed part of the features (the shipped models were fitted with them; a test
+# pins the equality), not whatever evaluation the engine loads.
 SEE_VALUES = np.array(
     [0.0, 97.44464111328125, 303.4607849121094, 341.0159606933594, 491.23870849609375, 790.39013671875,
      995.5712890625, 549.1486206054688, 0.0, 596.6441040039062, 582.64599609375, 573.4221801757812,
