@@ -368,6 +368,12 @@ def test_ablation_arms_differ_only_in_the_terms_they_switch():
     assert arms["both"] == arms["pg"] == arms["strap"]
     assert "ks" in arms["both"]["groups"] and arms["both"]["games"] >= 512
     assert arms["both"]["selfplay"]["qsearch_see"] is True  # the engine's quiescence (QSearchSEE)
+    # the policy term's next test: the pg arm with lambda 0 and T_learn 92, nothing else changed
+    lam0, pg = (asdict(load_config(ROOT / "configs" / f"ablation-{name}.toml")) for name in ("pg-lam0", "pg"))
+    assert lam0.pop("dir") not in dirs | {pg.pop("dir")}
+    assert (lam0["selfplay"].pop("lam"), lam0["selfplay"].pop("t_learn")) == (0.0, 92.0)
+    assert (pg["selfplay"].pop("lam"), pg["selfplay"].pop("t_learn")) == (0.7, 20.0)
+    assert lam0 == pg
 
 
 def test_resume_drops_batch_rows_of_versions_never_checkpointed(tmp_path):
