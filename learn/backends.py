@@ -22,16 +22,16 @@ from multiprocessing import active_children, get_context
 from pathlib import Path
 from typing import Any, Iterable, Protocol
 
-import numpy as np
-
 from .worker import play_selfplay_task_local, play_selfplay_task_ray
 
 
 class Backend(Protocol):
     """What the run needs of a backend."""
 
-    def set_weights(self, version: int, w: np.ndarray, path: Path) -> None:
-        """The weights of the tasks submitted next (checkpoint `version`: `w`, stored at `path`)."""
+    def set_weights(self, path: Path) -> None:
+        """The weights of the tasks submitted next: the checkpoint file at `path`. Every game plays with the
+        weights as that file holds them (float32), whichever backend plays it, so a Ray run, a local run and a
+        resumed run play the same games."""
 
     def submit(self, task: dict) -> Any:
         """Start one game; returns its future."""
@@ -65,7 +65,7 @@ class LocalBackend:
         )
         self.weights_file = ""
 
-    def set_weights(self, version: int, w: np.ndarray, path: Path) -> None:
+    def set_weights(self, path: Path) -> None:
         """The weights of the next tasks: the workers read them from `path`."""
         self.weights_file = str(path)
 
@@ -127,9 +127,12 @@ class RayBackend:
         )
         self.weights_ref: Any = None  # a ray.ObjectRef of the current version's weights
 
-    def set_weights(self, version: int, w: np.ndarray, path: Path) -> None:
-        """The weights of the next tasks: put once into the object store."""
-        self.weights_ref = self.ray.put(np.asarray(w, dtype=np.float64))
+    def set_weights(self, path: Path) -> None:
+        """The weights of the next tasks: read from `path` on this machine (exactly what a local worker loads,
+        not the optimiser's unrounded float64 copy) and put once into the object store."""
+        from usi_engine.shogi_eval.evalfile import load_weights
+
+        self.weights_ref = self.ray.put(load_weights(str(path)))
 
     def submit(self, task: dict) -> RayGame:
         """Start one game as a Ray task."""

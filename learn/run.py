@@ -289,7 +289,7 @@ class Run:
                 p.unlink()
         futures = {}
         if len(metas) < len(batch):
-            backend.set_weights(state["version"], opt.w, weights_path(self.dir, state["version"]))
+            backend.set_weights(weights_path(self.dir, state["version"]))
         carried = self._task_prior(prior)
         for i in batch:
             if i not in metas:

@@ -129,20 +129,50 @@ def test_smoke_run_on_a_ray_cluster_with_kill_and_resume(cluster, tmp_path):
 
     w0, w2 = load_weights(run / "weights" / "v000000.npz"), load_weights(run / "weights" / "v000002.npz")
     assert (w0 != w2).sum() > 0
+    # the same run on local worker processes plays the same games and learns the same weights: the Ray tasks get
+    # each version as its checkpoint file holds it, like a local worker (not the optimiser's float64 copy)
+    local = tmp_path / "local"
+    r = subprocess.run(
+        [sys.executable, "-m", "learn", "run", str(conf), "--dir", str(local)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    for v in (1, 2):
+        name = f"weights/v{v:06d}.npz"
+        assert np.array_equal(load_weights(run / name), load_weights(local / name)), name
+    for rec in sorted((run / "records").glob("*.csa")):
+        assert game_lines(rec) == game_lines(local / "records" / rec.name), rec.name
 
 
-def test_ray_task_takes_weights_from_the_object_store_and_returns_the_game(cluster, monkeypatch):
-    """The remote function gets the weights by value (no weight file exists) and returns the whole game,
-    gradient and records included; it runs in a Ray worker process, not in the driver."""
+def game_lines(record: Path) -> list[str]:
+    """A CSA record's lines without its start time."""
+    return [line for line in record.read_text().splitlines() if not line.startswith("$START_TIME")]
+
+
+def test_ray_task_takes_weights_from_the_object_store_and_returns_the_game(cluster, monkeypatch, tmp_path):
+    """The remote function gets the weights by value from the object store (the driver read them from the
+    checkpoint file, as stored: float32) and returns the whole game, gradient and records included; it runs in
+    a Ray worker process, not in the driver."""
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     from learn.backends import RayBackend
     from learn.selfplay import SelfPlayConfig
     from learn.worker import game_seed
-    from usi_engine.shogi_eval.evalfile import load_weights
+    from usi_engine.shogi_eval.evalfile import load_weights, save_weights
 
+    exact = load_weights("material") + 0.1  # not float32 values: the file rounds them
+    path = tmp_path / "v000000.npz"
+    save_weights(path, exact)
     backend = RayBackend(cluster, 2)
     try:
-        backend.set_weights(0, load_weights("material"), Path("nowhere.npz"))
+        backend.set_weights(path)
+        import ray
+
+        sent = ray.get(backend.weights_ref)
+        assert np.array_equal(sent, load_weights(str(path))) and not np.array_equal(sent, exact)
         sp = SelfPlayConfig(
             samples=16,
             grad_samples=8,
