@@ -194,12 +194,15 @@ class Run:
     def _checkpoint(self, state: dict, opt: ShogiUpdate, prior: PriorUpdate | None = None) -> None:
         """Weights and optimiser state (and the learning prior's files) under the new version's names, then
         state.json (atomic) last."""
-        from usi_engine.shogi_eval.evalfile import save_weights
+        from usi_engine.shogi_eval.evalfile import load_weights, save_weights
 
         v = state["version"]
         tmp = weights_path(self.dir, v).with_suffix(".tmp")
         save_weights(tmp, opt.w, source="learn run", checkpoint=v, games=state["games_done"])
         os.replace(tmp, weights_path(self.dir, v))
+        # go on from the weights as stored (float32), as a resume and every game of the version do: a run killed
+        # and resumed then ends bit for bit as the same run never stopped
+        opt.w[:] = load_weights(weights_path(self.dir, v))
         name = f"o{v:06d}.npz"
         atomic_save(self.dir / "opt" / name, lambda f: save_state(f, opt.state()))
         old = state["opt"]
