@@ -12,6 +12,7 @@ from usi_engine.go.player import (
     PRIOR_VISITS_LARGE,
     PRIOR_VISITS_MOVES,
     PRIOR_VISITS_SMALL,
+    RAVE_CHILDREN,
     PlayerSettings,
 )
 
@@ -27,6 +28,7 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         playouts=args.playouts,
         leaf_playouts=args.leaf_playouts,
         rave_playouts=args.rave_playouts,
+        rave_children=args.rave_children,
         t_sel=args.t_sel,
         t_back=args.t_back,
         c_uct=args.c_uct,
@@ -93,6 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=d.rave_playouts,
         help="RAVE: children given a playout per expansion (+ tactical ones; 0 = all)",
+    )
+    p.add_argument(
+        "--rave-children",
+        choices=RAVE_CHILDREN,
+        default=d.rave_children,
+        help="RAVE: those children drawn uniformly, or by the playout policy's first move from the node, so that a "
+        "leaf's playouts start as the playouts do (default %(default)s)",
     )
     p.add_argument(
         "--leaf",

@@ -7,8 +7,20 @@ from test_rules import _triple_ko
 
 from usi_engine.go import GoBoard, playout
 from usi_engine.go import layout as L
-from usi_engine.go.game import MAX_MOVES, GoAdapter, default_params, expand_amaf
+from usi_engine.go.game import (
+    MAX_MOVES,
+    P_PLAYOUT_POLICY,
+    P_RAVE_CHILDREN,
+    RAVE_POLICY,
+    RAVE_UNIFORM,
+    GoAdapter,
+    default_params,
+    expand_amaf,
+)
+from usi_engine.go.player import GoPlayer
 from usi_engine.go.playout import seed_rng
+from usi_engine.go.workspace import WS_ROWS
+from usi_engine.gtp_options import build_parser, player_settings
 from usi_engine.search import layout
 from usi_engine.search.searcher import Searcher
 from usi_engine.search.settings import Limits, SearchOptions
@@ -77,6 +89,100 @@ def test_expand_amaf_reports_priors_and_playout_traces():
     assert 4 <= simulated.sum() <= 5 and simulated[vertices.index("B4")]
     assert np.all(np.diff(tstart[: n + 1])[~simulated] == 0)
     assert np.allclose(values[:n][~simulated], 1000.0 * (1.0 - 2.0 * prior[:n][~simulated]))
+
+
+def _midgame(seed, size=9, plies=30):
+    """A position after `plies` seeded playout-policy moves on an empty board (patterns on)."""
+    b = GoBoard(size, 7.0)
+    rng = seed_rng(seed)
+    ws = np.empty((WS_ROWS, L.BOARD_CAP), np.int64)
+    first = np.zeros(1, np.int64)
+    policy = playout.playout_policy(True, False)
+    for _ in range(plies):
+        playout.first_moves(b.pos, ws, rng, policy, playout.NO_GAMMAS, first)
+        if first[0] == L.PASS:
+            break
+        b.play(b.to_move, b.vertex(int(first[0])))
+    return b
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_first_moves_are_the_first_moves_of_playouts(seed):
+    """first_moves draws what a playout from the same position and rng state plays first, and leaves pos alone."""
+    b = _midgame(seed)
+    pos = b.pos.copy()
+    ws = np.empty((WS_ROWS, L.BOARD_CAP), np.int64)
+    policy = playout.playout_policy(True, True)
+    for k in range(20):
+        draw = np.zeros(1, np.int64)
+        playout.first_moves(pos, ws, seed_rng(100 + k), policy, playout.NO_GAMMAS, draw)
+        trace = np.zeros(300, np.int32)
+        playout.run_playout(pos, ws, seed_rng(100 + k), 243, np.empty(0), np.empty(0), trace, policy)
+        assert draw[0] == trace[0]
+    assert np.array_equal(pos, b.pos)
+
+
+def test_policy_children_follow_the_playout_policy():
+    """With rave_children=RAVE_POLICY, expand_amaf simulates the tactical children and the children the policy's
+    first-move draws pick: with one draw, exactly the child first_moves draws from the same rng state (nothing
+    before the draw uses the rng). In a position where the policy answers the last move locally (a few candidate
+    points), the simulated children are those few, where a uniform draw would spread over ~50."""
+    b = _midgame(12, plies=33)
+    pos = b.pos.copy()
+    ws = np.empty((WS_ROWS, L.BOARD_CAP), np.int64)
+    params = default_params(rave_playouts=1, playout_patterns=True, rave_children=RAVE_POLICY)
+    policy = int(params[P_PLAYOUT_POLICY])
+    support = np.zeros(400, np.int64)
+    playout.first_moves(pos, ws, seed_rng(999), policy, playout.NO_GAMMAS, support)
+    support = set(support.tolist())
+    assert 2 <= len(support) <= 5  # the position's local answers
+    n_max = MAX_MOVES
+    moves, values = np.zeros(n_max, np.int32), np.zeros(n_max)
+    flags, prior = np.zeros(n_max, np.int8), np.zeros(n_max)
+    trace, tstart = np.zeros(n_max * 243, np.int32), np.zeros(n_max + 1, np.int64)
+    hits = set()
+    for k in range(200):
+        n, _ = expand_amaf(pos, np.zeros(1), params, seed_rng(k + 1), moves, values, flags, prior, trace, tstart)
+        simulated = set(np.flatnonzero((flags[:n] & layout.FLAG_NO_SIM) == 0))
+        tactical = {i for i in range(n) if prior[i] in (playout.PRIOR_CAPTURE, playout.PRIOR_ESCAPE)}
+        draw = np.zeros(1, np.int64)
+        playout.first_moves(pos, ws, seed_rng(k + 1), policy, playout.NO_GAMMAS, draw)
+        drawn = {i for i in range(n) if moves[i] == draw[0]}
+        assert simulated == tactical | drawn
+        hits |= {int(moves[i]) for i in simulated - tactical}
+    assert n > 40 and hits == support - {int(moves[i]) for i in tactical}
+    assert np.array_equal(L.live_state(pos), L.live_state(b.pos))
+
+
+def test_policy_children_simulate_at_most_the_draws_plus_tactics():
+    """RAVE_POLICY with 4 draws: between 1 and 4 + tactical children simulated (draws of one child collapse), and
+    the simulated children carry playout traces, the others their prior."""
+    b = board_from(
+        [". . . . .", ". . . . .", "O X O . .", ". O . . .", ". . . . ."], to_move="w"
+    )  # B4 captures the black stone in atari
+    pos = b.pos.copy()
+    n_max = MAX_MOVES
+    moves, values = np.zeros(n_max, np.int32), np.zeros(n_max)
+    flags, prior = np.zeros(n_max, np.int8), np.zeros(n_max)
+    trace, tstart = np.zeros(n_max * 75, np.int32), np.zeros(n_max + 1, np.int64)
+    params = default_params(rave_playouts=4, playout_patterns=True, rave_children=RAVE_POLICY)
+    vertices = None
+    for k in range(30):
+        n, _ = expand_amaf(pos, np.zeros(1), params, seed_rng(k + 1), moves, values, flags, prior, trace, tstart)
+        vertices = vertices or [b.vertex(int(m)) for m in moves[:n]]
+        simulated = (flags[:n] & layout.FLAG_NO_SIM) == 0
+        assert 1 <= simulated.sum() <= 5 and simulated[vertices.index("B4")]
+        assert np.all(np.diff(tstart[: n + 1])[~simulated] == 0)
+        assert np.allclose(values[:n][~simulated], 1000.0 * (1.0 - 2.0 * prior[:n][~simulated]))
+
+
+def test_the_rave_children_option_reaches_the_kernel():
+    """--rave-children policy sets P_RAVE_CHILDREN to RAVE_POLICY; uniform (RAVE_UNIFORM) is the default."""
+    for argv, want in (([], RAVE_UNIFORM), (["--rave-children", "policy"], RAVE_POLICY)):
+        player = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1", *argv])))
+        assert player._searcher(9).adapter.params[P_RAVE_CHILDREN] == want
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--rave-children", "best"])
 
 
 CAPTURE = [

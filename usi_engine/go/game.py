@@ -44,6 +44,9 @@ Params layout (float64 array, ``default_params()``):
 - ``params[P_PRIOR_BASE_N]``, ``params[P_PRIOR_BASE_AMAF]`` (with P_PRIOR_COUNTS): the heuristic prior's virtual MC
   and AMAF visits (default 10, 20), each scaled by its rule's factor ``params[P_RULE_COUNTS + rule]``
   (playout.RULE_*; default 1 for every rule).
+- ``params[P_RAVE_CHILDREN]`` expand_amaf's simulated children besides the tactical ones: RAVE_UNIFORM (default),
+  P_RAVE_PLAYOUTS children drawn uniformly; RAVE_POLICY, the children that P_RAVE_PLAYOUTS draws of the playout
+  policy's first move pick (_choose_by_policy).
 
 ``weights`` (GoAdapter packs it): ``[n_w, n_m, n_g, theta (n_w), move model (n_m), gammas (n_g), shape table]``: the
 learned value's weight vector and shape table (usi_engine/go/shapes.py; GoAdapter.set_value_weights), the learned move
@@ -91,6 +94,7 @@ from usi_engine.go.playout import (
     PRIOR_ESCAPE,
     PRIOR_EYE,
     PRIOR_SELF_ATARI,
+    first_moves,
     move_priors,
     playout_policy,
     rand_below,
@@ -108,7 +112,9 @@ P_PLAYOUTS, P_VALUE_SCALE, P_CAP_FACTOR, P_RAVE_PLAYOUTS, P_LEAF, P_PRIOR_MIX = 
 P_PLAYOUT_POLICY, P_PRIOR_PATTERNS, P_PRIOR_LADDERS, P_PRIOR_MOVES = 6, 7, 8, 9
 P_PRIOR_COUNTS, P_PRIOR_BASE_N, P_PRIOR_BASE_AMAF = 10, 11, 12
 P_RULE_COUNTS = 13  # N_RULES entries: the count factor of each heuristic rule (playout.RULE_*)
-N_PARAMS = P_RULE_COUNTS + N_RULES
+P_RAVE_CHILDREN = P_RULE_COUNTS + N_RULES  # how expand_amaf picks its simulated children: RAVE_UNIFORM or RAVE_POLICY
+N_PARAMS = P_RAVE_CHILDREN + 1
+RAVE_UNIFORM, RAVE_POLICY = 0, 1  # P_RAVE_CHILDREN: drawn uniformly, or by the playout policy's first move
 # The learned move prior as a value (Pachi's pattern prior on 19x19: an even prior of MOVES_EVEN visits at 1/2 plus
 # MOVES_WINS * sqrt(P) virtual wins): H_moves = (MOVES_EVEN / 2 + MOVES_WINS sqrt(P)) / (MOVES_EVEN + MOVES_WINS
 # sqrt(P)).
@@ -150,6 +156,7 @@ def default_params(
     prior_counts: bool = False,
     prior_base: tuple[float, float] = (10.0, 20.0),
     rule_counts: np.ndarray | None = None,
+    rave_children: int = RAVE_UNIFORM,
 ) -> np.ndarray:
     """The params array for expand/root_status. playout_patterns, playout_tactics, playout_softmax: the playout
     policy's switches (playout.playout_policy; softmax needs the gamma table in the weights: GoAdapter's
@@ -168,6 +175,7 @@ def default_params(
     params[P_PRIOR_COUNTS] = float(prior_counts)
     params[P_PRIOR_BASE_N], params[P_PRIOR_BASE_AMAF] = prior_base
     params[P_RULE_COUNTS : P_RULE_COUNTS + N_RULES] = factors
+    params[P_RAVE_CHILDREN] = rave_children
     return params
 
 
@@ -240,6 +248,34 @@ def _choose_simulated(n, m, prior, rng, chosen):
         if rand_below(rng, n - i) < m - picked:
             chosen[i] = True
             picked += 1
+
+
+@njit(cache=True, nogil=True)
+def _choose_by_policy(pos, ws, n, m, moves, prior, rng, policy, gammas, chosen):
+    """chosen[i] = True for every tactical child (as _choose_simulated) and for the children that m draws of the
+    playout policy's first move from pos pick (a child drawn twice is simulated once; a draw that is no child, a
+    superko repetition, picks nothing); all when m <= 0 or m >= n. A playout from a chosen child is then a playout
+    from pos whose first move the policy chose, as in Pachi's and MoGo's leaf playouts, instead of one after a
+    uniformly random reply. One uniform child when nothing else is chosen. Leaves ws set up for pos."""
+    if m <= 0 or m >= n:
+        chosen[:n] = True
+        return
+    chosen[:n] = False
+    any_chosen = False
+    for i in range(n):
+        if prior[i] == PRIOR_CAPTURE or prior[i] == PRIOR_ESCAPE:
+            chosen[i] = True
+            any_chosen = True
+    draws = np.empty(m, np.int64)
+    first_moves(pos, ws, rng, policy, gammas, draws)
+    for d in draws:
+        for i in range(n):
+            if moves[i] == d:
+                chosen[i] = True
+                any_chosen = True
+                break
+    if not any_chosen:
+        chosen[rand_below(rng, n)] = True
 
 
 @njit(cache=True, nogil=True)
@@ -373,7 +409,11 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
         move_priors(
             pos, ws, out_moves, n, out_prior, params[P_PRIOR_PATTERNS] != 0.0, params[P_PRIOR_LADDERS] != 0.0, rules
         )
-        _choose_simulated(n, int(params[P_RAVE_PLAYOUTS]), out_prior, rng, simulate)
+        m = int(params[P_RAVE_PLAYOUTS])
+        if params[P_RAVE_CHILDREN] == RAVE_POLICY:
+            _choose_by_policy(pos, ws, n, m, out_moves, out_prior, rng, policy, gammas, simulate)
+        else:
+            _choose_simulated(n, m, out_prior, rng, simulate)
         if params[P_PRIOR_COUNTS] != 0.0 and counts.shape[1] < n:
             counts = np.empty((2, n), np.float64)  # the caller wants none: the values are the same
         _prior_experience(
@@ -456,8 +496,9 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
 def expand_amaf(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, out_counts=None):
     """The optional RAVE kernel of the contract: out_prior[i] = prior H in [0, 1] for the mover (the heuristic
     playout.move_priors, then the learned parts, _prior_experience); ONE playout from each of P_RAVE_PLAYOUTS random
-    children plus every tactical one (all children when P_RAVE_PLAYOUTS <= 0), its moves in
-    trace[tstart[i]:tstart[i+1]] (passes as NO_MOVE; cut when trace is full); the other children get their prior
+    children (drawn uniformly, or by the playout policy: P_RAVE_CHILDREN) plus every tactical one (all children
+    when P_RAVE_PLAYOUTS <= 0), its moves in trace[tstart[i]:tstart[i+1]] (passes as NO_MOVE; cut when trace is
+    full); the other children get their prior
     as value, flagged NO_SIM. With P_PRIOR_COUNTS on, out_counts[0, i] and out_counts[1, i] (float64 [2, >= n];
     may be left out) = child i's virtual MC and AMAF visits; otherwise out_counts is not touched."""
     counts = np.empty((2, 0), np.float64) if out_counts is None else out_counts

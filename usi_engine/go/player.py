@@ -43,6 +43,9 @@ PRIOR_VISITS_MOVES, PRIOR_AMAF_MOVES = 400.0, 400.0
 # every child (prior_weight); "per-move", each child its own, the sum of its prior terms' (game._prior_experience:
 # the heuristic rule's, the learned move prior's 20 + 300 sqrt(P)).
 PRIOR_COUNTS = ("shared", "per-move")
+# How RAVE picks the children it simulates at an expansion (PlayerSettings.rave_children; index = game.RAVE_UNIFORM,
+# game.RAVE_POLICY): drawn uniformly, or the moves the playout policy would start a playout from the node with.
+RAVE_CHILDREN = ("uniform", "policy")
 
 
 @dataclass
@@ -55,6 +58,7 @@ class PlayerSettings:
     playouts: int | None = None  # children evaluated per move (None: time only)
     leaf_playouts: int = 1  # playouts per child for softmax/uct leaves (K)
     rave_playouts: int = 4  # RAVE: children given a playout per expansion (+ tactical ones; 0 = all)
+    rave_children: str = "uniform"  # RAVE: those children drawn uniformly, or by the playout policy ("policy")
     t_sel: float = 300.0
     t_back: float = 300.0
     c_uct: float = 300.0
@@ -141,6 +145,7 @@ class GoPlayer:
                 default_params(
                     playouts=s.leaf_playouts,
                     rave_playouts=s.rave_playouts,
+                    rave_children=RAVE_CHILDREN.index(s.rave_children),
                     leaf=leaf,
                     prior_mix=s.prior_mix,
                     playout_patterns=s.playout_patterns,

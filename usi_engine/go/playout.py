@@ -278,6 +278,24 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy, gammas=None):
 
 
 @njit(cache=True, nogil=True)
+def first_moves(pos, ws, rng, policy, gammas, out):
+    """out[:] = len(out) independent draws of the playout policy's first move from pos (unchanged): the moves a
+    playout from pos starts with, PASS when the policy has nothing left. ws is set up for pos (and its softmax
+    rows with POLICY_SOFTMAX, which needs gammas as run_playout does)."""
+    _setup(pos, ws)
+    w = pos[STRIDE]
+    if policy & POLICY_SOFTMAX != 0:
+        if gammas.shape[0] != TABLE_SIZE:
+            raise ValueError("POLICY_SOFTMAX needs its gamma table (softplayout.playout_table)")
+        soft_setup(ws, w, pos[SIZE], gammas)
+    ply = pos[PLY]
+    last = pos[HIST + HIST_STRIDE * (ply - 1) + H_MOVE] if ply > 0 else PASS
+    prev = pos[HIST + HIST_STRIDE * (ply - 2) + H_MOVE] if ply > 1 else PASS
+    for i in range(out.shape[0]):  # no ko retake is recent before a playout's first move (run_playout)
+        out[i] = _choose(ws, w, pos[SIDE], last, prev, pos[KO], 0, rng, policy)
+
+
+@njit(cache=True, nogil=True)
 def run_playouts(pos, ws, rng, n, max_moves, own, seki, policy, gammas=None):
     """n playouts from pos (run_playout's arguments). Returns (Black's wins counting a tie as 1/2, total
     moves, summed score)."""
