@@ -296,3 +296,18 @@ def test_search_bench_compares_the_move_prior_with_the_search_without_it(capsys)
     without, with_prior, ratio = capsys.readouterr().out.strip().splitlines()[-3:]
     assert "move_prior=0" in without.split() and "move_prior=1" in with_prior.split()
     assert ratio.startswith("move_prior_speed_ratio=") and float(ratio.split("=")[1]) > 0
+
+
+def test_a_playout_limit_counts_each_search_afresh_under_tree_reuse():
+    """Limits(children=N) (GTP --playouts) stops a search once N children were evaluated in it, also when the tree
+    it reuses comes from a search that evaluated more than N (the count is the new search's, not the pool's; a
+    watcher thread that read the pool's count before the new search reset it stopped searches at once)."""
+    b = GoBoard(9, 7.0)
+    s = Searcher(GoAdapter(9, default_params(playout_patterns=True)), SearchOptions(policy="rave", hash_mb=64, seed=2))
+    first = s.search(b.pos, Limits(children=6000))
+    assert 6000 <= first.children < 6000 + 400
+    b.play("b", first.best_move_str)
+    b.play("w", GoAdapter(9).move_to_str(first.pv[1]))
+    second = s.search(b.pos, Limits(children=1500))
+    assert second.reused_nodes > 0  # the subtree of the two moves was kept, with its playouts
+    assert 1500 <= second.children < 1500 + 400

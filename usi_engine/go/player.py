@@ -31,7 +31,6 @@ RESIGN_MIN_PLAYOUTS = 2000
 WARMUP_SIZE = 5
 WARMUP_SAMPLES = 2
 WARMUP_SCORE_PLAYOUTS = 4
-PLAYOUT_POLL_SECONDS = 0.002
 # RAVE's prior weight, virtual MC and AMAF visits of the heuristic prior H (seed 000 eq. 49, 51), by board size:
 # on large boards (playout.LARGE_BOARD and up) MC values of opening moves are noise at a few thousand playouts
 # per move, so the prior's knowledge (open corners, the third line) must outweigh them for longer.
@@ -284,10 +283,8 @@ class GoPlayer:
             think = self.settings.td_share * seconds
             searcher.adapter.td_think(pos, think)
             seconds -= think
-        limits = Limits(time_ms=None if seconds is None else 1000.0 * seconds)
-        if self.settings.playouts is None:
-            return searcher.search(pos, limits, multipv=multipv)
-        return _search_playouts(searcher, pos, limits, self.settings.playouts, multipv)
+        limits = Limits(time_ms=None if seconds is None else 1000.0 * seconds, children=self.settings.playouts)
+        return searcher.search(pos, limits, multipv=multipv)
 
     @staticmethod
     def winrate(result, value_scale: float) -> float:
@@ -350,25 +347,3 @@ def position_for(board: GoBoard, colour: int):
         pos = pos.copy()
         pos[L.SIDE], pos[L.KO] = colour, 0
     return pos
-
-
-def _search_playouts(searcher, pos, limits, playouts: int, multipv: int):
-    """Search until `playouts` children were evaluated (or the time limit): a watcher stops it."""
-    from usi_engine.search.layout import C_CHILDREN
-
-    done = threading.Event()
-
-    def watch():
-        while not done.wait(PLAYOUT_POLL_SECONDS):
-            pool = searcher.pool
-            if pool is not None and pool.ctl[C_CHILDREN] >= playouts:
-                searcher.stop()
-                return
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    try:
-        return searcher.search(pos, limits, multipv=multipv)
-    finally:
-        done.set()
-        watcher.join()

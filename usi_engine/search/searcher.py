@@ -114,6 +114,8 @@ class Searcher:
             now = time.perf_counter()
             if self._stop.is_set() or (deadline is not None and now >= deadline):
                 ctl[layout.C_STOP] = 1
+            elif not infinite and limits.children is not None and ctl[layout.C_CHILDREN] >= limits.children:
+                ctl[layout.C_STOP] = 1
             progress = ctl[layout.C_EXPANSIONS] + ctl[layout.C_REFINED]
             if progress != last_expansions:
                 last_expansions, stall_base = progress, ctl[layout.C_SAMPLES]

@@ -53,6 +53,7 @@ class Limits:
     time_ms: float | None = None
     nodes: int | None = None  # positions evaluated
     samples: int | None = None
+    children: int | None = None  # children the game really evaluated (Go: playouts; the C_CHILDREN count)
     depth: int | None = None  # PV length
     infinite: bool = False  # ignore every limit; run until stop()
     stop_on_proven: bool = True  # end early once the root value is proven
