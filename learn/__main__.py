@@ -9,10 +9,12 @@ import argparse
 import signal
 import sys
 
+from .go_balance import add_go_balance_parser
 from .go_moves import add_go_moves_parser
 from .go_td import add_go_td_parser
 from .match.arena import add_arena_parser
 from .match.cli import add_match_parser
+from .match.go_label import add_go_label_parser
 from .match.go_review import add_go_review_parser
 from .match.ladder import add_ladder_parser
 from .plot import add_plot_parser
@@ -31,6 +33,8 @@ COMMANDS = (
     add_go_td_parser,
     add_go_moves_parser,
     add_go_review_parser,
+    add_go_label_parser,
+    add_go_balance_parser,
     add_shogi_moves_parser,
     add_shogi_moves_eval_parser,
 )

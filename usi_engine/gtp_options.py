@@ -45,6 +45,7 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         playout_tactics=args.playout_tactics == "on",
         playout_softmax=args.playout_softmax == "on",
         playout_softmax_beta=args.playout_softmax_beta,
+        playout_weights=args.playout_weights,
         prior_patterns=args.prior_patterns == "on",
         prior_ladders=args.prior_ladders == "on",
         prior_moves=args.prior_moves,
@@ -154,6 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=d.playout_softmax_beta,
         help="exponent of the softmax playouts' gammas: gamma ** beta (default %(default)s: the model's own; 0 = "
         "uniform)",
+    )
+    p.add_argument(
+        "--playout-weights",
+        metavar="FILE",
+        default=d.playout_weights,
+        help="softmax playouts (implies --playout-softmax on) with the 3x3 shape weights of this file, made by "
+        "simulation balancing (`python -m learn go-balance`) instead of the move model's",
     )
     p.add_argument(
         "--prior-patterns",

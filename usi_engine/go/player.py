@@ -74,6 +74,7 @@ class PlayerSettings:
     playout_tactics: bool = False  # playouts use the local tactics: 2 liberties, nakade, ko (playout.py rules 0, 3, 4)
     playout_softmax: bool = False  # playouts' random rule draws by the move model's 3x3 gammas (softplayout.py)
     playout_softmax_beta: float = 1.0  # exponent of those gammas (gamma ** beta; 0 = uniform)
+    playout_weights: str | None = None  # softmax playouts with these shape weights (learn go-balance) instead
     prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
     prior_ladders: bool = False  # RAVE prior (large boards): PRIOR_LADDERED for escapes into a working ladder
     prior_moves: float = 1.0  # RAVE prior (large boards): weight of the learned move prior (moveprior.py)
@@ -135,10 +136,14 @@ class GoPlayer:
             s = self.settings
             leaf = LEAF_LEARNED if s.leaf == "learned" else LEAF_PLAYOUTS
             gammas = None
-            if s.playout_softmax:  # a missing or bad model file raises: the option asks for these playouts
-                from .softplayout import playout_table
+            softmax = s.playout_softmax or s.playout_weights is not None
+            if softmax:  # a missing or bad model or weights file raises: the option asks for these playouts
+                from .softplayout import playout_table, weights_table
 
-                gammas = playout_table(s.move_model, s.playout_softmax_beta)
+                if s.playout_weights is not None:
+                    gammas = weights_table(s.playout_weights, s.playout_softmax_beta)
+                else:
+                    gammas = playout_table(s.move_model, s.playout_softmax_beta)
             adapter = GoAdapter(
                 size,
                 default_params(
@@ -149,7 +154,7 @@ class GoPlayer:
                     prior_mix=s.prior_mix,
                     playout_patterns=s.playout_patterns,
                     playout_tactics=s.playout_tactics,
-                    playout_softmax=s.playout_softmax,
+                    playout_softmax=softmax,
                     prior_patterns=s.prior_patterns,
                     prior_ladders=s.prior_ladders,
                     prior_moves=s.prior_moves,

@@ -59,10 +59,11 @@ from usi_engine.go.layout import (
     WHITE,
 )
 from usi_engine.go.patterns import matches
-from usi_engine.go.softplayout import TABLE_SIZE, soft_draw, soft_play, soft_setup
+from usi_engine.go.softplayout import TABLE_SIZE, soft_draw, soft_play, soft_score, soft_setup
 from usi_engine.go.tactics import nakade_move, two_lib_moves
 from usi_engine.go.workspace import (
     R_BOARD,
+    R_CODE,
     R_EMPTY,
     R_HEAD,
     R_LIBS,
@@ -151,10 +152,10 @@ def _pattern_move(ws, w, c, last, prev, ko, rng):
 
 
 @njit(cache=True, nogil=True)
-def _choose(ws, w, c, last, prev, ko, ko_recent, rng, policy):
-    """The playout policy's move for c (module docstring; `policy` is the bitmask of its optional rules) after the
-    opponent's move `last` and c's own move `prev` before it; ko_recent: the point of a ko taken within KO_AGE
-    moves while no ko ban holds (0: none). PASS when nothing is left."""
+def _local_move(ws, w, c, last, prev, ko, ko_recent, rng, policy):
+    """Rules 0-5 of the playout policy (module docstring; `policy` is the bitmask of its optional rules) for c after
+    the opponent's move `last` and c's own move `prev` before it; ko_recent: the point of a ko taken within KO_AGE
+    moves while no ko ban holds (0: none). 0 when none of them gives a move (rule 6 decides)."""
     board, head = ws[R_BOARD], ws[R_HEAD]
     if policy & POLICY_KO and ko_recent != 0 and rand_below(rng, 100) < KO_RATE:
         k = ko_recent
@@ -189,8 +190,16 @@ def _choose(ws, w, c, last, prev, ko, ko_recent, rng, policy):
             mv = _pattern_move(ws, w, c, last, prev if policy & POLICY_PATTERNS_PREV else PASS, ko, rng)
             if mv != 0:
                 return mv
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _random_move(ws, w, c, ko, rng, policy):
+    """Rule 6: a uniformly random empty point that is not an own eye and that workspace._random_ok accepts, or with
+    POLICY_SOFTMAX one drawn by the shape gammas (softplayout.soft_draw); PASS when nothing is left."""
     if policy & POLICY_SOFTMAX:
         return soft_draw(ws, w, c, ko, rng)
+    board = ws[R_BOARD]
     n = ws[R_META, 0]
     if n == 0:
         return PASS
@@ -207,11 +216,24 @@ def _choose(ws, w, c, last, prev, ko, ko_recent, rng, policy):
 
 
 @njit(cache=True, nogil=True)
-def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy, gammas=None):
+def _choose(ws, w, c, last, prev, ko, ko_recent, rng, policy):
+    """The playout policy's move for c: rules 0-5 (_local_move), else rule 6 (_random_move); PASS when nothing is
+    left."""
+    mv = _local_move(ws, w, c, last, prev, ko, ko_recent, rng, policy)
+    if mv != 0:
+        return mv
+    return _random_move(ws, w, c, ko, rng, policy)
+
+
+@njit(cache=True, nogil=True)
+def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy, gammas=None, classes=None, psi=None):
     """One playout from pos (unchanged). Returns (black area - white area - komi, moves played).
     policy: the bitmask of the optional rules (POLICY_*; playout_policy), 0 for the plain policy; gammas: the
     softmax draw's table (softplayout.draw_table, float64[TABLE_SIZE]), needed with POLICY_SOFTMAX (ValueError
     without it), else unused and may be left out.
+    psi (with POLICY_SOFTMAX; simulation balancing, learn/go_balance.py): when given, psi[k] += the playout's score
+    function for shape class k, the sum over its rule-6 moves of d log pi(a) / d theta_k for gammas exp(theta)
+    (softplayout.soft_score), with classes = softplayout.score_classes(); left out, nothing of it is compiled in.
 
     own/seki (length BOARD_CAP, or empty to skip): own[p] += +1 for a Black point, -1 for a White
     point at the end; seki[p] += 1 for a stone whose final block touches a neutral point (after
@@ -236,7 +258,15 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy, gammas=None):
     moves = 0
     while passes < 2 and moves < max_moves:
         recent = ko_point if ko == 0 and moves - ko_move <= KO_AGE else 0
-        p = _choose(ws, w, c, last, prev, ko, recent, rng, policy)
+        if psi is None:
+            p = _choose(ws, w, c, last, prev, ko, recent, rng, policy)
+        else:
+            p = _local_move(ws, w, c, last, prev, ko, recent, rng, policy)
+            if p == 0:
+                soft_score(ws, w, c, ko, classes, psi)
+                p = _random_move(ws, w, c, ko, rng, policy)
+                if p != PASS:
+                    psi[classes[2 * ws[R_CODE, p] + c - 1]] += 1.0
         if p == PASS:
             passes += 1
             ko = 0

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from usi_engine.go.layout import BLACK, BORDER, EMPTY, PASS
-from usi_engine.go.moveprior import G_SHAPE3, KEYS, OFFSETS, SHAPE3_CLASS, SWAP3, read_model, shipped_model
+from usi_engine.go.moveprior import G_SHAPE3, KEYS, N_SHAPE3, OFFSETS, SHAPE3_CLASS, SWAP3, read_model, shipped_model
 from usi_engine.go.patterns import N_CODES, neighbourhood_code
 from usi_engine.go.workspace import (
     R_BOARD,
@@ -49,6 +49,7 @@ from usi_engine.go.workspace import (
 from usi_engine.search.rng import xorshift64star
 
 TABLE_SIZE = 2 * N_CODES  # entries of the kernels' table (draw_table)
+PLAYOUT_FEATURE_SET = "go-playout-shape3"  # playout-weights files: one weight per 3x3 shape class
 GAMMA_TOP = float(2**32)  # fixed-point value of the largest gamma; totals stay below 361 * 2**32 < 2**53
 _UNIT = 1.0 / 9007199254740992.0  # 2**-53
 
@@ -74,6 +75,50 @@ def draw_table(gammas: np.ndarray) -> np.ndarray:
     table[:, 0] = fixed  # Black to move: the absolute code is the normalised one
     table[:, 1] = fixed[SWAP3]  # White to move: its stones are the mover's
     return table.reshape(TABLE_SIZE)
+
+
+def shape_gammas(theta: np.ndarray) -> np.ndarray:
+    """gamma_table's form for shape-class weights theta (float64[N_SHAPE3], a playout-weights file of
+    learn/go_balance.py): exp(theta - max theta) of each mover-normalised code's class."""
+    theta = np.asarray(theta, np.float64)
+    if theta.shape != (N_SHAPE3,) or not np.all(np.isfinite(theta)):
+        raise ValueError(f"shape weights must be {N_SHAPE3} finite numbers")
+    return np.exp(theta - theta.max())[SHAPE3_CLASS]
+
+
+def score_classes() -> np.ndarray:
+    """int64[TABLE_SIZE]: the shape class (moveprior.SHAPE3_CLASS) of each entry 2 * code + (c - 1) of draw_table,
+    the absolute code seen by colour c to move; run_playout's `classes` for the score function (soft_score)."""
+    out = np.empty((N_CODES, 2), np.int64)
+    out[:, 0] = SHAPE3_CLASS
+    out[:, 1] = SHAPE3_CLASS[SWAP3]
+    return out.reshape(TABLE_SIZE)
+
+
+def write_playout_weights(path, theta: np.ndarray, **notes) -> None:
+    """A playout-weights file (usi_engine/weightfile.py's archive, feature set PLAYOUT_FEATURE_SET): the shape-class
+    weights theta, float64[N_SHAPE3], and JSON-serialisable notes."""
+    from usi_engine.weightfile import write_archive
+
+    shape_gammas(theta)  # checks the shape and finiteness
+    write_archive(path, {"shape3": theta}, PLAYOUT_FEATURE_SET, 1, 1.0, **notes)
+
+
+def read_playout_weights(path) -> tuple[np.ndarray, dict]:
+    """(theta, metadata) of a playout-weights file; WeightFileError (a ValueError) naming the file and the problem."""
+    from usi_engine.weightfile import read_archive
+
+    blocks, meta = read_archive(path, PLAYOUT_FEATURE_SET, {1: {"shape3": (N_SHAPE3,)}})
+    return blocks["shape3"], meta
+
+
+def weights_table(path, beta: float = 1.0) -> np.ndarray:
+    """draw_table of the shape weights of a playout-weights file (learn/go_balance.py), as gammas exp(beta * theta);
+    WeightFileError (a ValueError) when the file is missing or bad."""
+    if not np.isfinite(beta) or beta < 0:
+        raise ValueError(f"softmax playout exponent beta must be finite and >= 0, got {beta}")
+    theta, _ = read_playout_weights(path)
+    return draw_table(shape_gammas(beta * theta))
 
 
 def playout_table(model_path=None, beta: float = 1.0) -> np.ndarray:
@@ -222,3 +267,26 @@ def soft_draw(ws, w, c, ko, rng):
         empties[n] = p
         eidx[p] = n
     return PASS
+
+
+@njit(cache=True, nogil=True)
+def soft_score(ws, w, c, ko, classes, psi):
+    """The expectation part of rule 6's score function, before its draw: psi[k] -= pi(k), the probability that the
+    softmax draw (soft_draw) picks a point of shape class k, pi(p) = gamma(p) / sum of gamma over the points it
+    accepts (not an own eye, workspace._random_ok). With the drawn point's psi[class] += 1 this is
+    d log pi(a) / d theta for gammas exp(theta) (the fixed-point table's rounding aside). Needs soft_setup /
+    soft_play upkeep of ws; changes nothing in it."""
+    board, empties, code = ws[R_BOARD], ws[R_EMPTY], ws[R_CODE]
+    gamma = ws[R_GAMMA_B] if c == BLACK else ws[R_GAMMA_W]
+    n = ws[R_META, 0]
+    total = 0.0
+    for i in range(n):
+        p = empties[i]
+        if not _is_own_eye(board, w, p, c) and _random_ok(ws, w, p, c, ko):
+            total += gamma[p]
+    if total == 0.0:
+        return
+    for i in range(n):
+        p = empties[i]
+        if not _is_own_eye(board, w, p, c) and _random_ok(ws, w, p, c, ko):
+            psi[classes[2 * code[p] + c - 1]] -= gamma[p] / total
