@@ -191,6 +191,7 @@ def evaluate(pos_list, targets, weights: str | None, n: int, threads: int, seed:
     policies = {
         "plain": (playout_policy(False, False), None),
         "patterns": (playout_policy(True, False), None),
+        "patterns+tactics": (playout_policy(True, True), None),
         "patterns+softmax(move model)": (playout_policy(True, False, True), playout_table()),
     }
     if weights:
@@ -224,6 +225,9 @@ def add_go_balance_parser(sub) -> None:
     p.add_argument("--grad-playouts", type=int, default=32, help="playouts for g^ per position (default 32)")
     p.add_argument("--eval-playouts", type=int, default=256, help="playouts per held-out position (default 256)")
     p.add_argument("--holdout", type=float, default=0.2, help="fraction of records held out (default 0.2)")
+    p.add_argument(
+        "--playout-patterns", choices=("on", "off"), default="on", help="with MoGo patterns, rule 5 (default on)"
+    )
     p.add_argument("--playout-tactics", action="store_true", help="balance under the tactics rules too")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=1)
@@ -269,7 +273,7 @@ def run_go_balance(a: argparse.Namespace) -> int:
         except ValueError as e:
             return _fail(str(e))
         done, history = int(meta.get("epochs", 0)), list(meta.get("history", []))
-    policy = playout_policy(True, a.playout_tactics, True)
+    policy = playout_policy(a.playout_patterns == "on", a.playout_tactics, True)
     bal = Balancer(theta, policy, a.threads, a.seed + 1000 * done)
     rng = np.random.default_rng(a.seed + done)
 
@@ -306,6 +310,7 @@ def run_go_balance(a: argparse.Namespace) -> int:
             labels=os.path.basename(a.labels),
             positions=int(len(train)),
             settings={k: getattr(a, k) for k in ("batch", "lr", "l2", "value_playouts", "grad_playouts", "seed")},
+            playout_patterns=a.playout_patterns == "on",
             playout_tactics=bool(a.playout_tactics),
         )
         print(f"go-balance: {json.dumps(row)}", flush=True)
