@@ -46,6 +46,7 @@ from usi_engine.go.softplayout import (
     read_playout_weights,
     score_classes,
     shape_gammas,
+    weights_table,
     write_playout_weights,
 )
 from usi_engine.go.workspace import new_workspace
@@ -195,10 +196,9 @@ def evaluate(pos_list, targets, weights: str | None, n: int, threads: int, seed:
         "patterns+softmax(move model)": (playout_policy(True, False, True), playout_table()),
     }
     if weights:
-        theta, _ = read_playout_weights(weights)
         policies[f"patterns+softmax({os.path.basename(weights)})"] = (
             playout_policy(True, False, True),
-            draw_table(shape_gammas(theta)),
+            weights_table(weights),
         )
     report = {}
     for name, (policy, table) in policies.items():
