@@ -29,6 +29,7 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         leaf_playouts=args.leaf_playouts,
         rave_playouts=args.rave_playouts,
         rave_children=args.rave_children,
+        expand_after=args.expand_after,
         t_sel=args.t_sel,
         t_back=args.t_back,
         c_uct=args.c_uct,
@@ -102,7 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
         choices=RAVE_CHILDREN,
         default=d.rave_children,
         help="RAVE: those children drawn uniformly, or by the playout policy's first move from the node, so that a "
-        "leaf's playouts start as the playouts do (default %(default)s)",
+        "leaf's playouts start as the playouts do, or none (the expansion sets priors only; with --expand-after the "
+        "search plays from the node itself) (default %(default)s)",
+    )
+    p.add_argument(
+        "--expand-after",
+        type=int,
+        default=d.expand_after,
+        help="RAVE: a leaf plays one playout from itself per visit until its edge has this many real visits, then "
+        "is expanded (MoGo's and Pachi's trees; 0 = expand at the first visit, default %(default)s)",
     )
     p.add_argument(
         "--leaf",

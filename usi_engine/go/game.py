@@ -46,7 +46,9 @@ Params layout (float64 array, ``default_params()``):
   (playout.RULE_*; default 1 for every rule).
 - ``params[P_RAVE_CHILDREN]`` expand_amaf's simulated children besides the tactical ones: RAVE_UNIFORM (default),
   P_RAVE_PLAYOUTS children drawn uniformly; RAVE_POLICY, the children that P_RAVE_PLAYOUTS draws of the playout
-  policy's first move pick (_choose_by_policy).
+  policy's first move pick (_choose_by_policy); RAVE_NONE, no child at all (not even a tactical one): the expansion
+  only sets the priors, and the core's search plays one playout from the expanded node itself (leaf_playout, with
+  SearchOptions.expand_visits > 0).
 
 ``weights`` (GoAdapter packs it): ``[n_w, n_m, n_g, theta (n_w), move model (n_m), gammas (n_g), shape table]``: the
 learned value's weight vector and shape table (usi_engine/go/shapes.py; GoAdapter.set_value_weights), the learned move
@@ -114,7 +116,8 @@ P_PRIOR_COUNTS, P_PRIOR_BASE_N, P_PRIOR_BASE_AMAF = 10, 11, 12
 P_RULE_COUNTS = 13  # N_RULES entries: the count factor of each heuristic rule (playout.RULE_*)
 P_RAVE_CHILDREN = P_RULE_COUNTS + N_RULES  # how expand_amaf picks its simulated children: RAVE_UNIFORM or RAVE_POLICY
 N_PARAMS = P_RAVE_CHILDREN + 1
-RAVE_UNIFORM, RAVE_POLICY = 0, 1  # P_RAVE_CHILDREN: drawn uniformly, or by the playout policy's first move
+# P_RAVE_CHILDREN: drawn uniformly, by the playout policy's first move, or none (the core's leaf playouts value them)
+RAVE_UNIFORM, RAVE_POLICY, RAVE_NONE = 0, 1, 2
 # The learned move prior as a value (Pachi's pattern prior on 19x19: an even prior of MOVES_EVEN visits at 1/2 plus
 # MOVES_WINS * sqrt(P) virtual wins): H_moves = (MOVES_EVEN / 2 + MOVES_WINS sqrt(P)) / (MOVES_EVEN + MOVES_WINS
 # sqrt(P)).
@@ -133,6 +136,7 @@ __all__ = [
     "pos_key",
     "expand",
     "expand_amaf",
+    "leaf_playout",
     "root_status",
     "default_params",
     "MAX_MOVES",
@@ -384,6 +388,31 @@ def prior_values(pos, weights, params, moves, n, out):
 
 
 @njit(cache=True, nogil=True)
+def leaf_playout(pos, weights, params, rng, trace):
+    """One playout of the playout policy from pos itself (the core's leaf playout, SearchOptions.expand_visits):
+    (value from the side to move on the value scale, moves written to trace with passes as NO_MOVE, moves played);
+    a finished game is valued exactly, with no move."""
+    if game_over(pos):
+        return _terminal_value(pos), 0, 0
+    cap = max(1, int(params[P_CAP_FACTOR] * pos[SIZE] * pos[SIZE]))
+    ws = np.empty((WS_ROWS, BOARD_CAP), np.int64)
+    none = np.empty(0, np.float64)
+    room = min(cap, trace.shape[0])
+    black = pos[SIDE] == BLACK
+    score, moves = run_playout(
+        pos, ws, rng, cap, none, none, trace[:room], int(params[P_PLAYOUT_POLICY]), playout_gammas(weights)
+    )
+    tlen = min(moves, room)
+    for j in range(tlen):
+        if trace[j] == PASS:
+            trace[j] = NO_MOVE
+    p = 1.0 if score > 0 else (0.5 if score == 0 else 0.0)
+    if not black:
+        p = 1.0 - p
+    return params[P_VALUE_SCALE] * (2.0 * p - 1.0), tlen, moves
+
+
+@njit(cache=True, nogil=True)
 def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_prior, trace, tstart, counts, amaf):
     """expand (amaf False: K playouts per child) or expand_amaf (amaf True: priors, their virtual visits in counts
     when P_PRIOR_COUNTS is on, one traced playout per child)."""
@@ -410,7 +439,9 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
             pos, ws, out_moves, n, out_prior, params[P_PRIOR_PATTERNS] != 0.0, params[P_PRIOR_LADDERS] != 0.0, rules
         )
         m = int(params[P_RAVE_PLAYOUTS])
-        if params[P_RAVE_CHILDREN] == RAVE_POLICY:
+        if params[P_RAVE_CHILDREN] == RAVE_NONE:
+            simulate[:n] = False
+        elif params[P_RAVE_CHILDREN] == RAVE_POLICY:
             _choose_by_policy(pos, ws, n, m, out_moves, out_prior, rng, policy, gammas, simulate)
         else:
             _choose_simulated(n, m, out_prior, rng, simulate)

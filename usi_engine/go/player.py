@@ -43,8 +43,9 @@ PRIOR_VISITS_MOVES, PRIOR_AMAF_MOVES = 400.0, 400.0
 # the heuristic rule's, the learned move prior's 20 + 300 sqrt(P)).
 PRIOR_COUNTS = ("shared", "per-move")
 # How RAVE picks the children it simulates at an expansion (PlayerSettings.rave_children; index = game.RAVE_UNIFORM,
-# game.RAVE_POLICY): drawn uniformly, or the moves the playout policy would start a playout from the node with.
-RAVE_CHILDREN = ("uniform", "policy")
+# game.RAVE_POLICY, game.RAVE_NONE): drawn uniformly, the moves the playout policy would start a playout from the node
+# with, or none (the expansion only sets priors; with expand_visits the search plays from the node itself).
+RAVE_CHILDREN = ("uniform", "policy", "none")
 
 
 @dataclass
@@ -57,7 +58,8 @@ class PlayerSettings:
     playouts: int | None = None  # children evaluated per move (None: time only)
     leaf_playouts: int = 1  # playouts per child for softmax/uct leaves (K)
     rave_playouts: int = 4  # RAVE: children given a playout per expansion (+ tactical ones; 0 = all)
-    rave_children: str = "uniform"  # RAVE: those children drawn uniformly, or by the playout policy ("policy")
+    rave_children: str = "uniform"  # RAVE: those children drawn uniformly, by the playout policy ("policy"), or "none"
+    expand_after: int = 0  # RAVE: playouts from a leaf itself until its edge has this many, then expand (0: at once)
     t_sel: float = 300.0
     t_back: float = 300.0
     c_uct: float = 300.0
@@ -176,6 +178,7 @@ class GoPlayer:
                     graph=s.graph,
                     seed=s.seed,
                     prior_counts=s.per_move_counts(),
+                    expand_visits=s.expand_after,
                 ),
             )
         self.searcher.adapter.size = size

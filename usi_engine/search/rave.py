@@ -162,6 +162,27 @@ def amaf_credit(tree, move, z, hkey, hval, hbuild, hseen, build, stamp):
 
 
 @njit(cache=True, nogil=True)
+def amaf_sequence(tree, path_edges, t, d, child, trace, j0, j1, z, hkey, hval, hbuild, hseen, build, stamp):
+    """AMAF credits (eq. 16-17) at path node s_t of one simulation whose moves after s_t are the path's edges t..d-1,
+    then `child` (NO_MOVE: none), then trace[j0:j1]: the moves of s_t's side to move (every second one), each with
+    outcome z (s_t's side), first occurrence only; trace entries NO_MOVE keep the parity."""
+    emove = tree[T_EMOVE]
+    k = 0
+    for u in range(t, d):
+        if k % 2 == 0:
+            amaf_credit(tree, emove[path_edges[u]], z, hkey, hval, hbuild, hseen, build, stamp)
+        k += 1
+    if child != NO_MOVE:
+        if k % 2 == 0:
+            amaf_credit(tree, child, z, hkey, hval, hbuild, hseen, build, stamp)
+        k += 1
+    for j in range(j0, j1):
+        if k % 2 == 0 and trace[j] != NO_MOVE:
+            amaf_credit(tree, trace[j], z, hkey, hval, hbuild, hseen, build, stamp)
+        k += 1
+
+
+@njit(cache=True, nogil=True)
 def rave_update(tree, path_nodes, path_edges, d, moves, values, cflags, n, trace, tstart, vscale, hscratch):
     """Statistics after the expansion of path_nodes[d], whose n children each ran one playout (child i:
     move moves[i], value values[i] from its side, playout moves trace[tstart[i]:tstart[i+1]]), except
@@ -173,7 +194,6 @@ def rave_update(tree, path_nodes, path_edges, d, moves, values, cflags, n, trace
     the first occurrence of each move only; moves that are no edge of s_t (illegal there) are skipped."""
     hkey, hval, hbuild, hseen, ids = hscratch
     rn, rw = tree[T_RN], tree[T_RW]
-    emove = tree[T_EMOVE]
     zsum = 0.0
     sims = 0
     for i in range(n):
@@ -192,22 +212,13 @@ def rave_update(tree, path_nodes, path_edges, d, moves, values, cflags, n, trace
             if cflags[i] & FLAG_NO_SIM:
                 continue
             ids[1] += 1
-            stamp = ids[1]
             z = rave_outcome(values[i], vscale)
             if (d - t) % 2 == 1:
                 z = 1.0 - z
-            k = 0
-            for u in range(t, d):
-                if k % 2 == 0:
-                    amaf_credit(tree, emove[path_edges[u]], z, hkey, hval, hbuild, hseen, build, stamp)
-                k += 1
-            if k % 2 == 0:
-                amaf_credit(tree, moves[i], z, hkey, hval, hbuild, hseen, build, stamp)
-            k += 1
-            for j in range(tstart[i], tstart[i + 1]):
-                if k % 2 == 0 and trace[j] != NO_MOVE:
-                    amaf_credit(tree, trace[j], z, hkey, hval, hbuild, hseen, build, stamp)
-                k += 1
+            amaf_sequence(
+                tree, path_edges, t, d, moves[i], trace, tstart[i], tstart[i + 1], z, hkey, hval, hbuild, hseen,
+                build, ids[1],
+            )
 
 
 @njit(cache=True, nogil=True)
@@ -219,3 +230,21 @@ def rave_update_end(tree, path_edges, d, end_value, vscale):
         e = path_edges[t]
         tree[T_RN][e] += 1.0
         tree[T_RW][e] += z if (d - t) % 2 == 0 else 1.0 - z
+
+
+@njit(cache=True, nogil=True)
+def rave_update_leaf(tree, path_nodes, path_edges, d, top, value, trace, tlen, vscale, hscratch):
+    """Statistics of one playout from path_nodes[d] itself (the leaf playout of MoGo's and Pachi's trees; value
+    from the leaf's side to move, moves trace[:tlen]): MC (eq. 13-15) as rave_update_end, one simulation for
+    every path edge; AMAF (eq. 16-17) at the path nodes s_t, t = 0..top (top = d when the leaf is expanded, so
+    its own edges learn from the playout, else d - 1), over the path's moves after s_t and then the playout's."""
+    rave_update_end(tree, path_edges, d, value, vscale)
+    hkey, hval, hbuild, hseen, ids = hscratch
+    z_leaf = 1.0 - rave_outcome(value, vscale)  # the outcome for the leaf's side to move
+    for t in range(top + 1):
+        ids[0] += 1
+        build = ids[0]
+        edge_map(tree, path_nodes[t], hkey, hval, hbuild, build)
+        ids[1] += 1
+        z = z_leaf if (d - t) % 2 == 0 else 1.0 - z_leaf
+        amaf_sequence(tree, path_edges, t, d, NO_MOVE, trace, 0, tlen, z, hkey, hval, hbuild, hseen, build, ids[1])

@@ -35,6 +35,7 @@ from usi_engine.search.layout import (
     FLAG_NO_SIM,
     FLAG_TERMINAL,
     FP_BACK_ANNEAL_N,
+    FP_EXPAND_N,
     FP_PRIOR_AMAF,
     FP_PRIOR_N,
     FP_TBACK,
@@ -59,12 +60,13 @@ from usi_engine.search.layout import (
     T_KEY,
     T_NMOVES,
     T_RC,
+    T_RN,
     T_STATE,
     T_VALUE,
     UNEXPANDED,
 )
 from usi_engine.search.nodes import attach_children, new_child
-from usi_engine.search.rave import rave_init_edges, rave_update, rave_update_end
+from usi_engine.search.rave import prior_visits_of, rave_init_edges, rave_update, rave_update_end, rave_update_leaf
 from usi_engine.search.selection import select_edge
 from usi_engine.search.values import is_proven
 from usi_engine.search.widening import align_prior, widen_claim, widen_publish
@@ -94,6 +96,16 @@ def claim_sample(ctl):
             return False
         if atomic_cas(ctl, C_SAMPLES, old, old + 1) == old:
             return True
+
+
+@njit(cache=True, nogil=True)
+def leaf_played(tree, ctl, path_nodes, path_edges, d, top, value, trace, tlen, work, vscale, hscratch):
+    """Account one playout from path_nodes[d] (the game's leaf_playout: value from the leaf's side to move, moves
+    trace[:tlen]): its statistics by rave_update_leaf with AMAF credit up to path node `top`, its work, and one
+    child evaluated (C_CHILDREN: a Go playout)."""
+    rave_update_leaf(tree, path_nodes, path_edges, d, top, value, trace, tlen, vscale, hscratch)
+    atomic_add(ctl, C_WORK, work)
+    atomic_add(ctl, C_CHILDREN, 1)
 
 
 @njit(cache=True, nogil=True)
@@ -180,6 +192,7 @@ def build_kernels(game, stamp):
     from numba import njit as _njit
 
     amaf = game if hasattr(game, 'expand_amaf') else standins
+    leafplay = game if hasattr(game, 'leaf_playout') else standins  # RAVE's playouts from a leaf (FP_EXPAND_N)
     refine = game if hasattr(game, 'leaf_value') else standins
     joinable = hasattr(game, 'expand_children')
     joiner = game if joinable else standins
@@ -230,6 +243,7 @@ def build_kernels(game, stamp):
             vscale = fp[FP_VSCALE]
             widen = joinable and tree[T_NMOVES].shape[0] > 1 and fp[FP_WIDEN_K0] > 0.0 and policy != POLICY_RAVE
             own_counts = tree[T_RC].shape[0] > 1  # RAVE with per-child prior counts (rave_init_edges)
+            expand_n = fp[FP_EXPAND_N] if RAVE and policy == POLICY_RAVE else 0.0
             root = ctl[C_ROOT]
             done = 0
             collisions = 0
@@ -247,6 +261,7 @@ def build_kernels(game, stamp):
                     collided = False
                     expanded_leaf = False
                     widened = False
+                    played = False  # a leaf playout (FP_EXPAND_N) updated the path's statistics
                     while True:
                         st = atomic_load(state, node) & PHASE_MASK
                         if st == EXPANDED:
@@ -282,6 +297,18 @@ def build_kernels(game, stamp):
                             continue
                         if flags[node] & FLAG_TERMINAL:
                             break
+                        if RAVE and expand_n > 0.0 and d > 0:
+                            e = path_edges[d - 1]
+                            if tree[T_RN][e] - prior_visits_of(tree, e, fp[FP_PRIOR_N]) < expand_n:
+                                # not yet expanded: one playout from the leaf itself (MoGo's, Pachi's trees)
+                                lv, tlen, lwork = leafplay.leaf_playout(pos, weights, gparams, rng, trace)
+                                if tlen >= 0:  # (a game without leaf playouts expands instead)
+                                    leaf_played(
+                                        tree, ctl, path_nodes, path_edges, d, d - 1, lv, trace, tlen, lwork, vscale,
+                                        hscratch,
+                                    )
+                                    played = True
+                                    break
                         lazy = flags[node] & FLAG_LAZY
                         if not lazy and atomic_load(ctl, C_MEMFULL) != 0:
                             break
@@ -358,7 +385,8 @@ def build_kernels(game, stamp):
                         if n_moves < 0:
                             n_moves = n
                         atomic_add(ctl, C_WORK, work)
-                        atomic_add(ctl, C_CHILDREN, evaluated_children(ef, n))
+                        evaluated = evaluated_children(ef, n)
+                        atomic_add(ctl, C_CHILDREN, evaluated)
                         if graph:
                             for i in range(n):
                                 game.do_move(pos, em[i])
@@ -377,6 +405,14 @@ def build_kernels(game, stamp):
                         else:
                             if RAVE and policy == POLICY_RAVE:
                                 rave_init_edges(tree, node, n, ev, ef, prior, pcounts, fp)
+                                if expand_n > 0.0 and evaluated == 0:  # no child ran a playout: the leaf does
+                                    lv, tlen, lwork = leafplay.leaf_playout(pos, weights, gparams, rng, trace)
+                                    if tlen >= 0:
+                                        leaf_played(
+                                            tree, ctl, path_nodes, path_edges, d, d, lv, trace, tlen, lwork, vscale,
+                                            hscratch,
+                                        )
+                                        played = True
                                 rave_update(
                                     tree,
                                     path_nodes,
@@ -401,7 +437,7 @@ def build_kernels(game, stamp):
                         break
                     if not collided:
                         atomic_max(ctl, C_SELDEPTH, d + 1 if expanded_leaf or widened else d)
-                        if RAVE and policy == POLICY_RAVE and not expanded_leaf:
+                        if RAVE and policy == POLICY_RAVE and not expanded_leaf and not played:
                             rave_update_end(tree, path_edges, d, value[path_nodes[d]], vscale)
                         # a widening sample ends at the node that gained a child: it is recomputed first
                         backup_path(tree, path_nodes, d + 1 if widened else d, fp, policy)

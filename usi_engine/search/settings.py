@@ -33,6 +33,8 @@ class SearchOptions:
     prior_visits: float = 10.0  # RAVE: virtual MC visits of the game's prior H(s,a) (eq. 49)
     prior_amaf: float = 20.0  # RAVE: virtual AMAF visits of the prior (eq. 51)
     prior_counts: bool = False  # RAVE: each fresh edge takes its own virtual visits from the game (expand_amaf)
+    expand_visits: int = 0  # RAVE: expand a leaf once its edge has this many real MC visits, playing one playout from
+    # the leaf itself (the game's leaf_playout) on each visit before; 0: expand at the first visit
     graph: bool = True  # share transpositions through the key table
     reuse: bool = True  # keep the subtree reached by the moves played since the last search
     seed: int = 0
@@ -69,6 +71,8 @@ def check_options(opt: SearchOptions) -> None:
         raise ValueError("progressive widening needs widen_k0 >= 0, widen_a > 0 and widen_b > 1")
     if not opt.prior_beta >= 0:
         raise ValueError("the progressive bias needs prior_beta >= 0")
+    if opt.expand_visits < 0:
+        raise ValueError("expand_visits must be >= 0")
 
 
 def float_params(opt: SearchOptions, index: int, samplers: int, widen: bool, value_scale: float) -> np.ndarray:
@@ -93,6 +97,7 @@ def float_params(opt: SearchOptions, index: int, samplers: int, widen: bool, val
     fp[layout.FP_WIDEN_A] = opt.widen_a
     fp[layout.FP_WIDEN_B] = opt.widen_b
     fp[layout.FP_PRIOR_BETA] = opt.prior_beta if widen else 0.0
+    fp[layout.FP_EXPAND_N] = opt.expand_visits if opt.policy == 'rave' else 0
     return fp
 
 

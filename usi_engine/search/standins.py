@@ -49,3 +49,10 @@ def child_value(pos, weights, params, move, best):
 def leaf_value(pos, weights, params):
     """Stand-in for games that never flag a child FLAG_LAZY (so it is never called): (value, work)."""
     return 0.0, 0
+
+
+@njit(cache=True, nogil=True)
+def leaf_playout(pos, weights, params, rng, trace):
+    """Stand-in for games without a playout from a position: tlen -1 = "none", so the core expands the leaf at
+    its first visit whatever SearchOptions.expand_visits says. (value, tlen, work)."""
+    return 0.0, -1, 0
