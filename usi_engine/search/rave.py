@@ -216,8 +216,21 @@ def rave_update(tree, path_nodes, path_edges, d, moves, values, cflags, n, trace
             if (d - t) % 2 == 1:
                 z = 1.0 - z
             amaf_sequence(
-                tree, path_edges, t, d, moves[i], trace, tstart[i], tstart[i + 1], z, hkey, hval, hbuild, hseen,
-                build, ids[1],
+                tree,
+                path_edges,
+                t,
+                d,
+                moves[i],
+                trace,
+                tstart[i],
+                tstart[i + 1],
+                z,
+                hkey,
+                hval,
+                hbuild,
+                hseen,
+                build,
+                ids[1],
             )
 
 

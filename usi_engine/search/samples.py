@@ -304,7 +304,17 @@ def build_kernels(game, stamp):
                                 lv, tlen, lwork = leafplay.leaf_playout(pos, weights, gparams, rng, trace)
                                 if tlen >= 0:  # (a game without leaf playouts expands instead)
                                     leaf_played(
-                                        tree, ctl, path_nodes, path_edges, d, d - 1, lv, trace, tlen, lwork, vscale,
+                                        tree,
+                                        ctl,
+                                        path_nodes,
+                                        path_edges,
+                                        d,
+                                        d - 1,
+                                        lv,
+                                        trace,
+                                        tlen,
+                                        lwork,
+                                        vscale,
                                         hscratch,
                                     )
                                     played = True
@@ -409,7 +419,17 @@ def build_kernels(game, stamp):
                                     lv, tlen, lwork = leafplay.leaf_playout(pos, weights, gparams, rng, trace)
                                     if tlen >= 0:
                                         leaf_played(
-                                            tree, ctl, path_nodes, path_edges, d, d, lv, trace, tlen, lwork, vscale,
+                                            tree,
+                                            ctl,
+                                            path_nodes,
+                                            path_edges,
+                                            d,
+                                            d,
+                                            lv,
+                                            trace,
+                                            tlen,
+                                            lwork,
+                                            vscale,
                                             hscratch,
                                         )
                                         played = True
