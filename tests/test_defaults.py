@@ -32,7 +32,8 @@ def _other_value(action: argparse.Action) -> list[str]:
         return [flag]
     if action.choices:
         return [flag, next(str(c) for c in action.choices if c != action.default)]
-    if action.type in (int, float):
+    numeric = isinstance(action.default, (int, float)) and not isinstance(action.default, bool)
+    if action.type in (int, float) or numeric:
         return [flag, str(1 if action.default is None else action.default + 1)]
     return [flag, "elsewhere.npz"]
 

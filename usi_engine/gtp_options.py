@@ -44,6 +44,7 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         value_weights=args.value_weights,
         playout_patterns=args.playout_patterns == "on",
         playout_tactics=args.playout_tactics == "on",
+        playout_ladders=args.playout_ladders == "on",
         playout_softmax=args.playout_softmax == "on",
         playout_softmax_beta=args.playout_softmax_beta,
         playout_weights=args.playout_weights,
@@ -66,6 +67,14 @@ def _cli_policy(policy: str) -> str:
 def _on_off(flag: bool) -> str:
     """The `on` / `off` spelling of a boolean setting."""
     return "on" if flag else "off"
+
+
+def _non_negative(text: str) -> int:
+    """An integer >= 0 (argparse type)."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, not {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -108,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--expand-after",
-        type=int,
+        type=_non_negative,
         default=d.expand_after,
         help="RAVE: a leaf plays one playout from itself per visit until its edge has this many real visits, then "
         "is expanded (MoGo's and Pachi's trees; 0 = expand at the first visit, default %(default)s)",
@@ -152,6 +161,13 @@ def build_parser() -> argparse.ArgumentParser:
         "around the mover's previous move too (default %(default)s: not yet measured, docs/go.md)",
     )
     p.add_argument(
+        "--playout-ladders",
+        choices=("on", "off"),
+        default=_on_off(d.playout_ladders),
+        help="playouts do not extend a block in atari into a working ladder (ladder reader; default %(default)s: "
+        "not yet measured)",
+    )
+    p.add_argument(
         "--playout-softmax",
         choices=("on", "off"),
         default=_on_off(d.playout_softmax),
@@ -183,8 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--prior-ladders",
         choices=("on", "off"),
         default=_on_off(d.prior_ladders),
-        help="RAVE prior on boards of 15 and more: an atari escape into a working ladder counts as bad "
-        "(ladder reader; default %(default)s: not yet measured)",
+        help="RAVE prior: an atari escape into a working ladder counts as bad (ladder reader; default %(default)s: "
+        "not yet measured)",
     )
     p.add_argument(
         "--prior-moves",

@@ -11,11 +11,13 @@ from usi_engine.go.game import (
     MAX_MOVES,
     P_PLAYOUT_POLICY,
     P_RAVE_CHILDREN,
+    RAVE_NONE,
     RAVE_POLICY,
     RAVE_UNIFORM,
     GoAdapter,
     default_params,
     expand_amaf,
+    leaf_playout,
 )
 from usi_engine.go.player import GoPlayer
 from usi_engine.go.playout import seed_rng
@@ -177,12 +179,58 @@ def test_policy_children_simulate_at_most_the_draws_plus_tactics():
 
 
 def test_the_rave_children_option_reaches_the_kernel():
-    """--rave-children policy sets P_RAVE_CHILDREN to RAVE_POLICY; uniform (RAVE_UNIFORM) is the default."""
-    for argv, want in (([], RAVE_UNIFORM), (["--rave-children", "policy"], RAVE_POLICY)):
+    """--rave-children policy sets P_RAVE_CHILDREN to RAVE_POLICY, none to RAVE_NONE; uniform (RAVE_UNIFORM) is the
+    default. --expand-after E reaches the search's expand_visits (default 0: expand at the first visit)."""
+    cases = (
+        ([], RAVE_UNIFORM, 0),
+        (["--rave-children", "policy"], RAVE_POLICY, 0),
+        (["--rave-children", "none", "--expand-after", "8"], RAVE_NONE, 8),
+    )
+    for argv, want, expand in cases:
         player = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1", *argv])))
-        assert player._searcher(9).adapter.params[P_RAVE_CHILDREN] == want
-    with pytest.raises(SystemExit):
-        build_parser().parse_args(["--rave-children", "best"])
+        searcher = player._searcher(9)
+        assert searcher.adapter.params[P_RAVE_CHILDREN] == want
+        assert searcher.options.expand_visits == expand
+    for bad in (["--rave-children", "best"], ["--expand-after", "-1"]):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(bad)
+
+
+def test_none_children_leave_every_child_to_its_prior():
+    """RAVE_NONE: expand_amaf runs no playout, not even for the capture: every child is FLAG_NO_SIM, valued by its
+    prior, with no trace."""
+    b = board_from([". . . . .", ". . . . .", "O X O . .", ". O . . .", ". . . . ."], to_move="w")
+    n_max = MAX_MOVES
+    moves, values = np.zeros(n_max, np.int32), np.zeros(n_max)
+    flags, prior = np.zeros(n_max, np.int8), np.zeros(n_max)
+    trace, tstart = np.zeros(n_max * 75, np.int32), np.zeros(n_max + 1, np.int64)
+    params = default_params(rave_children=RAVE_NONE)
+    n, work = expand_amaf(b.pos.copy(), np.zeros(1), params, seed_rng(1), moves, values, flags, prior, trace, tstart)
+    assert n > 10 and work == 0 and tstart[n] == 0
+    assert np.all(flags[:n] & layout.FLAG_NO_SIM)
+    assert np.allclose(values[:n], 1000.0 * (1.0 - 2.0 * prior[:n]))
+    assert playout.PRIOR_CAPTURE in prior[:n]
+
+
+def test_a_go_leaf_playout_is_a_playout_of_the_position():
+    """game.leaf_playout plays the playout policy from pos itself (the same moves as run_playout with the same rng
+    state; passes traced as NO_MOVE), values it from the side to move and leaves pos alone."""
+    b = _midgame(5, plies=20)
+    pos = b.pos.copy()
+    params = default_params(playout_patterns=True)
+    policy = int(params[P_PLAYOUT_POLICY])
+    ws = np.empty((WS_ROWS, L.BOARD_CAP), np.int64)
+    for k in range(10):
+        trace = np.zeros(300, np.int32)
+        value, tlen, work = leaf_playout(pos, np.zeros(1), params, seed_rng(k + 1), trace)
+        want = np.zeros(300, np.int32)
+        score, moves = playout.run_playout(pos, ws, seed_rng(k + 1), 243, np.empty(0), np.empty(0), want, policy)
+        assert tlen == work == moves
+        assert np.array_equal(trace[:tlen], np.where(want[:moves] == L.PASS, layout.NO_MOVE, want[:moves]))
+        black = 1.0 if score > 0 else 0.0 if score < 0 else 0.5
+        mover = black if pos[L.SIDE] == L.BLACK else 1.0 - black
+        assert value == 1000.0 * (2.0 * mover - 1.0)
+    assert np.array_equal(pos, b.pos)
 
 
 CAPTURE = [

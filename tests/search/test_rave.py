@@ -55,16 +55,18 @@ def _pool_path(rng, edge_moves, choices=None):
     return pool, path_nodes, path_edges
 
 
-def _recount(t, path_nodes, path_edges, moves, values, traces):
-    """Algorithm 2's Backup, literally: for each simulation and each path node s_t, credit (s_t, a_u) for
-    u = t, t+2, ... when a_u was not played before at an earlier u' = t, t+2, ... (and is an edge of s_t)."""
+def _recount(t, path_nodes, path_edges, tails, outcomes, top=None):
+    """Algorithm 2's Backup, literally: simulation i played the path's moves and then tails[i], and ended with
+    outcomes[i] for the last path node's side to move; at each path node s_t (t = 0..top, default the last), credit
+    (s_t, a_u) for u = t, t+2, ... when a_u was not played before at an earlier u' = t, t+2, ... (and is an edge of
+    s_t)."""
     d = len(path_edges)
+    top = d if top is None else top
     an = {}
     aw = {}
-    for i in range(len(moves)):
-        z_leaf = 0.5 * (1.0 - min(1.0, max(-1.0, values[i] / VSCALE)))
-        seq = [int(t[layout.T_EMOVE][e]) for e in path_edges] + [int(moves[i])] + list(traces[i])
-        for step in range(d + 1):
+    for tail, z_leaf in zip(tails, outcomes):
+        seq = [int(t[layout.T_EMOVE][e]) for e in path_edges] + [int(m) for m in tail]
+        for step in range(top + 1):
             v = path_nodes[step]
             f, n = int(t[layout.T_FIRST][v]), int(t[layout.T_COUNT][v])
             edge_of = {int(t[layout.T_EMOVE][e]): e for e in range(f, f + n)}
@@ -78,6 +80,12 @@ def _recount(t, path_nodes, path_edges, moves, values, traces):
                 if a != layout.NO_MOVE:
                     seen.append(a)
     return an, aw
+
+
+def _hscratch(edges):
+    """RAVE's hash scratch for nodes of these edge lists (samples.new_scratch's)."""
+    slots = 1 << int(np.ceil(np.log2(2 * max(len(e) for e in edges))))
+    return tuple(np.zeros(slots, np.int64) for _ in range(4)) + (np.zeros(2, np.int64),)
 
 
 def _random_case(rng):
@@ -139,8 +147,7 @@ def test_amaf_and_mc_updates_equal_a_brute_force_recount(case):
     tstart = np.zeros(n + 1, np.int64)
     tstart[1:] = np.cumsum([len(x) for x in traces])
     trace = np.array([m for x in traces for m in x] or [0], np.int32)
-    slots = 1 << int(np.ceil(np.log2(2 * max(len(e) for e in edges))))
-    hscratch = tuple(np.zeros(slots, np.int64) for _ in range(4)) + (np.zeros(2, np.int64),)
+    hscratch = _hscratch(edges)
     rave.rave_update(
         t,
         np.array(path_nodes, np.int64),
@@ -156,7 +163,8 @@ def test_amaf_and_mc_updates_equal_a_brute_force_recount(case):
         hscratch,
     )
     sim = (flags & layout.FLAG_NO_SIM) == 0
-    an, aw = _recount(t, path_nodes, path_edges, moves[sim], values[sim], [x for x, s in zip(traces, sim) if s])
+    tails = [[m, *x] for m, x, s in zip(moves, traces, sim) if s]
+    an, aw = _recount(t, path_nodes, path_edges, tails, [0.5 * (1.0 - v / VSCALE) for v in values[sim]])
     for e in range(f + n):
         assert t[layout.T_AN][e] == an.get(e, 0), e
         assert t[layout.T_AW][e] == pytest.approx(aw.get(e, 0.0)), e
@@ -166,6 +174,104 @@ def test_amaf_and_mc_updates_equal_a_brute_force_recount(case):
         same_mover = (len(path_edges) - step) % 2 == 0
         assert t[layout.T_RW][e] == pytest.approx(z_leaf if same_mover else sim.sum() - z_leaf)
     assert sum(an.values()) > 0
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("expanded", [False, True])
+def test_a_leaf_playout_updates_equal_a_brute_force_recount(seed, expanded):
+    """rave_update_leaf: one playout from the last path node itself. MC: every path edge counts it, from its
+    mover's side (eq. 13-15); AMAF: the path nodes up to `top` credit the path's and the playout's moves (the leaf's
+    own edges only when the leaf is expanded, top = d)."""
+    rng = np.random.default_rng(seed)
+    edges, _, traces, _ = _random_case(rng)
+    pool, path_nodes, path_edges = _pool_path(rng, edges)
+    t = pool.tree
+    d = len(path_edges)
+    top = d if expanded else d - 1
+    value = float(rng.choice([-VSCALE, 0.0, VSCALE]))
+    trace = np.array(traces[0] or [0], np.int32)
+    rave.rave_update_leaf(
+        t,
+        np.array(path_nodes, np.int64),
+        np.array(path_edges, np.int64),
+        d,
+        top,
+        value,
+        trace,
+        len(traces[0]),
+        VSCALE,
+        _hscratch(edges),
+    )
+    z_leaf = 0.5 * (1.0 + value / VSCALE)  # the outcome for the leaf's side to move
+    an, aw = _recount(t, path_nodes, path_edges, [traces[0]], [z_leaf], top)
+    leaf = path_nodes[-1]
+    f, n = int(t[layout.T_FIRST][leaf]), int(t[layout.T_COUNT][leaf])
+    for e in range(f + n):
+        assert t[layout.T_AN][e] == an.get(e, 0), e
+        assert t[layout.T_AW][e] == pytest.approx(aw.get(e, 0.0)), e
+    if not expanded:
+        assert not t[layout.T_AN][f : f + n].any()  # an unexpanded leaf's edges do not exist yet
+    for step, e in enumerate(path_edges):
+        assert t[layout.T_RN][e] == 1.0
+        assert t[layout.T_RW][e] == pytest.approx(z_leaf if (d - step) % 2 == 0 else 1.0 - z_leaf)
+
+
+def test_a_game_without_leaf_playouts_expands_at_the_first_visit():
+    """expand_visits asks for playouts from unexpanded leaves; a game without leaf_playout (the synthetic game: the
+    stand-in) expands at once instead, so the search is the one without the setting, statistic for statistic."""
+    pos = syn.make_pos(mode=syn.MODE_TREE, seed=4, bmin=2, bmax=4, term_depth=8, value_range=300)
+    trees = []
+    for expand in (0, 8):
+        s = Searcher(
+            syn.SyntheticAdapter(),
+            SearchOptions(policy='rave', hash_mb=4, seed=1, graph=False, expand_visits=expand),
+        )
+        s.search(pos, Limits(samples=300))
+        check_accounting(s)
+        used = int(s.pool.ctl[layout.C_EDGES])
+        trees.append([s.pool.tree[k][:used].copy() for k in (layout.T_RN, layout.T_RW, layout.T_AN, layout.T_AW)])
+    for a, b in zip(*trees):
+        assert np.array_equal(a, b)
+
+
+def test_leaf_playouts_expand_a_go_leaf_after_its_edge_has_e_visits():
+    """Go, tree mode, expand_visits E with RAVE_NONE (the expansion simulates no child): each sample plays one
+    playout, from an unexpanded leaf while its edge has fewer than E real MC visits, else from the node it expands.
+    So an expanded child's edge counts E leaf playouts, the one of its expansion and every playout below it (plus
+    samples that ended at it: a proven or terminal node); an unexpanded child's edge at most E."""
+    from usi_engine.go.game import RAVE_NONE, GoAdapter, default_params
+    from usi_engine.go.layout import new_pos
+
+    prior, expand = 3.0, 4
+    s = Searcher(
+        GoAdapter(5, default_params(rave_children=RAVE_NONE)),
+        SearchOptions(
+            policy='rave', hash_mb=8, seed=2, graph=False, prior_visits=prior, prior_amaf=5.0, expand_visits=expand
+        ),
+    )
+    r = s.search(new_pos(5, 0.5), Limits(samples=400))
+    assert r.children == r.samples == 400  # one playout per sample
+    t = s.pool.tree
+    used = int(s.pool.ctl[layout.C_NODES])
+    expanded = [v for v in range(used) if (t[layout.T_STATE][v] & layout.PHASE_MASK) == layout.EXPANDED]
+    exact, grown, waiting = 0, 0, 0
+    for v in expanded:
+        f, n = int(t[layout.T_FIRST][v]), int(t[layout.T_COUNT][v])
+        for e in range(f, f + n):
+            c = int(t[layout.T_ECHILD][e])
+            real = t[layout.T_RN][e] - prior
+            if t[layout.T_FLAGS][c]:
+                continue
+            if (t[layout.T_STATE][c] & layout.PHASE_MASK) != layout.EXPANDED:
+                assert 0 <= real <= expand
+                waiting += real > 0
+                continue
+            cf, cn = int(t[layout.T_FIRST][c]), int(t[layout.T_COUNT][c])
+            own = real - float(np.sum(t[layout.T_RN][cf : cf + cn] - prior))
+            assert own >= expand + 1 - 1e-9
+            exact += abs(own - (expand + 1)) < 1e-9
+            grown += 1
+    assert grown >= 10 and waiting >= 10 and exact >= 0.9 * grown
 
 
 def test_rave_policy_on_a_game_without_amaf_falls_back_and_keeps_the_pool_sound():

@@ -154,6 +154,7 @@ def default_params(
     playout_patterns: bool = False,
     playout_tactics: bool = False,
     playout_softmax: bool = False,
+    playout_ladders: bool = False,
     prior_patterns: bool = False,
     prior_ladders: bool = False,
     prior_moves: float = 0.0,
@@ -162,8 +163,8 @@ def default_params(
     rule_counts: np.ndarray | None = None,
     rave_children: int = RAVE_UNIFORM,
 ) -> np.ndarray:
-    """The params array for expand/root_status. playout_patterns, playout_tactics, playout_softmax: the playout
-    policy's switches (playout.playout_policy; softmax needs the gamma table in the weights: GoAdapter's
+    """The params array for expand/root_status. playout_patterns, playout_tactics, playout_softmax, playout_ladders: the
+    playout policy's switches (playout.playout_policy; softmax needs the gamma table in the weights: GoAdapter's
     playout_gammas); prior_base: the heuristic prior's (MC, AMAF) virtual visits under
     prior_counts; rule_counts: N_RULES count factors, one per playout.RULE_* (None: 1 each). Raises ValueError
     for a negative count."""
@@ -173,7 +174,7 @@ def default_params(
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_PLAYOUTS], params[P_VALUE_SCALE], params[P_CAP_FACTOR] = playouts, value_scale, cap_factor
     params[P_RAVE_PLAYOUTS], params[P_LEAF], params[P_PRIOR_MIX] = rave_playouts, leaf, prior_mix
-    params[P_PLAYOUT_POLICY] = playout_policy(playout_patterns, playout_tactics, playout_softmax)
+    params[P_PLAYOUT_POLICY] = playout_policy(playout_patterns, playout_tactics, playout_softmax, playout_ladders)
     params[P_PRIOR_PATTERNS] = float(prior_patterns)
     params[P_PRIOR_LADDERS], params[P_PRIOR_MOVES] = float(prior_ladders), prior_moves
     params[P_PRIOR_COUNTS] = float(prior_counts)

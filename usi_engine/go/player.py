@@ -76,9 +76,10 @@ class PlayerSettings:
     playout_tactics: bool = False  # playouts use the local tactics: 2 liberties, nakade, ko (playout.py rules 0, 3, 4)
     playout_softmax: bool = False  # playouts' random rule draws by the move model's 3x3 gammas (softplayout.py)
     playout_softmax_beta: float = 1.0  # exponent of those gammas (gamma ** beta; 0 = uniform)
+    playout_ladders: bool = False  # playouts' atari escapes (rule 1) do not run into a working ladder
     playout_weights: str | None = None  # softmax playouts with these shape weights (learn go-balance) instead
     prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
-    prior_ladders: bool = False  # RAVE prior (large boards): PRIOR_LADDERED for escapes into a working ladder
+    prior_ladders: bool = False  # RAVE prior: PRIOR_LADDERED for escapes into a working ladder
     prior_moves: float = 1.0  # RAVE prior (large boards): weight of the learned move prior (moveprior.py)
     prior_moves_small: float = 0.0  # the same below LARGE_BOARD (off: the model is fitted to 19x19 games)
     move_model: str | None = None  # learned move prior file (None: the shipped one)
@@ -156,6 +157,7 @@ class GoPlayer:
                     prior_mix=s.prior_mix,
                     playout_patterns=s.playout_patterns,
                     playout_tactics=s.playout_tactics,
+                    playout_ladders=s.playout_ladders,
                     playout_softmax=softmax,
                     prior_patterns=s.prior_patterns,
                     prior_ladders=s.prior_ladders,

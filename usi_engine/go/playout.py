@@ -12,7 +12,9 @@ playouts (TWO_LIB_RATE and below).
 0. ko (POLICY_KO; tried on 40 %): a ko taken within the last KO_AGE = 3 moves, with no ko ban in force now -> play
    its point if the random rule below accepts it (so the taker never fills it as an own eye; the opponent retakes);
 1. atari escape: an own block next to L is in atari -> capture an adjacent opponent block that is
-   itself in atari, else extend at the block's liberty if that gives it >= 2 liberties;
+   itself in atari, else extend at the block's liberty if that gives it >= 2 liberties (with POLICY_LADDERS not
+   when the extension gives exactly two and runs into a working ladder, ladder.escape_is_laddered: Pachi's and
+   MoGo's check, since the playouts never chase a ladder and would let the stones run out);
 2. capture: the block of L is in atari -> take it;
 3. two liberties (POLICY_TWO_LIBS; tried on 90 %; usi_engine/go/tactics.py): atari L's block of exactly two
    liberties where the block cannot escape, or save an own block of exactly two liberties next to L by a capture
@@ -91,6 +93,7 @@ POLICY_KO = 8  # rule 0: retake a recent ko
 POLICY_PATTERNS_PREV = 16  # rule 5 also around the mover's own previous move (with POLICY_PATTERNS)
 POLICY_TACTICS = POLICY_TWO_LIBS | POLICY_NAKADE | POLICY_KO | POLICY_PATTERNS_PREV  # `--playout-tactics on`
 POLICY_SOFTMAX = 32  # rule 6 draws by learned 3x3 gammas (softplayout.py; run_playout's `gammas` table)
+POLICY_LADDERS = 64  # rule 1 does not extend into a working ladder (ladder.escape_is_laddered)
 NO_GAMMAS = np.zeros(0, np.float64)  # run_playout without a gamma table
 # The percentage of moves on which a rule is tried, and the ko rule's window: Pachi's moggy playout defaults
 # (playout/moggy.c, playout_moggy_init): atarirate 90 (its rate below 15x15; 80 on larger boards, one rate here),
@@ -101,11 +104,15 @@ KO_RATE = 40
 KO_AGE = 3  # a ko taken at most this many moves ago (the taker's next move and the opponent's retake)
 
 
-def playout_policy(patterns: bool, tactics: bool, softmax: bool = False) -> int:
+def playout_policy(patterns: bool, tactics: bool, softmax: bool = False, ladders: bool = False) -> int:
     """The policy bitmask of the switches: MoGo's patterns (rule 5), the tactics (rules 0, 3, 4 and rule 5 around the
-    mover's previous move) and the softmax draw of rule 6 (which needs a gamma table: softplayout.playout_table)."""
+    mover's previous move), the softmax draw of rule 6 (which needs a gamma table: softplayout.playout_table) and
+    the ladder check of rule 1."""
     return (
-        (POLICY_PATTERNS if patterns else 0) | (POLICY_TACTICS if tactics else 0) | (POLICY_SOFTMAX if softmax else 0)
+        (POLICY_PATTERNS if patterns else 0)
+        | (POLICY_TACTICS if tactics else 0)
+        | (POLICY_SOFTMAX if softmax else 0)
+        | (POLICY_LADDERS if ladders else 0)
     )
 
 
@@ -172,7 +179,8 @@ def _local_move(ws, w, c, last, prev, ko, ko_recent, rng, policy):
                         return mv
                     lib = ws[R_LSUM, g] // ws[R_LIBS, g]
                     if lib != ko and _libs_after(ws, w, lib, c) == 2 and not _is_own_eye(board, w, lib, c):
-                        return lib
+                        if not (policy & POLICY_LADDERS and escape_is_laddered(board, w, lib, c)):
+                            return lib
         g = head[last]
         if _in_atari(ws, g):
             lib = ws[R_LSUM, g] // ws[R_LIBS, g]
@@ -421,7 +429,7 @@ def _rule(ws, w, size, p, c, last, patterns, ladders):
             escape = True
     libs = _libs_after(ws, w, p, c)
     if escape and libs == 2:
-        if ladders and size >= LARGE_BOARD and escape_is_laddered(board, w, p, c):
+        if ladders and escape_is_laddered(board, w, p, c):
             return RULE_LADDERED
         return RULE_ESCAPE
     if libs < 2:
