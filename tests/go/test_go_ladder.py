@@ -1,5 +1,6 @@
 """Ladder reading (usi_engine/go/ladder.py) against an independent reader that plays the chase out with the
-full rules of GoBoard (captures included), and the prior it feeds (playout.PRIOR_LADDERED, large boards)."""
+full rules of GoBoard (captures included), the prior it feeds (playout.PRIOR_LADDERED) and the playouts' ladder
+check (playout.POLICY_LADDERS)."""
 
 import random
 
@@ -12,8 +13,16 @@ from usi_engine.go import layout as L
 from usi_engine.go.game import P_PRIOR_LADDERS
 from usi_engine.go.ladder import escape_is_laddered
 from usi_engine.go.player import GoPlayer
-from usi_engine.go.playout import PRIOR_ESCAPE, PRIOR_LADDERED, move_priors
-from usi_engine.go.workspace import new_workspace
+from usi_engine.go.playout import (
+    NO_GAMMAS,
+    PRIOR_ESCAPE,
+    PRIOR_LADDERED,
+    first_moves,
+    move_priors,
+    playout_policy,
+    seed_rng,
+)
+from usi_engine.go.workspace import WS_ROWS, new_workspace
 from usi_engine.gtp_options import build_parser, player_settings
 
 ORACLE_PLIES = 160
@@ -158,7 +167,7 @@ def test_the_reader_never_claims_a_ladder_the_rules_refute():
     assert checked >= 10 and claimed >= 1 and claimed >= confirmed // 2, (checked, claimed, confirmed)
 
 
-def test_the_prior_of_a_laddered_escape_is_low_with_the_option_on_large_boards_only():
+def test_the_prior_of_a_laddered_escape_is_low_with_the_option_on_every_board_size():
     b = _position(LADDER_BLACK, ["K10"])
     b.to_move = "w"
     moves = np.array([b.parse_vertex("L10")], dtype=np.int32)
@@ -167,11 +176,36 @@ def test_the_prior_of_a_laddered_escape_is_low_with_the_option_on_large_boards_o
     assert out[0] == PRIOR_LADDERED
     move_priors(b.pos, new_workspace(), moves, 1, out, True, False)
     assert out[0] == PRIOR_ESCAPE
-    small = _position(["E6", "D5", "E4", "G5"], ["E5"], size=9)
+    small = _position(["E6", "D5", "E4", "G5"], ["E5"], size=9)  # the same shape on 9x9
     small.to_move = "w"
+    assert _oracle(small, "F5", L.WHITE)
     moves = np.array([small.parse_vertex("F5")], dtype=np.int32)
     move_priors(small.pos, new_workspace(), moves, 1, out, True, True)
-    assert out[0] == PRIOR_ESCAPE
+    assert out[0] == PRIOR_LADDERED
+
+
+@pytest.mark.parametrize("size", [9, 19])
+def test_playouts_with_ladders_do_not_run_into_a_working_ladder(size):
+    """Black's last move ataris White's stone, whose extension is a working ladder: rule 1 of the playouts extends
+    there every time without POLICY_LADDERS, and with it leaves the point to the other rules (patterns, random)."""
+    shape = ["K11", "J10", "M10", "K9"] if size == 19 else ["E6", "D5", "G5", "E4"]
+    stone, run = ("K10", "L10") if size == 19 else ("E5", "F5")
+    b = GoBoard(size, komi=7.5)
+    b.play("w", stone)
+    for v in shape:
+        b.play("b", v)  # the last one, next to the white stone, is the atari
+    b.to_move = "w"
+    assert _oracle(b, run, L.WHITE)
+    ws = np.empty((WS_ROWS, L.BOARD_CAP), np.int64)
+    target = b.parse_vertex(run)
+    first = np.zeros(400, np.int64)
+    for ladders in (False, True):
+        first_moves(b.pos, ws, seed_rng(7), playout_policy(True, False, False, ladders), NO_GAMMAS, first)
+        hits = int(np.sum(first == target))
+        if ladders:  # the patterns (a hane next to the atari) and the random rule still pick it at times
+            assert hits < 200 and len(set(first.tolist())) >= 3, hits
+        else:
+            assert hits == 400
 
 
 @pytest.mark.parametrize("value, expected", [("on", 1.0), ("off", 0.0), (None, 0.0)])
