@@ -56,6 +56,7 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         prior_visits=args.prior_visits,
         prior_amaf=args.prior_amaf,
         prior_counts=args.prior_counts,
+        prior_moves_amaf=args.prior_moves_amaf,
     )
 
 
@@ -245,7 +246,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=d.prior_counts,
         help="RAVE prior's virtual visits: shared (one pair for every child, --prior-visits / --prior-amaf) or "
         "per-move (each child the sum of its prior terms': the heuristic rule's --prior-visits / --prior-amaf, the "
-        "learned move prior's 20 + 300 sqrt(P); default %(default)s, docs/go.md)",
+        "learned move prior's 20 + 300 sqrt(P), 14 + 210 sqrt(P) below 15x15; default %(default)s, docs/go.md)",
+    )
+    p.add_argument(
+        "--prior-moves-amaf",
+        type=float,
+        default=d.prior_moves_amaf,
+        help="with --prior-counts per-move: the share of the learned move prior's visits that are AMAF visits too "
+        "(default %(default)s; 0 = MC only, as Pachi's prior)",
     )
     p.add_argument("--resign", type=float, default=d.resign, help="resign below this winrate (0 = never)")
     p.add_argument("--size", type=int, default=19)

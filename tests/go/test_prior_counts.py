@@ -14,7 +14,12 @@ from usi_engine.go import moveprior as M
 from usi_engine.go import playout as PO
 from usi_engine.go.game import (
     MOVES_EVEN,
+    MOVES_EVEN_SMALL,
     MOVES_WINS,
+    MOVES_WINS_SMALL,
+    P_MOVES_AMAF,
+    P_MOVES_EVEN,
+    P_MOVES_WINS,
     P_PRIOR_BASE_N,
     P_PRIOR_COUNTS,
     GoAdapter,
@@ -48,6 +53,8 @@ RULE_OF_VALUE = {
 }
 FACTORS = 0.5 + 0.25 * np.arange(PO.N_RULES)  # a different count factor for every rule
 BASE = (30.0, 45.0)
+PACHI_19 = (MOVES_EVEN, MOVES_WINS, 1.0)  # the move prior's form by default: Pachi's 19x19 constants, AMAF too
+PACHI_SMALL_MC = (MOVES_EVEN_SMALL, MOVES_WINS_SMALL, 0.0)  # its small-board constants, in the MC statistics only
 
 
 def _board(moves, size=19) -> GoBoard:
@@ -73,8 +80,10 @@ def _expand(b: GoBoard, adapter: GoAdapter, counts: np.ndarray | None):
     return moves[:n], prior[:n], flags[:n]
 
 
-def _expected(b: GoBoard, moves: np.ndarray, model, b_share: float):
-    """(C, C~, H) of docs/go.md "Per-child prior counts", from the heuristic values and the model's probabilities."""
+def _expected(b: GoBoard, moves: np.ndarray, model, b_share: float, form=PACHI_19):
+    """(C, C~, H) of docs/go.md "Per-child prior counts", from the heuristic values and the model's probabilities;
+    form: the move prior's (even visits, won visits per sqrt(P), AMAF share)."""
+    even, wins, amaf = form
     n = len(moves)
     h = np.empty(n)
     move_priors(b.pos, new_workspace(), moves, n, h, True, False)
@@ -84,18 +93,25 @@ def _expected(b: GoBoard, moves: np.ndarray, model, b_share: float):
         p = np.empty(n)
         M.move_probabilities(b.pos, new_workspace(), model, moves, n, p)
         share = min(b_share, 1.0)
-        v = MOVES_EVEN + MOVES_WINS * np.sqrt(p)
-        w = 0.5 * MOVES_EVEN + MOVES_WINS * np.sqrt(p)
+        v = even + wins * np.sqrt(p)
+        w = 0.5 * even + wins * np.sqrt(p)
         veto = (moves == L.PASS) | (h == PO.PRIOR_EYE) | (h == PO.PRIOR_SELF_ATARI)
         new_c = (1 - share) * c + share * v
         value = np.where(veto, h, ((1 - share) * c * h + share * w) / new_c)
-        c, ca = np.where(veto, c, new_c), np.where(veto, ca, (1 - share) * ca + share * v)
+        c, ca = np.where(veto, c, new_c), np.where(veto, ca, (1 - share) * ca + share * amaf * v)
     return c, ca, value
 
 
-def _adapter(size: int, prior_moves: float, per_child: bool = True, factors=FACTORS, base=BASE) -> GoAdapter:
+def _adapter(
+    size: int, prior_moves: float, per_child: bool = True, factors=FACTORS, base=BASE, form=PACHI_19
+) -> GoAdapter:
     params = default_params(
-        prior_patterns=True, prior_moves=prior_moves, prior_counts=per_child, prior_base=base, rule_counts=factors
+        prior_patterns=True,
+        prior_moves=prior_moves,
+        prior_counts=per_child,
+        prior_base=base,
+        rule_counts=factors,
+        moves_experience_form=form,
     )
     adapter = GoAdapter(size, params)
     if size >= PO.LARGE_BOARD:
@@ -131,16 +147,18 @@ def test_the_core_gives_fresh_edges_their_own_counts_as_eq_48_to_51():
 
 @pytest.mark.parametrize("position", [OPENING, FIGHT])
 @pytest.mark.parametrize("b_share", [1.0, 0.5, 0.0, 2.0])
-def test_expand_amaf_gives_the_counts_and_values_of_the_formula(position, b_share):
+@pytest.mark.parametrize("form", [PACHI_19, PACHI_SMALL_MC, (7, 50, 0.5)])
+def test_expand_amaf_gives_the_counts_and_values_of_the_formula(position, b_share, form):
     """19x19 with the shipped move prior: C, C~ and H of every child as docs/go.md writes them (rule factors of
-    their own, a share b of the move prior, b > 1 taken as 1); never negative; the value without the counts
+    their own, a share b of the move prior, b > 1 taken as 1, the move prior's form: Pachi's 19x19 and small-board
+    constants, the latter in the MC statistics only, and another); never negative; the value without the counts
     argument is the same."""
     b = _board(position)
-    adapter = _adapter(19, b_share)
+    adapter = _adapter(19, b_share, form=form)
     counts = np.full((2, L.BOARD_CAP + 1), -1.0)
     moves, prior, _ = _expand(b, adapter, counts)
     n = len(moves)
-    c, ca, value = _expected(b, moves, adapter.move_model, b_share)
+    c, ca, value = _expected(b, moves, adapter.move_model, b_share, form)
     assert np.allclose(counts[0, :n], c, rtol=1e-12) and np.allclose(counts[1, :n], ca, rtol=1e-12)
     assert np.allclose(prior, value, rtol=1e-12, atol=1e-15)
     assert (counts[:, :n] >= 0).all() and np.isfinite(counts[:, :n]).all()
@@ -263,8 +281,13 @@ def test_the_gtp_option_sets_the_game_and_the_core():
     counts by board size (the move prior brings its own, so 50 and not 400 on 19x19); shared is the default."""
     default = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1"])))
     assert default.settings.prior_counts == "shared" and default._searcher(19).options.prior_counts is False
-    player = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1", "--prior-counts", "per-move"])))
-    for size, base in ((19, 50.0), (9, 10.0)):
+    argv = ["--hash", "1", "--prior-counts", "per-move", "--prior-moves-amaf", "0"]
+    player = GoPlayer(player_settings(build_parser().parse_args(argv)))
+    for size, base, form in ((19, 50.0, (MOVES_EVEN, MOVES_WINS)), (9, 10.0, (MOVES_EVEN_SMALL, MOVES_WINS_SMALL))):
         s = player._searcher(size)
         assert s.options.prior_counts and s.adapter.params[P_PRIOR_COUNTS] == 1.0
         assert s.options.prior_visits == base and s.adapter.params[P_PRIOR_BASE_N] == base
+        # Pachi's constants by board size; --prior-moves-amaf 0: the move prior's visits in the MC statistics only
+        assert (s.adapter.params[P_MOVES_EVEN], s.adapter.params[P_MOVES_WINS]) == form
+        assert s.adapter.params[P_MOVES_AMAF] == 0.0
+    assert default._searcher(9).adapter.params[P_MOVES_AMAF] == 1.0

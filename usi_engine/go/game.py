@@ -115,13 +115,18 @@ P_PLAYOUT_POLICY, P_PRIOR_PATTERNS, P_PRIOR_LADDERS, P_PRIOR_MOVES = 6, 7, 8, 9
 P_PRIOR_COUNTS, P_PRIOR_BASE_N, P_PRIOR_BASE_AMAF = 10, 11, 12
 P_RULE_COUNTS = 13  # N_RULES entries: the count factor of each heuristic rule (playout.RULE_*)
 P_RAVE_CHILDREN = P_RULE_COUNTS + N_RULES  # how expand_amaf picks its simulated children: RAVE_UNIFORM or RAVE_POLICY
-N_PARAMS = P_RAVE_CHILDREN + 1
+# the learned move prior's virtual experience (moves_experience): even visits, won visits per sqrt(P), and the share
+# of its visits that also count as AMAF visits under per-child counts (1: all; 0: MC only, as Pachi's prior)
+P_MOVES_EVEN, P_MOVES_WINS, P_MOVES_AMAF = P_RAVE_CHILDREN + 1, P_RAVE_CHILDREN + 2, P_RAVE_CHILDREN + 3
+N_PARAMS = P_MOVES_AMAF + 1
 # P_RAVE_CHILDREN: drawn uniformly, by the playout policy's first move, or none (the core's leaf playouts value them)
 RAVE_UNIFORM, RAVE_POLICY, RAVE_NONE = 0, 1, 2
-# The learned move prior as a value (Pachi's pattern prior on 19x19: an even prior of MOVES_EVEN visits at 1/2 plus
+# The learned move prior as a value (Pachi's pattern prior: an even prior of MOVES_EVEN visits at 1/2 plus
 # MOVES_WINS * sqrt(P) virtual wins): H_moves = (MOVES_EVEN / 2 + MOVES_WINS sqrt(P)) / (MOVES_EVEN + MOVES_WINS
-# sqrt(P)).
+# sqrt(P)). Pachi's constants on 19x19 (uct/prior.c: eqex 20, pattern prior 300); below 15x15 it scales both by
+# 14/20 (MOVES_EVEN_SMALL, MOVES_WINS_SMALL; the player sets them by board size).
 MOVES_EVEN, MOVES_WINS = 20.0, 300.0
+MOVES_EVEN_SMALL, MOVES_WINS_SMALL = 14.0, 210.0
 LEAF_PLAYOUTS, LEAF_LEARNED = 0, 1
 DEFAULT_VALUE_SCALE = 1000.0
 DEFAULT_RAVE_PLAYOUTS = 4
@@ -162,11 +167,13 @@ def default_params(
     prior_base: tuple[float, float] = (10.0, 20.0),
     rule_counts: np.ndarray | None = None,
     rave_children: int = RAVE_UNIFORM,
+    moves_experience_form: tuple[float, float, float] = (MOVES_EVEN, MOVES_WINS, 1.0),
 ) -> np.ndarray:
     """The params array for expand/root_status. playout_patterns, playout_tactics, playout_softmax, playout_ladders: the
     playout policy's switches (playout.playout_policy; softmax needs the gamma table in the weights: GoAdapter's
     playout_gammas); prior_base: the heuristic prior's (MC, AMAF) virtual visits under
-    prior_counts; rule_counts: N_RULES count factors, one per playout.RULE_* (None: 1 each). Raises ValueError
+    prior_counts; rule_counts: N_RULES count factors, one per playout.RULE_* (None: 1 each); moves_experience_form:
+    the learned move prior's (even visits, won visits per sqrt(P), AMAF share) (P_MOVES_*). Raises ValueError
     for a negative count."""
     factors = np.ones(N_RULES) if rule_counts is None else np.asarray(rule_counts, np.float64)
     if factors.shape != (N_RULES,) or np.any(factors < 0) or min(prior_base) < 0:
@@ -181,6 +188,7 @@ def default_params(
     params[P_PRIOR_BASE_N], params[P_PRIOR_BASE_AMAF] = prior_base
     params[P_RULE_COUNTS : P_RULE_COUNTS + N_RULES] = factors
     params[P_RAVE_CHILDREN] = rave_children
+    params[P_MOVES_EVEN], params[P_MOVES_WINS], params[P_MOVES_AMAF] = moves_experience_form
     return params
 
 
@@ -220,21 +228,21 @@ def check_playout_gammas(params, gammas) -> None:
 
 
 @njit(cache=True, nogil=True)
-def moves_experience(p):
+def moves_experience(p, even=MOVES_EVEN, wins=MOVES_WINS):
     """(virtual visits, virtual wins) of a move the learned move prior gives probability p: Pachi's pattern prior,
-    MOVES_EVEN visits at 1/2 plus MOVES_WINS sqrt(p) won visits."""
+    `even` visits at 1/2 plus `wins` sqrt(p) won visits (MOVES_EVEN, MOVES_WINS above)."""
     root = np.sqrt(p)
-    return MOVES_EVEN + MOVES_WINS * root, 0.5 * MOVES_EVEN + MOVES_WINS * root
+    return even + wins * root, 0.5 * even + wins * root
 
 
 @njit(cache=True, nogil=True)
-def moves_prior(pos, ws, model, moves, n, out):
-    """out[i] = H_moves of moves[i] (the learned move prior as a value in [1/2, 1), MOVES_EVEN / MOVES_WINS above);
+def moves_prior(pos, ws, model, moves, n, out, even=MOVES_EVEN, wins=MOVES_WINS):
+    """out[i] = H_moves of moves[i] (the learned move prior as a value in [1/2, 1), moves_experience's form);
     a pass gets 1/2. ws must hold workspace._setup of pos (move_priors leaves it so)."""
     probabilities_set_up(pos, ws, model, moves, n, out)
     for i in range(n):
-        visits, wins = moves_experience(out[i])
-        out[i] = wins / visits
+        visits, won = moves_experience(out[i], even, wins)
+        out[i] = won / visits
 
 
 @njit(cache=True, nogil=True)
@@ -341,9 +349,11 @@ def _prior_experience(pos, ws, weights, params, moves, n, prior, rules, counts, 
     Per-child counts (on; counts[0, i], counts[1, i] = the MC and AMAF virtual visits C(s,a), C~(s,a) of seed
     000 eq. 49, 51): virtual experiences add. The heuristic's rule r brings n = m_r C_h MC and n~ = m_r C~_h AMAF
     visits at value H (C_h, C~_h = P_PRIOR_BASE_N, P_PRIOR_BASE_AMAF; m_r = params[P_RULE_COUNTS + r]); the move
-    prior (a model, b > 0, no veto) brings v = 20 + 300 sqrt(P) visits of which w = 10 + 300 sqrt(P) are won
-    (moves_experience). With b' = min(b, 1):
-        C(s,a) = (1 - b') n + b' v,   C~(s,a) = (1 - b') n~ + b' v,   H(s,a) = ((1 - b') n H + b' w) / C(s,a)."""
+    prior (a model, b > 0, no veto) brings v = e + k sqrt(P) visits of which w = e / 2 + k sqrt(P) are won
+    (moves_experience; e, k = P_MOVES_EVEN, P_MOVES_WINS: 20, 300 on 19x19), a share a = P_MOVES_AMAF of them also as
+    AMAF visits. With b' = min(b, 1):
+        C(s,a) = (1 - b') n + b' v,   C~(s,a) = (1 - b') n~ + b' a v,   H(s,a) = ((1 - b') n H + b' w) / C(s,a)
+    (a = 0, b' = 1: Pachi's prior, in the MC statistics only)."""
     _, model, _ = split_weights(weights)
     per_child = params[P_PRIOR_COUNTS] != 0.0
     if per_child:
@@ -360,13 +370,13 @@ def _prior_experience(pos, ws, weights, params, moves, n, prior, rules, counts, 
         for i in range(n):
             if moves[i] == PASS or prior[i] == PRIOR_EYE or prior[i] == PRIOR_SELF_ATARI:
                 continue
-            visits, wins = moves_experience(prob[i])
+            visits, wins = moves_experience(prob[i], params[P_MOVES_EVEN], params[P_MOVES_WINS])
             if per_child:
                 heuristic = keep * counts[0, i]
                 total = heuristic + share * visits
                 prior[i] = (heuristic * prior[i] + share * wins) / total
                 counts[0, i] = total
-                counts[1, i] = keep * counts[1, i] + share * visits
+                counts[1, i] = keep * counts[1, i] + share * params[P_MOVES_AMAF] * visits
             else:
                 prior[i] = (1.0 - b) * prior[i] + b * (wins / visits)
     if learned.shape[0] > 0:

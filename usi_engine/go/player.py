@@ -86,6 +86,7 @@ class PlayerSettings:
     prior_visits: float | None = None  # RAVE prior: virtual MC visits (None: by board size, prior_weight)
     prior_amaf: float | None = None  # RAVE prior: virtual AMAF visits (None: by board size, prior_weight)
     prior_counts: str = "shared"  # RAVE prior: one pair of virtual visits for every child, or "per-move"
+    prior_moves_amaf: float = 1.0  # per-move counts: share of the move prior's visits that are AMAF visits too
 
     def per_move_counts(self) -> bool:
         """Does each child of RAVE's prior carry its own virtual visits?"""
@@ -128,7 +129,19 @@ class GoPlayer:
 
     # --- search setup ------------------------------------------------------------------------------
     def _searcher(self, size: int) -> Searcher:
-        from .game import P_PRIOR_BASE_AMAF, P_PRIOR_BASE_N, P_PRIOR_MOVES
+        from .game import (
+            MOVES_EVEN,
+            MOVES_EVEN_SMALL,
+            MOVES_WINS,
+            MOVES_WINS_SMALL,
+            P_MOVES_AMAF,
+            P_MOVES_EVEN,
+            P_MOVES_WINS,
+            P_PRIOR_BASE_AMAF,
+            P_PRIOR_BASE_N,
+            P_PRIOR_MOVES,
+        )
+        from .playout import LARGE_BOARD
 
         if self.searcher is None:
             from usi_engine.search.searcher import Searcher
@@ -189,6 +202,10 @@ class GoPlayer:
         params = self.searcher.adapter.params  # the heuristic prior's base under per-move counts
         params[P_PRIOR_BASE_N], params[P_PRIOR_BASE_AMAF] = options.prior_visits, options.prior_amaf
         params[P_PRIOR_MOVES] = self.settings.moves_weight(size)
+        large = size >= LARGE_BOARD  # Pachi's constants of its pattern prior by board size (game.MOVES_*)
+        params[P_MOVES_EVEN] = MOVES_EVEN if large else MOVES_EVEN_SMALL
+        params[P_MOVES_WINS] = MOVES_WINS if large else MOVES_WINS_SMALL
+        params[P_MOVES_AMAF] = self.settings.prior_moves_amaf
         if self._value_size != size:
             self._load_value(size)
         return self.searcher
