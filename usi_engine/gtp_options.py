@@ -215,14 +215,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--prior-moves-small",
         type=float,
         default=d.prior_moves_small,
-        help="the same on boards below 15 (default %(default)s: the heuristic prior; the shipped model is fitted to "
-        "19x19 games; with shared counts the prior then weighs as many virtual visits as on large boards)",
+        help="the same on boards below 15, with the shipped 9x9 model (default %(default)s: the heuristic prior; with "
+        "shared counts the prior then weighs as many virtual visits as on large boards)",
     )
     p.add_argument(
         "--move-model",
         default=d.move_model,
         help="learned move prior file, also the source of the softmax playouts' 3x3 gammas (default: the shipped "
-        "usi_engine/go/weights/moves19.npz)",
+        "usi_engine/go/weights/moves9.npz below 15x15, moves19.npz from 15x15 on; the gammas: moves19.npz)",
     )
     p.add_argument(
         "--prior-visits",

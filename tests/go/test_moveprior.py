@@ -357,6 +357,31 @@ def test_prior_moves_small_brings_the_move_prior_to_small_boards_and_leaves_larg
     assert per_move.adapter.move_model is not None and per_move.options.prior_visits == 10.0
 
 
+def test_each_board_gets_the_shipped_model_fitted_to_its_size():
+    """Below 15x15 the shipped moves9.npz (fitted to 9x9 games), from 15x15 on moves19.npz; a 9x9 player asking for
+    the move prior loads the 9x9 model, and back to 19x19 the 19x19 one. The 9x9 model knows the 9x9 opening: on the
+    empty board it gives the four 4-4 points (D4, F4, D6, F6) one probability, far above the 1/81 of a uniform
+    guess, and the corner point far below it."""
+    assert M.shipped_model(9).name == "moves9.npz" and M.shipped_model(13).name == "moves9.npz"
+    assert M.shipped_model(15).name == "moves19.npz" and M.shipped_model(19).name == "moves19.npz"
+    nine, nineteen = M.read_model(M.shipped_model(9))[0], M.read_model(M.shipped_model(19))[0]
+    argv = ["--hash", "1", "--prior-moves-small", "1"]
+    player = GoPlayer(player_settings(build_parser().parse_args(argv)))
+    assert np.array_equal(player._searcher(9).adapter.move_model, nine)
+    assert np.array_equal(player._searcher(19).adapter.move_model, nineteen)
+    assert np.array_equal(player._searcher(9).adapter.move_model, nine)
+    b = GoBoard(9, 7.0)
+    moves = np.array([b.parse_vertex(v) for v in ("D4", "F4", "D6", "F6", "E5", "A1")], np.int32)
+    legal = np.zeros(L.BOARD_CAP + 1, np.int32)
+    n = gen_moves(b.pos, legal)
+    p = np.zeros(n)
+    M.move_probabilities(b.pos, new_workspace(), nine, legal, n, p)
+    prob = {int(m): q for m, q in zip(legal[:n], p)}
+    corners = [prob[int(m)] for m in moves[:4]]
+    assert np.allclose(corners, corners[0]) and corners[0] > 5.0 / 81
+    assert prob[int(moves[5])] < 1.0 / 81  # the corner point
+
+
 @pytest.mark.parametrize("prior_moves", [0.0, 1.0])
 def test_root_winrates_leave_out_the_priors_virtual_visits(prior_moves):
     """RAVE starts each edge with C virtual visits of value H (eq. 49): the reported winrate is the edge's real

@@ -44,6 +44,7 @@ import numpy as np
 from usi_engine.search.rng import splitmix64_outputs
 
 MIN_SIZE, MAX_SIZE = 2, 19
+LARGE_BOARD = 15  # from this size on a board is "large": Pachi's threshold for its 19x19 prior and constants
 EMPTY, BLACK, WHITE, BORDER = 0, 1, 2, 3
 BOARD_CAP = (MAX_SIZE + 2) * (MAX_SIZE + 1)
 PASS = BOARD_CAP

@@ -35,7 +35,21 @@ import numpy as np
 from numba import njit
 
 from usi_engine.go.ladder import S_ROWS, escape_is_laddered, liberties
-from usi_engine.go.layout import BLACK, BORDER, EMPTY, HIST, HIST_STRIDE, H_MOVE, PASS, PLY, SIDE, SIZE, STRIDE, WHITE
+from usi_engine.go.layout import (
+    BLACK,
+    BORDER,
+    EMPTY,
+    HIST,
+    HIST_STRIDE,
+    H_MOVE,
+    LARGE_BOARD,
+    PASS,
+    PLY,
+    SIDE,
+    SIZE,
+    STRIDE,
+    WHITE,
+)
 from usi_engine.go.patterns import NEIGHBOUR_CELLS, N_CODES, neighbourhood_code
 from usi_engine.go.shapes import square_maps
 from usi_engine.go.workspace import R_BOARD, R_GSIZE, R_HEAD, _in_atari, _setup
@@ -308,5 +322,6 @@ def read_model(path) -> tuple[np.ndarray, dict]:
 
 
 def shipped_model(size: int) -> Path:
-    """Path of the shipped move prior for a board size (may not exist)."""
-    return WEIGHTS_DIR / f"moves{size}.npz"
+    """Path of the shipped move prior for a size x size board: weights/moves9.npz (fitted to 9x9 games) below
+    15x15, weights/moves19.npz (fitted to 19x19 games) from 15x15 on."""
+    return WEIGHTS_DIR / ("moves9.npz" if size < LARGE_BOARD else "moves19.npz")

@@ -81,7 +81,7 @@ class PlayerSettings:
     prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
     prior_ladders: bool = False  # RAVE prior: PRIOR_LADDERED for escapes into a working ladder
     prior_moves: float = 1.0  # RAVE prior (large boards): weight of the learned move prior (moveprior.py)
-    prior_moves_small: float = 0.0  # the same below LARGE_BOARD (off: the model is fitted to 19x19 games)
+    prior_moves_small: float = 0.0  # the same below LARGE_BOARD, with the shipped 9x9 model (off until measured)
     move_model: str | None = None  # learned move prior file (None: the shipped one)
     prior_visits: float | None = None  # RAVE prior: virtual MC visits (None: by board size, prior_weight)
     prior_amaf: float | None = None  # RAVE prior: virtual AMAF visits (None: by board size, prior_weight)
@@ -235,7 +235,7 @@ class GoPlayer:
         assert self.searcher is not None
         model = None
         if self.settings.moves_weight(size) > 0:
-            path = self.settings.move_model or shipped_model(19)
+            path = self.settings.move_model or shipped_model(size)
             try:
                 model = read_model(path)[0]
             except ValueError as e:

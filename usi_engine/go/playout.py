@@ -52,6 +52,7 @@ from usi_engine.go.layout import (
     H_MOVE,
     KO,
     KOMI_MILLI,
+    LARGE_BOARD,
     PASS,
     PASSES,
     PLY,
@@ -368,10 +369,9 @@ PRIOR_NEAR_LAST = 0.6  # within Manhattan distance 2 of the opponent's last move
 PRIOR_EMPTY_EDGE = 0.35  # first line with no stone within distance 2 (too low in open areas)
 PRIOR_PASS = 0.1
 NEAR = 2
-# Large boards (size >= LARGE_BOARD, Pachi's threshold for its "b19" prior): with no stone within distance NEAR,
-# the third line is where the opening is played and the first line loses; Pachi adds a win (third line) or a
+# Large boards (size >= layout.LARGE_BOARD, Pachi's threshold for its "b19" prior): with no stone within distance
+# NEAR, the third line is where the opening is played and the first line loses; Pachi adds a win (third line) or a
 # loss (first line) of the even prior's weight to the even 1/2, i.e. 3/4 and 1/4.
-LARGE_BOARD = 15
 PRIOR_OPEN_THIRD = 0.75
 PRIOR_OPEN_FIRST = 0.25
 # (large boards) an open corner point on the third or fourth line both ways (3-3, 3-4, 4-4): corners first.
