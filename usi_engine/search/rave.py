@@ -200,6 +200,8 @@ def rave_update(tree, path_nodes, path_edges, d, moves, values, cflags, n, trace
         if (cflags[i] & FLAG_NO_SIM) == 0:
             zsum += rave_outcome(values[i], vscale)
             sims += 1
+    if sims == 0:  # no child ran a playout (RAVE_NONE): nothing to count or credit
+        return
     for t in range(d):
         e = path_edges[t]
         rn[e] += sims
