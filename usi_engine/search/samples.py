@@ -199,17 +199,6 @@ def build_kernels(game, stamp):
     finisher = game if hasattr(game, 'finish_open') else standins  # a joint expansion's optional second round
     widener = game if hasattr(game, 'order_children') else standins
 
-    @_njit(cache=True, nogil=True)
-    def play_leaf(pos, weights, gparams, rng, tree, ctl, path_nodes, path_edges, d, top, trace, vscale, hscratch):
-        """One playout from path_nodes[d] (pos) by the game's leaf_playout, accounted by leaf_played with AMAF
-        credit up to path node `top`; False when the game has no leaf playouts (nothing done)."""
-        source_stamp = stamp  # noqa: F841  (keeps the stamp in the closure cells = the cache key)
-        value, tlen, work = leafplay.leaf_playout(pos, weights, gparams, rng, trace)
-        if tlen < 0:
-            return False
-        leaf_played(tree, ctl, path_nodes, path_edges, d, top, value, trace, tlen, work, vscale, hscratch)
-        return True
-
     def build(rave: bool, widen_on: bool):
         RAVE = rave
         WIDEN = widen_on and joinable
@@ -311,23 +300,23 @@ def build_kernels(game, stamp):
                         if RAVE and expand_n > 0.0 and d > 0:
                             e = path_edges[d - 1]
                             if tree[T_RN][e] - prior_visits_of(tree, e, fp[FP_PRIOR_N]) < expand_n:
-                                # not yet expanded: one playout from the leaf itself (MoGo's, Pachi's trees); a
-                                # game without leaf playouts expands instead
-                                if play_leaf(
-                                    pos,
-                                    weights,
-                                    gparams,
-                                    rng,
-                                    tree,
-                                    ctl,
-                                    path_nodes,
-                                    path_edges,
-                                    d,
-                                    d - 1,
-                                    trace,
-                                    vscale,
-                                    hscratch,
-                                ):
+                                # not yet expanded: one playout from the leaf itself (MoGo's, Pachi's trees)
+                                lv, tlen, lwork = leafplay.leaf_playout(pos, weights, gparams, rng, trace)
+                                if tlen >= 0:  # (a game without leaf playouts expands instead)
+                                    leaf_played(
+                                        tree,
+                                        ctl,
+                                        path_nodes,
+                                        path_edges,
+                                        d,
+                                        d - 1,
+                                        lv,
+                                        trace,
+                                        tlen,
+                                        lwork,
+                                        vscale,
+                                        hscratch,
+                                    )
                                     played = True
                                     break
                         lazy = flags[node] & FLAG_LAZY
@@ -427,21 +416,23 @@ def build_kernels(game, stamp):
                             if RAVE and policy == POLICY_RAVE:
                                 rave_init_edges(tree, node, n, ev, ef, prior, pcounts, fp)
                                 if expand_n > 0.0 and evaluated == 0:  # no child ran a playout: the leaf does
-                                    played = play_leaf(
-                                        pos,
-                                        weights,
-                                        gparams,
-                                        rng,
-                                        tree,
-                                        ctl,
-                                        path_nodes,
-                                        path_edges,
-                                        d,
-                                        d,
-                                        trace,
-                                        vscale,
-                                        hscratch,
-                                    )
+                                    lv, tlen, lwork = leafplay.leaf_playout(pos, weights, gparams, rng, trace)
+                                    if tlen >= 0:
+                                        leaf_played(
+                                            tree,
+                                            ctl,
+                                            path_nodes,
+                                            path_edges,
+                                            d,
+                                            d,
+                                            lv,
+                                            trace,
+                                            tlen,
+                                            lwork,
+                                            vscale,
+                                            hscratch,
+                                        )
+                                        played = True
                                 rave_update(
                                     tree,
                                     path_nodes,
