@@ -332,8 +332,8 @@ def test_a_19x19_search_with_a_small_pool_uses_its_time():
 def test_search_bench_prints_a_key_value_line():
     from usi_engine.go.bench import measure_search
 
-    pps, per_cpu, line = measure_search(size=5, seconds=0.5, policy="rave")
-    assert pps > 0 and per_cpu > 0
+    pps, sps, line = measure_search(size=5, seconds=0.5, policy="rave")
+    assert pps > 0 and 0 < sps < pps  # a sample simulates at least one child
     assert line.split()[-1].startswith("search_playouts_per_sec=")
 
 
@@ -344,6 +344,33 @@ def test_search_bench_compares_the_move_prior_with_the_search_without_it(capsys)
     without, with_prior, ratio = capsys.readouterr().out.strip().splitlines()[-3:]
     assert "move_prior=0" in without.split() and "move_prior=1" in with_prior.split()
     assert ratio.startswith("move_prior_speed_ratio=") and float(ratio.split("=")[1]) > 0
+
+
+def test_search_bench_compares_leaf_playouts_with_the_default_expansion(capsys):
+    """--expand-after E: the second search plays leaf playouts (one per sample until an edge has E), so it runs
+    more samples per playout than the default expansion, which simulates several children per sample."""
+    from usi_engine.go.bench import main
+
+    main(["--size", "7", "--seconds", "0.3", "--search", "--expand-after", "4"])
+    without, with_leaf, ratio = capsys.readouterr().out.strip().splitlines()[-3:]
+    assert "expand_after=0" in without.split() and "expand_after=4" in with_leaf.split()
+
+    def field(line, key):
+        return float(next(t for t in line.split() if t.startswith(key + "=")).split("=")[1])
+
+    assert field(with_leaf, "samples") / field(with_leaf, "playouts") > field(without, "samples") / field(
+        without, "playouts"
+    )
+    assert ratio.startswith("expand_after_sample_ratio=") and float(ratio.split("=")[1]) > 0
+
+
+def test_bench_times_the_ladder_check_against_the_playouts_without_it(capsys):
+    from usi_engine.go.bench import main
+
+    main(["--size", "9", "--seconds", "0.1", "--ladders-ratio", "1"])
+    off, on, ratio = capsys.readouterr().out.strip().splitlines()[-3:]
+    assert "ladders=0" in off.split() and "ladders=1" in on.split()
+    assert ratio.startswith("ladders_speed_ratio=") and 0 < float(ratio.split("=")[1]) < 5
 
 
 def test_a_playout_limit_counts_each_search_afresh_under_tree_reuse():

@@ -1,5 +1,6 @@
 """Playout benchmark: ``python -m usi_engine.go.bench [--size 9] [--seconds 3] [--search [--policy P]
-[--move-prior]] [--playout-patterns] [--playout-tactics] [--playout-softmax | --softmax-ratio N]``.
+[--move-prior] [--expand-after E]] [--playout-patterns] [--playout-tactics] [--playout-ladders]
+[--playout-softmax | --softmax-ratio N | --ladders-ratio N]``.
 
 Runs playouts from the empty board on one thread (after a warm-up call that compiles or loads the
 kernels), then game.expand with one playout per child (children/s = playouts/s inside the search's
@@ -14,7 +15,12 @@ on boards of 15 and more), and prints what the prior's features cost as ``move_p
 ``--playout-softmax`` measures the playouts with rule 6 drawn by the shipped move model's 3x3 gammas
 (softplayout.py). ``--softmax-ratio N`` instead runs N alternated pairs of playout measurements in one process,
 without and then with the softmax draw (the other flags as given), one line each, and prints the ratio of the
-summed playouts per CPU second, with over without, as ``softmax_speed_ratio=X`` last.
+summed playouts per CPU second, with over without, as ``softmax_speed_ratio=X`` last. ``--playout-ladders`` measures
+the playouts whose atari escapes avoid working ladders (POLICY_LADDERS); ``--ladders-ratio N`` runs N alternated
+pairs without and with it and prints ``ladders_speed_ratio=X`` last. ``--search --expand-after E`` runs the search
+twice, first with the default expansion and then with MoGo's tree (leaf playouts until an edge has E of them, no
+child simulated at an expansion: GTP ``--expand-after E --rave-children none``), and prints the samples and
+playouts per second of each and ``expand_after_sample_ratio=X`` last (samples per second, with over without).
 """
 
 import argparse
@@ -23,7 +29,7 @@ import time
 import numpy as np
 
 from usi_engine.go.layout import new_pos
-from usi_engine.go.playout import POLICY_SOFTMAX, move_cap, playout_policy, run_playouts, seed_rng
+from usi_engine.go.playout import POLICY_LADDERS, POLICY_SOFTMAX, move_cap, playout_policy, run_playouts, seed_rng
 from usi_engine.go.workspace import new_workspace
 
 BATCH = 500
@@ -49,7 +55,7 @@ def measure(size: int = 9, seconds: float = 3.0, seed: int = 1, policy: int = 0,
     n = moves = 0
     wins = 0.0
     start, cpu = time.perf_counter(), time.process_time()
-    while time.perf_counter() - start < seconds:
+    while n == 0 or time.perf_counter() - start < seconds:  # at least one batch
         w, m, _ = run_playouts(pos, ws, rng, BATCH, cap, none, none, policy, gammas)
         n += BATCH
         moves += m
@@ -65,6 +71,7 @@ def measure_expand(
     patterns: bool = False,
     tactics: bool = False,
     softmax: bool = False,
+    ladders: bool = False,
 ):
     """(children/s, playout moves/s) of game.expand with K = 1 from the empty board."""
     from usi_engine.go import game
@@ -75,7 +82,7 @@ def measure_expand(
     flags = np.empty(game.MAX_MOVES, dtype=np.int8)
     weights, rng = game.pack_weights(None, None, None, _gammas(softmax)), seed_rng(seed)
     params = game.default_params(
-        playouts=1, playout_patterns=patterns, playout_tactics=tactics, playout_softmax=softmax
+        playouts=1, playout_patterns=patterns, playout_tactics=tactics, playout_softmax=softmax, playout_ladders=ladders
     )
     game.expand(pos, weights, params, rng, moves, values, flags)
     children = work = 0
@@ -97,10 +104,13 @@ def measure_search(
     move_prior: bool = False,
     tactics: bool = False,
     softmax: bool = False,
+    ladders: bool = False,
+    expand_after: int = 0,
 ):
-    """(playouts/s wall, playouts per CPU second, KEY=VALUE line) of the full one-thread search; move_prior: RAVE's
-    prior mixes in the shipped learned move prior at weight 1; softmax: the softmax playouts."""
-    from usi_engine.go.game import GoAdapter, default_params
+    """(playouts/s wall, samples/s wall, KEY=VALUE line) of the full one-thread search; move_prior: RAVE's prior
+    mixes in the shipped learned move prior at weight 1; softmax: the softmax playouts; ladders: POLICY_LADDERS;
+    expand_after > 0: leaf playouts until an edge has that many, no child simulated at an expansion (RAVE_NONE)."""
+    from usi_engine.go.game import RAVE_NONE, RAVE_UNIFORM, GoAdapter, default_params
     from usi_engine.go.moveprior import read_model, shipped_model
     from usi_engine.search.searcher import Searcher
     from usi_engine.search.settings import Limits, SearchOptions
@@ -110,26 +120,38 @@ def measure_search(
         playout_patterns=patterns,
         playout_tactics=tactics,
         playout_softmax=softmax,
+        playout_ladders=ladders,
         prior_moves=1.0 if move_prior else 0.0,
+        rave_children=RAVE_NONE if expand_after > 0 else RAVE_UNIFORM,
     )
     adapter = GoAdapter(size, params, playout_gammas=_gammas(softmax))
     if move_prior:
         adapter.set_move_model(read_model(shipped_model(19))[0])
     searcher = Searcher(
         adapter,
-        SearchOptions(policy=policy, hash_mb=256, reuse=False, seed=seed, t_sel=300.0, t_back=300.0, c_uct=300.0),
+        SearchOptions(
+            policy=policy,
+            hash_mb=256,
+            reuse=False,
+            seed=seed,
+            t_sel=300.0,
+            t_back=300.0,
+            c_uct=300.0,
+            expand_visits=expand_after,
+        ),
     )
     searcher.search(pos, Limits(samples=2))  # compile / load from cache
     cpu = time.process_time()
     r = searcher.search(pos, Limits(time_ms=1000.0 * seconds))
     cpu = max(time.process_time() - cpu, 1e-9)
-    pps = r.children / (r.time_ms / 1000.0)
+    playouts = r.children  # children evaluated and leaf playouts (both C_CHILDREN)
+    pps, sps = playouts / (r.time_ms / 1000.0), r.samples / (r.time_ms / 1000.0)
     line = (
-        f"size={size} policy={policy} move_prior={int(move_prior)} samples={r.samples} playouts={r.children} "
-        f"depth={r.depth} best={r.best_move_str} "
-        f"playouts_per_cpu_sec={r.children / cpu:.0f} search_playouts_per_sec={pps:.0f}"
+        f"size={size} policy={policy} move_prior={int(move_prior)} expand_after={expand_after} samples={r.samples} "
+        f"playouts={playouts} depth={r.depth} best={r.best_move_str} playouts_per_cpu_sec={playouts / cpu:.0f} "
+        f"samples_per_sec={sps:.0f} search_playouts_per_sec={pps:.0f}"
     )
-    return pps, r.children / cpu, line
+    return pps, sps, line
 
 
 def main(argv=None):
@@ -140,66 +162,82 @@ def main(argv=None):
     ap.add_argument("--policy", choices=("rave", "softmax", "uct"), default="rave")
     ap.add_argument("--playout-patterns", action="store_true", help="playouts with MoGo's pattern rule")
     ap.add_argument("--playout-tactics", action="store_true", help="playouts with the local tactics")
+    ap.add_argument("--playout-ladders", action="store_true", help="atari escapes avoid working ladders")
     ap.add_argument("--playout-softmax", action="store_true", help="playouts with rule 6 drawn by 3x3 gammas")
-    ap.add_argument(
-        "--softmax-ratio",
-        type=int,
-        default=0,
-        metavar="N",
-        help="N alternated playout measurements without and with --playout-softmax; their speed ratio",
-    )
+    for name in ("softmax", "ladders"):
+        ap.add_argument(
+            f"--{name}-ratio",
+            type=int,
+            default=0,
+            metavar="N",
+            help=f"N alternated playout measurements without and with --playout-{name}; their speed ratio",
+        )
     ap.add_argument(
         "--move-prior", action="store_true", help="with --search: the search without, then with the learned move prior"
     )
+    ap.add_argument(
+        "--expand-after",
+        type=int,
+        default=0,
+        metavar="E",
+        help="with --search: the search with the default expansion, then with leaf playouts until E per edge",
+    )
     args = ap.parse_args(argv)
     patterns, tactics, softmax = args.playout_patterns, args.playout_tactics, args.playout_softmax
-    if args.search and args.move_prior:
-        reference, _, line = measure_search(
-            args.size, args.seconds, args.policy, patterns=patterns, tactics=tactics, softmax=softmax
-        )
-        print(line)
-        with_prior, _, line = measure_search(
-            args.size, args.seconds, args.policy, patterns=patterns, move_prior=True, tactics=tactics, softmax=softmax
-        )
-        print(line)
-        print(f"move_prior_speed_ratio={with_prior / reference:.3f}")
-        return
+    ladders = args.playout_ladders
     if args.search:
-        line = measure_search(args.size, args.seconds, args.policy, patterns=patterns, tactics=tactics, softmax=softmax)
-        print(line[2])
+        common = dict(patterns=patterns, tactics=tactics, softmax=softmax, ladders=ladders)
+        reference, reference_sps, line = measure_search(args.size, args.seconds, args.policy, **common)
+        print(line)
+        if args.move_prior:
+            with_prior, _, line = measure_search(args.size, args.seconds, args.policy, move_prior=True, **common)
+            print(line)
+            print(f"move_prior_speed_ratio={with_prior / reference:.3f}")
+        elif args.expand_after > 0:
+            leaf = args.expand_after
+            _, sps, line = measure_search(args.size, args.seconds, args.policy, expand_after=leaf, **common)
+            print(line)
+            print(f"expand_after_sample_ratio={sps / reference_sps:.3f}")
         return
     if args.softmax_ratio > 0:
-        softmax_ratio(args.size, args.seconds, args.softmax_ratio, playout_policy(patterns, tactics))
+        base = playout_policy(patterns, tactics, False, ladders)
+        policy_ratio(args.size, args.seconds, args.softmax_ratio, base, True)
         return
-    policy = playout_policy(patterns, tactics, softmax)
+    if args.ladders_ratio > 0:
+        base = playout_policy(patterns, tactics, softmax)
+        policy_ratio(args.size, args.seconds, args.ladders_ratio, base, False)
+        return
+    policy = playout_policy(patterns, tactics, softmax, ladders)
     pps, mps, per_cpu, length, black = measure(args.size, args.seconds, policy=policy, gammas=_gammas(softmax))
     children, work = measure_expand(
-        args.size, min(args.seconds, 1.0), patterns=patterns, tactics=tactics, softmax=softmax
+        args.size, min(args.seconds, 1.0), patterns=patterns, tactics=tactics, softmax=softmax, ladders=ladders
     )
     print(f"size={args.size} mean_moves={length:.1f} black_winrate={black:.3f} playouts_per_cpu_sec={per_cpu:.0f}")
     print(f"expand_k1_children_per_sec={children:.0f} expand_playout_moves_per_sec={work:.0f}")
     print(f"playouts_per_sec={pps:.0f} moves_per_sec={mps:.0f}")
 
 
-def softmax_ratio(size: int, seconds: float, rounds: int, policy: int) -> float:
-    """Alternated measurements (`rounds` pairs of `seconds` each) of the playouts of `policy` without and with
-    POLICY_SOFTMAX in this process; prints one line per run and the ratio of the summed playouts per CPU second
-    (with / without) last, and returns it."""
-    gammas = _gammas(True)
-    measure(size, 0.01, policy=policy)  # compile / load both from the cache before timing
-    measure(size, 0.01, policy=policy | POLICY_SOFTMAX, gammas=gammas)
+def policy_ratio(size: int, seconds: float, rounds: int, policy: int, softmax: bool) -> float:
+    """Alternated measurements (`rounds` pairs of `seconds` each) of the playouts of `policy` without and with one
+    more bit, POLICY_SOFTMAX (`softmax`, the shipped gamma table) or POLICY_LADDERS, in this process; prints one line
+    per run and the ratio of the summed playouts per CPU second (with / without) last, as softmax_speed_ratio or
+    ladders_speed_ratio, and returns it."""
+    bit, name = (POLICY_SOFTMAX, "softmax") if softmax else (POLICY_LADDERS, "ladders")
+    gammas = _gammas(softmax or bool(policy & POLICY_SOFTMAX))
+    measure(size, 0.01, policy=policy, gammas=gammas)  # compile / load both from the cache before timing
+    measure(size, 0.01, policy=policy | bit, gammas=gammas)
     rates = {False: 0.0, True: 0.0}
     for r in range(rounds):
-        for soft in (False, True):
-            p = policy | POLICY_SOFTMAX if soft else policy
+        for on in (False, True):
+            p = policy | bit if on else policy
             pps, _, per_cpu, length, black = measure(size, seconds, seed=1 + r, policy=p, gammas=gammas)
-            rates[soft] += per_cpu
+            rates[on] += per_cpu
             print(
-                f"round={r} softmax={int(soft)} mean_moves={length:.1f} black_winrate={black:.3f} "
+                f"round={r} {name}={int(on)} mean_moves={length:.1f} black_winrate={black:.3f} "
                 f"playouts_per_sec={pps:.0f} playouts_per_cpu_sec={per_cpu:.0f}"
             )
     ratio = rates[True] / rates[False]
-    print(f"softmax_speed_ratio={ratio:.3f}")
+    print(f"{name}_speed_ratio={ratio:.3f}")
     return ratio
 
 
