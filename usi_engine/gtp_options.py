@@ -215,8 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--prior-moves-small",
         type=float,
         default=d.prior_moves_small,
-        help="the same on boards below 15, with the shipped 9x9 model (default %(default)s: the heuristic prior; with "
-        "shared counts the prior then weighs as many virtual visits as on large boards)",
+        help="the same on boards below 15, with the shipped 9x9 model (default %(default)s; 0: the heuristic prior "
+        "alone; with shared counts the prior then weighs as many virtual visits as on large boards)",
     )
     p.add_argument(
         "--move-model",
@@ -244,9 +244,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--prior-counts",
         choices=PRIOR_COUNTS,
         default=d.prior_counts,
-        help="RAVE prior's virtual visits: shared (one pair for every child, --prior-visits / --prior-amaf) or "
+        help="RAVE prior's virtual visits: shared (one pair for every child, --prior-visits / --prior-amaf), "
         "per-move (each child the sum of its prior terms': the heuristic rule's --prior-visits / --prior-amaf, the "
-        "learned move prior's 20 + 300 sqrt(P), 14 + 210 sqrt(P) below 15x15; default %(default)s, docs/go.md)",
+        "learned move prior's 20 + 300 sqrt(P), 14 + 210 sqrt(P) below 15x15), or auto: per-move below 15x15, "
+        "shared from 15x15 on (default %(default)s, docs/go.md)",
     )
     p.add_argument(
         "--prior-moves-amaf",

@@ -16,7 +16,16 @@ from usi_engine.go import layout as L
 from usi_engine.go import moveprior as M
 from usi_engine.go import shapes as S
 from usi_engine.go.board import gen_moves
-from usi_engine.go.game import MOVES_EVEN, MOVES_WINS, P_PRIOR_MOVES, expand_amaf, moves_prior
+from usi_engine.go.game import (
+    MOVES_EVEN,
+    MOVES_WINS,
+    P_MOVES_AMAF,
+    P_MOVES_EVEN,
+    P_MOVES_WINS,
+    P_PRIOR_MOVES,
+    expand_amaf,
+    moves_prior,
+)
 from usi_engine.go.ladder import S_ROWS, escape_is_laddered
 from usi_engine.go.player import GoPlayer
 from usi_engine.go.playout import PRIOR_EYE, PRIOR_PASS, PRIOR_SELF_ATARI, move_priors, seed_rng
@@ -317,11 +326,11 @@ def test_the_move_prior_keeps_the_vetoes_on_filling_an_own_eye_and_passing():
 
 def test_gtp_options_load_the_model_on_large_boards_and_survive_a_bad_file(tmp_path, capsys):
     path = M.save_model(tmp_path / "m.npz", M.new_model())
-    argv = ["--hash", "1", "--prior-moves", "0.7", "--move-model", str(path)]
+    argv = ["--hash", "1", "--prior-moves", "0.7", "--prior-moves-small", "0", "--move-model", str(path)]
     player = GoPlayer(player_settings(build_parser().parse_args(argv)))
     adapter = player._searcher(19).adapter
     assert adapter.params[P_PRIOR_MOVES] == 0.7 and adapter.move_model is not None
-    assert player._searcher(9).adapter.move_model is None  # trained for large boards only
+    assert player._searcher(9).adapter.move_model is None  # --prior-moves is the weight of large boards only
     (tmp_path / "bad.npz").write_bytes(b"not an archive")
     argv = ["--hash", "1", "--prior-moves", "1", "--move-model", str(tmp_path / "bad.npz")]
     player = GoPlayer(player_settings(build_parser().parse_args(argv)))
@@ -331,20 +340,29 @@ def test_gtp_options_load_the_model_on_large_boards_and_survive_a_bad_file(tmp_p
     assert off._searcher(19).adapter.params[P_PRIOR_MOVES] == 0.0 and off._searcher(19).adapter.move_model is None
 
 
-def test_the_default_player_uses_the_shipped_move_prior_with_its_weight_on_large_boards_only():
+def test_the_default_player_uses_each_sizes_shipped_move_prior_in_its_measured_form():
+    """19x19: the 19x19 model with 400 shared virtual visits; 9x9: the 9x9 model in Pachi's form, per-move counts
+    14 + 210 sqrt(P) of MC visits only, over the heuristic prior's own 10 / 20 (docs/go.md, "Against Pachi")."""
     player = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1"])))
     large = player._searcher(19)
     assert large.adapter.params[P_PRIOR_MOVES] == 1.0 and large.adapter.move_model is not None
     assert (large.options.prior_visits, large.options.prior_amaf) == (400.0, 400.0)
+    assert large.options.prior_counts is False
     small = player._searcher(9)
-    assert small.adapter.move_model is None and (small.options.prior_visits, small.options.prior_amaf) == (10.0, 20.0)
+    assert np.array_equal(small.adapter.move_model, M.read_model(M.shipped_model(9))[0])
+    assert small.adapter.params[P_PRIOR_MOVES] == 1.0
+    assert (small.options.prior_visits, small.options.prior_amaf) == (10.0, 20.0)
+    assert small.options.prior_counts is True
+    assert (small.adapter.params[P_MOVES_EVEN], small.adapter.params[P_MOVES_WINS]) == (14.0, 210.0)
+    assert small.adapter.params[P_MOVES_AMAF] == 0.0
+    assert player._searcher(19).options.prior_counts is False  # back to the large board's form
     off = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1", "--prior-moves", "0"])))
     searcher = off._searcher(19)
     assert searcher.adapter.move_model is None and searcher.options.prior_visits == 50.0
 
 
 def test_prior_moves_small_brings_the_move_prior_to_small_boards_and_leaves_large_ones_alone():
-    argv = ["--hash", "1", "--prior-moves", "0", "--prior-moves-small", "0.5"]
+    argv = ["--hash", "1", "--prior-moves", "0", "--prior-moves-small", "0.5", "--prior-counts", "shared"]
     player = GoPlayer(player_settings(build_parser().parse_args(argv)))
     small = player._searcher(9)
     assert small.adapter.move_model is not None and small.adapter.params[P_PRIOR_MOVES] == 0.5

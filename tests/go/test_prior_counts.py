@@ -278,9 +278,14 @@ def test_unit_factors_without_a_move_model_search_exactly_as_shared_counts():
 
 def test_the_gtp_option_sets_the_game_and_the_core():
     """--prior-counts per-move: the game's per-child counts on, the pool keeping them, and the heuristic's base
-    counts by board size (the move prior brings its own, so 50 and not 400 on 19x19); shared is the default."""
+    counts by board size (the move prior brings its own, so 50 and not 400 on 19x19); the default, auto, is shared on
+    large boards and per-move below 15x15, a new searcher each time the form changes."""
     default = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1"])))
-    assert default.settings.prior_counts == "shared" and default._searcher(19).options.prior_counts is False
+    assert default.settings.prior_counts == "auto" and default._searcher(19).options.prior_counts is False
+    nine = default._searcher(9)
+    assert nine.options.prior_counts and nine.adapter.params[P_PRIOR_COUNTS] == 1.0
+    assert default._searcher(13).options.prior_counts and default._searcher(13) is default._searcher(9)
+    assert default._searcher(15).options.prior_counts is False and default._searcher(15) is not nine
     argv = ["--hash", "1", "--prior-counts", "per-move", "--prior-moves-amaf", "0"]
     player = GoPlayer(player_settings(build_parser().parse_args(argv)))
     for size, base, form in ((19, 50.0, (MOVES_EVEN, MOVES_WINS)), (9, 10.0, (MOVES_EVEN_SMALL, MOVES_WINS_SMALL))):
@@ -290,4 +295,6 @@ def test_the_gtp_option_sets_the_game_and_the_core():
         # Pachi's constants by board size; --prior-moves-amaf 0: the move prior's visits in the MC statistics only
         assert (s.adapter.params[P_MOVES_EVEN], s.adapter.params[P_MOVES_WINS]) == form
         assert s.adapter.params[P_MOVES_AMAF] == 0.0
-    assert default._searcher(9).adapter.params[P_MOVES_AMAF] == 1.0
+    assert default._searcher(9).adapter.params[P_MOVES_AMAF] == 0.0  # Pachi's form is the default share
+    shared = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1", "--prior-counts", "shared"])))
+    assert shared._searcher(9).options.prior_counts is False

@@ -10,8 +10,9 @@ thread, fresh tree, policy rave by default) from the empty board and prints
 ``search_playouts_per_sec=X`` last (playouts = children evaluated, one playout each). ``--playout-patterns``
 measures the playouts with MoGo's pattern rule on (playout.py rule 5), ``--playout-tactics`` with the local tactics
 (rules 0, 3, 4 and the patterns around the mover's previous move). ``--search --move-prior`` runs the search
-twice in the same process, first without and then with the shipped learned move prior (moveprior.py, the default
-on boards of 15 and more), and prints what the prior's features cost as ``move_prior_speed_ratio=X`` last.
+twice in the same process, first without and then with the board size's shipped learned move prior (moveprior.py,
+the default on every board, in Pachi's per-move form below 15x15), and prints what the prior's features cost as
+``move_prior_speed_ratio=X`` last.
 ``--playout-softmax`` measures the playouts with rule 6 drawn by the shipped move model's 3x3 gammas
 (softplayout.py). ``--softmax-ratio N`` instead runs N alternated pairs of playout measurements in one process,
 without and then with the softmax draw (the other flags as given), one line each, and prints the ratio of the
@@ -108,15 +109,29 @@ def measure_search(
     expand_after: int = 0,
 ):
     """(playouts/s wall, samples/s wall, KEY=VALUE line) of the full one-thread search; move_prior: RAVE's prior
-    mixes in the shipped learned move prior at weight 1; softmax: the softmax playouts; ladders: POLICY_LADDERS;
+    mixes in the board size's shipped learned move prior at weight 1, below LARGE_BOARD in the player's form there
+    (per-move counts 14 + 210 sqrt(P), MC visits only); softmax: the softmax playouts; ladders: POLICY_LADDERS;
     expand_after > 0: leaf playouts until an edge has that many, no child simulated at an expansion (RAVE_NONE)."""
-    from usi_engine.go.game import RAVE_NONE, RAVE_UNIFORM, GoAdapter, default_params
+    from usi_engine.go.game import (
+        MOVES_EVEN,
+        MOVES_EVEN_SMALL,
+        MOVES_WINS,
+        MOVES_WINS_SMALL,
+        RAVE_NONE,
+        RAVE_UNIFORM,
+        GoAdapter,
+        default_params,
+    )
+    from usi_engine.go.layout import LARGE_BOARD
     from usi_engine.go.moveprior import read_model, shipped_model
     from usi_engine.search.searcher import Searcher
     from usi_engine.search.settings import Limits, SearchOptions
 
     pos = new_pos(size, komi=7.0)
+    per_move = move_prior and size < LARGE_BOARD
     params = default_params(
+        prior_counts=per_move,
+        moves_experience_form=(MOVES_EVEN_SMALL, MOVES_WINS_SMALL, 0.0) if per_move else (MOVES_EVEN, MOVES_WINS, 1.0),
         playout_patterns=patterns,
         playout_tactics=tactics,
         playout_softmax=softmax,
@@ -126,7 +141,7 @@ def measure_search(
     )
     adapter = GoAdapter(size, params, playout_gammas=_gammas(softmax))
     if move_prior:
-        adapter.set_move_model(read_model(shipped_model(19))[0])
+        adapter.set_move_model(read_model(shipped_model(size))[0])
     searcher = Searcher(
         adapter,
         SearchOptions(
@@ -138,6 +153,7 @@ def measure_search(
             t_back=300.0,
             c_uct=300.0,
             expand_visits=expand_after,
+            prior_counts=per_move,
         ),
     )
     searcher.search(pos, Limits(samples=2))  # compile / load from cache

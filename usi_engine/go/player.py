@@ -40,8 +40,9 @@ PRIOR_VISITS_LARGE, PRIOR_AMAF_LARGE = 50.0, 50.0
 PRIOR_VISITS_MOVES, PRIOR_AMAF_MOVES = 400.0, 400.0
 # How RAVE's prior weighs its children (PlayerSettings.prior_counts): "shared", one pair of virtual visit counts for
 # every child (prior_weight); "per-move", each child its own, the sum of its prior terms' (game._prior_experience:
-# the heuristic rule's, the learned move prior's 20 + 300 sqrt(P)).
-PRIOR_COUNTS = ("shared", "per-move")
+# the heuristic rule's, the learned move prior's 20 + 300 sqrt(P)); "auto", per-move below LARGE_BOARD (Pachi's form
+# of the 9x9 move prior, measured there) and shared from it (the 19x19 prior's measured form).
+PRIOR_COUNTS = ("auto", "shared", "per-move")
 # How RAVE picks the children it simulates at an expansion (PlayerSettings.rave_children; index = game.RAVE_UNIFORM,
 # game.RAVE_POLICY, game.RAVE_NONE): drawn uniformly, the moves the playout policy would start a playout from the node
 # with, or none (the expansion only sets priors; with expand_visits the search plays from the node itself).
@@ -81,15 +82,19 @@ class PlayerSettings:
     prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
     prior_ladders: bool = False  # RAVE prior: PRIOR_LADDERED for escapes into a working ladder
     prior_moves: float = 1.0  # RAVE prior (large boards): weight of the learned move prior (moveprior.py)
-    prior_moves_small: float = 0.0  # the same below LARGE_BOARD, with the shipped 9x9 model (off until measured)
+    prior_moves_small: float = 1.0  # the same below LARGE_BOARD, with the shipped 9x9 model
     move_model: str | None = None  # learned move prior file (None: the shipped one)
     prior_visits: float | None = None  # RAVE prior: virtual MC visits (None: by board size, prior_weight)
     prior_amaf: float | None = None  # RAVE prior: virtual AMAF visits (None: by board size, prior_weight)
-    prior_counts: str = "shared"  # RAVE prior: one pair of virtual visits for every child, or "per-move"
-    prior_moves_amaf: float = 1.0  # per-move counts: share of the move prior's visits that are AMAF visits too
+    prior_counts: str = "auto"  # RAVE prior: "shared" virtual visits for every child, "per-move", or by board size
+    prior_moves_amaf: float = 0.0  # per-move counts: share of the move prior's visits that are AMAF visits too
 
-    def per_move_counts(self) -> bool:
-        """Does each child of RAVE's prior carry its own virtual visits?"""
+    def per_move_counts(self, size: int) -> bool:
+        """Does each child of RAVE's prior carry its own virtual visits on a size x size board?"""
+        from .playout import LARGE_BOARD
+
+        if self.prior_counts == "auto":
+            return size < LARGE_BOARD
         return self.prior_counts == "per-move"
 
     def moves_weight(self, size: int) -> float:
@@ -107,7 +112,7 @@ class PlayerSettings:
         large = size >= LARGE_BOARD
         visits = PRIOR_VISITS_LARGE if large else PRIOR_VISITS_SMALL
         amaf = PRIOR_AMAF_LARGE if large else PRIOR_AMAF_SMALL
-        if self.moves_weight(size) > 0 and not self.per_move_counts():
+        if self.moves_weight(size) > 0 and not self.per_move_counts(size):
             visits, amaf = PRIOR_VISITS_MOVES, PRIOR_AMAF_MOVES
         return (
             visits if self.prior_visits is None else self.prior_visits,
@@ -143,6 +148,9 @@ class GoPlayer:
         )
         from .playout import LARGE_BOARD
 
+        if self.searcher is not None and self.searcher.options.prior_counts != self.settings.per_move_counts(size):
+            # the pool's per-edge prior counts exist or not by board size (--prior-counts auto): a new searcher
+            self.searcher, self._value_size = None, None
         if self.searcher is None:
             from usi_engine.search.searcher import Searcher
             from usi_engine.search.settings import SearchOptions
@@ -175,7 +183,7 @@ class GoPlayer:
                     prior_patterns=s.prior_patterns,
                     prior_ladders=s.prior_ladders,
                     prior_moves=s.prior_moves,
-                    prior_counts=s.per_move_counts(),
+                    prior_counts=s.per_move_counts(size),
                 ),
                 playout_gammas=gammas,
             )
@@ -192,7 +200,7 @@ class GoPlayer:
                     rave_bias=s.rave_bias,
                     graph=s.graph,
                     seed=s.seed,
-                    prior_counts=s.per_move_counts(),
+                    prior_counts=s.per_move_counts(size),
                     expand_visits=s.expand_after,
                 ),
             )
