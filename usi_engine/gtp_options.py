@@ -35,6 +35,7 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         c_uct=args.c_uct,
         c_rave=args.c_rave,
         rave_bias=args.rave_bias,
+        amaf_distance=args.amaf_distance,
         graph=not args.tree,
         seed=args.seed,
         resign=args.resign,
@@ -78,6 +79,14 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _non_negative_float(text: str) -> float:
+    """A number >= 0 (argparse type)."""
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, not {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `usi-engine gtp` command line. The defaults of the player's settings are PlayerSettings' (written
     there only; tests/test_defaults.py checks that the empty command line gives PlayerSettings()); `--seconds`,
@@ -102,6 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--c-uct", type=float, default=d.c_uct, help="UCT exploration (value units)")
     p.add_argument("--c-rave", type=float, default=d.c_rave, help="RAVE exploration (outcomes in [0,1])")
     p.add_argument("--rave-bias", type=float, default=d.rave_bias, help="RAVE bias b of seed 000 eq. 47")
+    p.add_argument(
+        "--amaf-distance",
+        type=_non_negative_float,
+        default=d.amaf_distance,
+        help="RAVE: an AMAF credit weighs 1 + floor(d (L - k) / (L + 1)) for the k-th of the L moves after a node, "
+        "from 1 + d down to 1 (Pachi's distance_rave; 0 = every credit weighs 1, default %(default)s)",
+    )
     p.add_argument(
         "--rave-playouts",
         type=int,

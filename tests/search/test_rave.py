@@ -17,6 +17,14 @@ from usi_engine.search.settings import Limits, SearchOptions
 VSCALE = 1000.0
 
 
+def test_amaf_distance_weights_fall_by_thirds():
+    """Pachi's distance_rave 3: the credits of the first third of the moves after a node weigh 3, then 2, then 1;
+    distance 0 weighs every credit 1."""
+    weights = [rave.amaf_weight(k, 9, 3.0) for k in range(9)]
+    assert weights == [3.0, 3.0, 3.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0]
+    assert [rave.amaf_weight(k, 9, 0.0) for k in range(9)] == [1.0] * 9
+
+
 def test_beta_minimum_mse_schedule():
     b = 0.1
     for n, na in [(1.0, 1.0), (10.0, 50.0), (100.0, 1000.0), (5000.0, 20000.0)]:
@@ -55,11 +63,12 @@ def _pool_path(rng, edge_moves, choices=None):
     return pool, path_nodes, path_edges
 
 
-def _recount(t, path_nodes, path_edges, tails, outcomes, top=None):
+def _recount(t, path_nodes, path_edges, tails, outcomes, top=None, distance=0.0):
     """Algorithm 2's Backup, literally: simulation i played the path's moves and then tails[i], and ended with
     outcomes[i] for the last path node's side to move; at each path node s_t (t = 0..top, default the last), credit
     (s_t, a_u) for u = t, t+2, ... when a_u was not played before at an earlier u' = t, t+2, ... (and is an edge of
-    s_t)."""
+    s_t), with Pachi's distance weight 1 + floor(distance * (L - k) / (L + 1)) for the k-th of the L moves after
+    s_t."""
     d = len(path_edges)
     top = d if top is None else top
     an = {}
@@ -72,11 +81,13 @@ def _recount(t, path_nodes, path_edges, tails, outcomes, top=None):
             edge_of = {int(t[layout.T_EMOVE][e]): e for e in range(f, f + n)}
             z = z_leaf if (d - step) % 2 == 0 else 1.0 - z_leaf
             seen = []
+            length = len(seq) - step
             for u in range(step, len(seq), 2):
                 a = seq[u]
+                w = 1 + math.floor(distance * (length - (u - step)) / (length + 1))
                 if a != layout.NO_MOVE and a not in seen and a in edge_of:
-                    an[edge_of[a]] = an.get(edge_of[a], 0) + 1
-                    aw[edge_of[a]] = aw.get(edge_of[a], 0.0) + z
+                    an[edge_of[a]] = an.get(edge_of[a], 0) + w
+                    aw[edge_of[a]] = aw.get(edge_of[a], 0.0) + w * z
                 if a != layout.NO_MOVE:
                     seen.append(a)
     return an, aw
@@ -131,8 +142,9 @@ def _go_case(rng):
     return edges, values[:n].copy(), traces, flags[:n].copy(), choices
 
 
+@pytest.mark.parametrize("distance", [0.0, 3.0])
 @pytest.mark.parametrize("case", ["random-1", "random-2", "random-3", "go-5x5-1", "go-5x5-2"])
-def test_amaf_and_mc_updates_equal_a_brute_force_recount(case):
+def test_amaf_and_mc_updates_equal_a_brute_force_recount(case, distance):
     rng = np.random.default_rng(int(case[-1]))
     choices = None
     if case.startswith("go"):
@@ -160,11 +172,13 @@ def test_amaf_and_mc_updates_equal_a_brute_force_recount(case):
         trace,
         tstart,
         VSCALE,
+        distance,
         hscratch,
     )
     sim = (flags & layout.FLAG_NO_SIM) == 0
     tails = [[m, *x] for m, x, s in zip(moves, traces, sim) if s]
-    an, aw = _recount(t, path_nodes, path_edges, tails, [0.5 * (1.0 - v / VSCALE) for v in values[sim]])
+    outcomes = [0.5 * (1.0 - v / VSCALE) for v in values[sim]]
+    an, aw = _recount(t, path_nodes, path_edges, tails, outcomes, distance=distance)
     for e in range(f + n):
         assert t[layout.T_AN][e] == an.get(e, 0), e
         assert t[layout.T_AW][e] == pytest.approx(aw.get(e, 0.0)), e
@@ -176,9 +190,10 @@ def test_amaf_and_mc_updates_equal_a_brute_force_recount(case):
     assert sum(an.values()) > 0
 
 
+@pytest.mark.parametrize("distance", [0.0, 3.0])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("expanded", [False, True])
-def test_a_leaf_playout_updates_equal_a_brute_force_recount(seed, expanded):
+def test_a_leaf_playout_updates_equal_a_brute_force_recount(seed, expanded, distance):
     """rave_update_leaf: one playout from the last path node itself. MC: every path edge counts it, from its
     mover's side (eq. 13-15); AMAF: the path nodes up to `top` credit the path's and the playout's moves (the leaf's
     own edges only when the leaf is expanded, top = d)."""
@@ -200,10 +215,11 @@ def test_a_leaf_playout_updates_equal_a_brute_force_recount(seed, expanded):
         trace,
         len(traces[0]),
         VSCALE,
+        distance,
         _hscratch(edges),
     )
     z_leaf = 0.5 * (1.0 + value / VSCALE)  # the outcome for the leaf's side to move
-    an, aw = _recount(t, path_nodes, path_edges, [traces[0]], [z_leaf], top)
+    an, aw = _recount(t, path_nodes, path_edges, [traces[0]], [z_leaf], top, distance)
     leaf = path_nodes[-1]
     f, n = int(t[layout.T_FIRST][leaf]), int(t[layout.T_COUNT][leaf])
     for e in range(f + n):

@@ -66,6 +66,7 @@ class PlayerSettings:
     c_uct: float = 300.0
     c_rave: float = 0.0
     rave_bias: float = 0.016
+    amaf_distance: float = 0.0  # RAVE: AMAF credit weights from 1 + d after a node down to 1 (Pachi's distance_rave)
     graph: bool = True
     seed: int = 0
     resign: float = 0.05  # resign below this winrate (0 = never)
@@ -198,6 +199,7 @@ class GoPlayer:
                     c_uct=s.c_uct,
                     c_rave=s.c_rave,
                     rave_bias=s.rave_bias,
+                    amaf_distance=s.amaf_distance,
                     graph=s.graph,
                     seed=s.seed,
                     prior_counts=s.per_move_counts(size),

@@ -59,7 +59,8 @@ FP_BACK_ANNEAL_N, FP_TBACK_MIN = 10, 11  # visit-annealed backup temperature (ba
 FP_WIDEN_K0, FP_WIDEN_A, FP_WIDEN_B = 12, 13, 14  # progressive widening (widen_target); k0 = 0: off
 FP_PRIOR_BETA = 15  # progressive bias: selection weighs a child by p^beta (select_softmax); 0 = off
 FP_EXPAND_N = 16  # RAVE: real MC visits of a leaf's edge before it is expanded (leaf playouts until then); 0 = off
-FP_SIZE = 17
+FP_AMAF_DISTANCE = 17  # RAVE: AMAF credits weighted from 1 + d near the node down to 1 (rave.amaf_weight); 0 = off
+FP_SIZE = 18
 IP_POLICY, IP_GRAPH, IP_MAXDEPTH, IP_THREAD, IP_JOINT, IP_PUBLISH = 0, 1, 2, 3, 4, 5
 IP_SIZE = 6
 POLICY_SOFTMAX, POLICY_UCT, POLICY_RAVE = 0, 1, 2

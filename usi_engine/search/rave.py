@@ -150,40 +150,55 @@ def edge_slot(move, hkey, hbuild, build):
 
 
 @njit(cache=True, nogil=True)
-def amaf_credit(tree, move, z, hkey, hval, hbuild, hseen, build, stamp):
-    """One AMAF update (seed 000 eq. 16-17) of the current node's edge `move` with outcome z, unless the
-    move is not an edge there or this simulation already credited it (first occurrence only)."""
+def amaf_credit(tree, move, z, w, hkey, hval, hbuild, hseen, build, stamp):
+    """One AMAF update (seed 000 eq. 16-17) of the current node's edge `move` with outcome z and weight w,
+    unless the move is not an edge there or this simulation already credited it (first occurrence only)."""
     s = edge_slot(move, hkey, hbuild, build)
     if s >= 0 and hseen[s] != stamp:
         hseen[s] = stamp
         e = hval[s]
-        tree[T_AN][e] += 1.0
-        tree[T_AW][e] += z
+        tree[T_AN][e] += w
+        tree[T_AW][e] += w * z
 
 
 @njit(cache=True, nogil=True)
-def amaf_sequence(tree, path_edges, t, d, child, trace, j0, j1, z, hkey, hval, hbuild, hseen, build, stamp):
+def amaf_weight(k, length, distance):
+    """Weight of the AMAF credit of the k-th move (from 0) of the `length` moves played after a node:
+    1 + floor(distance * (length - k) / (length + 1)), from 1 + distance near the node down to 1 at the end
+    (Pachi's distance_rave: with distance 3 the weights are 3, 2 and 1 by thirds); distance 0: always 1."""
+    if distance <= 0.0:
+        return 1.0
+    return 1.0 + np.floor(distance * (length - k) / (length + 1.0))
+
+
+@njit(cache=True, nogil=True)
+def amaf_sequence(tree, path_edges, t, d, child, trace, j0, j1, z, distance, hkey, hval, hbuild, hseen, build, stamp):
     """AMAF credits (eq. 16-17) at path node s_t of one simulation whose moves after s_t are the path's edges t..d-1,
     then `child` (NO_MOVE: none), then trace[j0:j1]: the moves of s_t's side to move (every second one), each with
-    outcome z (s_t's side), first occurrence only; trace entries NO_MOVE keep the parity."""
+    outcome z (s_t's side) and weight amaf_weight(k, length, distance), first occurrence only; trace entries
+    NO_MOVE keep the parity."""
     emove = tree[T_EMOVE]
+    length = (d - t) + (1 if child != NO_MOVE else 0) + (j1 - j0)
     k = 0
     for u in range(t, d):
         if k % 2 == 0:
-            amaf_credit(tree, emove[path_edges[u]], z, hkey, hval, hbuild, hseen, build, stamp)
+            w = amaf_weight(k, length, distance)
+            amaf_credit(tree, emove[path_edges[u]], z, w, hkey, hval, hbuild, hseen, build, stamp)
         k += 1
     if child != NO_MOVE:
         if k % 2 == 0:
-            amaf_credit(tree, child, z, hkey, hval, hbuild, hseen, build, stamp)
+            w = amaf_weight(k, length, distance)
+            amaf_credit(tree, child, z, w, hkey, hval, hbuild, hseen, build, stamp)
         k += 1
     for j in range(j0, j1):
         if k % 2 == 0 and trace[j] != NO_MOVE:
-            amaf_credit(tree, trace[j], z, hkey, hval, hbuild, hseen, build, stamp)
+            w = amaf_weight(k, length, distance)
+            amaf_credit(tree, trace[j], z, w, hkey, hval, hbuild, hseen, build, stamp)
         k += 1
 
 
 @njit(cache=True, nogil=True)
-def rave_update(tree, path_nodes, path_edges, d, moves, values, cflags, n, trace, tstart, vscale, hscratch):
+def rave_update(tree, path_nodes, path_edges, d, moves, values, cflags, n, trace, tstart, vscale, distance, hscratch):
     """Statistics after the expansion of path_nodes[d], whose n children each ran one playout (child i:
     move moves[i], value values[i] from its side, playout moves trace[tstart[i]:tstart[i+1]]), except
     those flagged FLAG_NO_SIM (no simulation: skipped).
@@ -191,7 +206,8 @@ def rave_update(tree, path_nodes, path_edges, d, moves, values, cflags, n, trace
     MC (eq. 13-15): every path edge counts the n simulations and their outcomes from its mover's side.
     AMAF (eq. 16-17, Algorithm 2): at every path node s_t (t = 0..d) each simulation credits the edges of
     the moves played after s_t by s_t's side to move (every second move of path, child move and playout),
-    the first occurrence of each move only; moves that are no edge of s_t (illegal there) are skipped."""
+    the first occurrence of each move only, weighted by amaf_weight with `distance`; moves that are no edge of
+    s_t (illegal there) are skipped."""
     hkey, hval, hbuild, hseen, ids = hscratch
     rn, rw = tree[T_RN], tree[T_RW]
     zsum = 0.0
@@ -227,6 +243,7 @@ def rave_update(tree, path_nodes, path_edges, d, moves, values, cflags, n, trace
                 tstart[i],
                 tstart[i + 1],
                 z,
+                distance,
                 hkey,
                 hval,
                 hbuild,
@@ -248,11 +265,12 @@ def rave_update_end(tree, path_edges, d, end_value, vscale):
 
 
 @njit(cache=True, nogil=True)
-def rave_update_leaf(tree, path_nodes, path_edges, d, top, value, trace, tlen, vscale, hscratch):
+def rave_update_leaf(tree, path_nodes, path_edges, d, top, value, trace, tlen, vscale, distance, hscratch):
     """Statistics of one playout from path_nodes[d] itself (the leaf playout of MoGo's and Pachi's trees; value
     from the leaf's side to move, moves trace[:tlen]): MC (eq. 13-15) as rave_update_end, one simulation for
     every path edge; AMAF (eq. 16-17) at the path nodes s_t, t = 0..top (top = d when the leaf is expanded, so
-    its own edges learn from the playout, else d - 1), over the path's moves after s_t and then the playout's."""
+    its own edges learn from the playout, else d - 1), over the path's moves after s_t and then the playout's,
+    weighted by amaf_weight with `distance`."""
     rave_update_end(tree, path_edges, d, value, vscale)
     hkey, hval, hbuild, hseen, ids = hscratch
     z_leaf = 1.0 - rave_outcome(value, vscale)  # the outcome for the leaf's side to move
@@ -262,4 +280,6 @@ def rave_update_leaf(tree, path_nodes, path_edges, d, top, value, trace, tlen, v
         edge_map(tree, path_nodes[t], hkey, hval, hbuild, build)
         ids[1] += 1
         z = z_leaf if (d - t) % 2 == 0 else 1.0 - z_leaf
-        amaf_sequence(tree, path_edges, t, d, NO_MOVE, trace, 0, tlen, z, hkey, hval, hbuild, hseen, build, ids[1])
+        amaf_sequence(
+            tree, path_edges, t, d, NO_MOVE, trace, 0, tlen, z, distance, hkey, hval, hbuild, hseen, build, ids[1]
+        )

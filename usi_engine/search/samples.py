@@ -34,6 +34,7 @@ from usi_engine.search.layout import (
     FLAG_LAZY,
     FLAG_NO_SIM,
     FLAG_TERMINAL,
+    FP_AMAF_DISTANCE,
     FP_BACK_ANNEAL_N,
     FP_EXPAND_N,
     FP_PRIOR_AMAF,
@@ -99,11 +100,11 @@ def claim_sample(ctl):
 
 
 @njit(cache=True, nogil=True)
-def leaf_played(tree, ctl, path_nodes, path_edges, d, top, value, trace, tlen, work, vscale, hscratch):
+def leaf_played(tree, ctl, path_nodes, path_edges, d, top, value, trace, tlen, work, vscale, distance, hscratch):
     """Account one playout from path_nodes[d] (the game's leaf_playout: value from the leaf's side to move, moves
     trace[:tlen]): its statistics by rave_update_leaf with AMAF credit up to path node `top`, its work, and one
     child evaluated (C_CHILDREN: a Go playout)."""
-    rave_update_leaf(tree, path_nodes, path_edges, d, top, value, trace, tlen, vscale, hscratch)
+    rave_update_leaf(tree, path_nodes, path_edges, d, top, value, trace, tlen, vscale, distance, hscratch)
     atomic_add(ctl, C_WORK, work)
     atomic_add(ctl, C_CHILDREN, 1)
 
@@ -241,6 +242,7 @@ def build_kernels(game, stamp):
             max_depth = min(ip[IP_MAXDEPTH], path_nodes.shape[0] - 1)
             t_back = fp[FP_TBACK]
             vscale = fp[FP_VSCALE]
+            amaf_distance = fp[FP_AMAF_DISTANCE]
             widen = joinable and tree[T_NMOVES].shape[0] > 1 and fp[FP_WIDEN_K0] > 0.0 and policy != POLICY_RAVE
             own_counts = tree[T_RC].shape[0] > 1  # RAVE with per-child prior counts (rave_init_edges)
             expand_n = fp[FP_EXPAND_N] if RAVE and policy == POLICY_RAVE else 0.0
@@ -315,6 +317,7 @@ def build_kernels(game, stamp):
                                         tlen,
                                         lwork,
                                         vscale,
+                                        amaf_distance,
                                         hscratch,
                                     )
                                     played = True
@@ -430,6 +433,7 @@ def build_kernels(game, stamp):
                                             tlen,
                                             lwork,
                                             vscale,
+                                            amaf_distance,
                                             hscratch,
                                         )
                                         played = True
@@ -445,6 +449,7 @@ def build_kernels(game, stamp):
                                     trace,
                                     tstart,
                                     vscale,
+                                    amaf_distance,
                                     hscratch,
                                 )
                             t_node = annealed_temperature(

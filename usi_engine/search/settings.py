@@ -35,6 +35,7 @@ class SearchOptions:
     prior_counts: bool = False  # RAVE: each fresh edge takes its own virtual visits from the game (expand_amaf)
     expand_visits: int = 0  # RAVE: expand a leaf once its edge has this many real MC visits, playing one playout from
     # the leaf itself (the game's leaf_playout) on each visit before; 0: expand at the first visit
+    amaf_distance: float = 0.0  # RAVE: AMAF credit weights from 1 + d after a node down to 1 (rave.amaf_weight)
     graph: bool = True  # share transpositions through the key table
     reuse: bool = True  # keep the subtree reached by the moves played since the last search
     seed: int = 0
@@ -73,6 +74,8 @@ def check_options(opt: SearchOptions) -> None:
         raise ValueError("the progressive bias needs prior_beta >= 0")
     if opt.expand_visits < 0:
         raise ValueError("expand_visits must be >= 0")
+    if not opt.amaf_distance >= 0:
+        raise ValueError("amaf_distance must be >= 0")
 
 
 def float_params(opt: SearchOptions, index: int, samplers: int, widen: bool, value_scale: float) -> np.ndarray:
@@ -98,6 +101,7 @@ def float_params(opt: SearchOptions, index: int, samplers: int, widen: bool, val
     fp[layout.FP_WIDEN_B] = opt.widen_b
     fp[layout.FP_PRIOR_BETA] = opt.prior_beta if widen else 0.0
     fp[layout.FP_EXPAND_N] = opt.expand_visits if opt.policy == 'rave' else 0
+    fp[layout.FP_AMAF_DISTANCE] = opt.amaf_distance
     return fp
 
 
