@@ -112,26 +112,18 @@ def measure_search(
     mixes in the board size's shipped learned move prior at weight 1, below LARGE_BOARD in the player's form there
     (per-move counts 14 + 210 sqrt(P), MC visits only); softmax: the softmax playouts; ladders: POLICY_LADDERS;
     expand_after > 0: leaf playouts until an edge has that many, no child simulated at an expansion (RAVE_NONE)."""
-    from usi_engine.go.game import (
-        MOVES_EVEN,
-        MOVES_EVEN_SMALL,
-        MOVES_WINS,
-        MOVES_WINS_SMALL,
-        RAVE_NONE,
-        RAVE_UNIFORM,
-        GoAdapter,
-        default_params,
-    )
-    from usi_engine.go.layout import LARGE_BOARD
+    from usi_engine.go.game import RAVE_NONE, RAVE_UNIFORM, GoAdapter, default_params, moves_form
     from usi_engine.go.moveprior import read_model, shipped_model
+    from usi_engine.go.player import PlayerSettings
     from usi_engine.search.searcher import Searcher
     from usi_engine.search.settings import Limits, SearchOptions
 
     pos = new_pos(size, komi=7.0)
-    per_move = move_prior and size < LARGE_BOARD
+    player = PlayerSettings()  # the player's form of the prior for this board size
+    per_move = move_prior and player.per_move_counts(size)
     params = default_params(
         prior_counts=per_move,
-        moves_experience_form=(MOVES_EVEN_SMALL, MOVES_WINS_SMALL, 0.0) if per_move else (MOVES_EVEN, MOVES_WINS, 1.0),
+        moves_experience_form=(*moves_form(size), player.prior_moves_amaf if per_move else 1.0),
         playout_patterns=patterns,
         playout_tactics=tactics,
         playout_softmax=softmax,

@@ -80,6 +80,7 @@ from usi_engine.go.layout import (
     KO,
     KOMI_MILLI,
     KO_RULE,
+    LARGE_BOARD,
     PASS,
     PASSES,
     PLY,
@@ -127,6 +128,14 @@ RAVE_UNIFORM, RAVE_POLICY, RAVE_NONE = 0, 1, 2
 # 14/20 (MOVES_EVEN_SMALL, MOVES_WINS_SMALL; the player sets them by board size).
 MOVES_EVEN, MOVES_WINS = 20.0, 300.0
 MOVES_EVEN_SMALL, MOVES_WINS_SMALL = 14.0, 210.0
+
+
+def moves_form(size: int) -> tuple[float, float]:
+    """(even visits, wins factor) of the learned move prior's experience on a size x size board: Pachi's
+    constants, 20 and 300 from LARGE_BOARD on, 14 and 210 below."""
+    return (MOVES_EVEN, MOVES_WINS) if size >= LARGE_BOARD else (MOVES_EVEN_SMALL, MOVES_WINS_SMALL)
+
+
 LEAF_PLAYOUTS, LEAF_LEARNED = 0, 1
 DEFAULT_VALUE_SCALE = 1000.0
 DEFAULT_RAVE_PLAYOUTS = 4

@@ -136,18 +136,14 @@ class GoPlayer:
     # --- search setup ------------------------------------------------------------------------------
     def _searcher(self, size: int) -> Searcher:
         from .game import (
-            MOVES_EVEN,
-            MOVES_EVEN_SMALL,
-            MOVES_WINS,
-            MOVES_WINS_SMALL,
             P_MOVES_AMAF,
             P_MOVES_EVEN,
             P_MOVES_WINS,
             P_PRIOR_BASE_AMAF,
             P_PRIOR_BASE_N,
             P_PRIOR_MOVES,
+            moves_form,
         )
-        from .playout import LARGE_BOARD
 
         if self.searcher is not None and self.searcher.options.prior_counts != self.settings.per_move_counts(size):
             # the pool's per-edge prior counts exist or not by board size (--prior-counts auto): a new searcher
@@ -212,9 +208,7 @@ class GoPlayer:
         params = self.searcher.adapter.params  # the heuristic prior's base under per-move counts
         params[P_PRIOR_BASE_N], params[P_PRIOR_BASE_AMAF] = options.prior_visits, options.prior_amaf
         params[P_PRIOR_MOVES] = self.settings.moves_weight(size)
-        large = size >= LARGE_BOARD  # Pachi's constants of its pattern prior by board size (game.MOVES_*)
-        params[P_MOVES_EVEN] = MOVES_EVEN if large else MOVES_EVEN_SMALL
-        params[P_MOVES_WINS] = MOVES_WINS if large else MOVES_WINS_SMALL
+        params[P_MOVES_EVEN], params[P_MOVES_WINS] = moves_form(size)  # Pachi's constants by board size
         params[P_MOVES_AMAF] = self.settings.prior_moves_amaf
         if self._value_size != size:
             self._load_value(size)
