@@ -16,6 +16,7 @@ from .match.arena import add_arena_parser
 from .match.cli import add_match_parser
 from .match.go_label import add_go_label_parser
 from .match.go_review import add_go_review_parser
+from .match.go_screen import add_go_screen_parser
 from .match.ladder import add_ladder_parser
 from .plot import add_plot_parser
 from .run_cli import add_evaluate_parser, add_probe_parser, add_run_parser
@@ -34,6 +35,7 @@ COMMANDS = (
     add_go_moves_parser,
     add_go_review_parser,
     add_go_label_parser,
+    add_go_screen_parser,
     add_go_balance_parser,
     add_shogi_moves_parser,
     add_shogi_moves_eval_parser,

@@ -123,21 +123,27 @@ def analyse(oracle: GtpEngine, colour: str, seconds: float, playouts: int = 0, i
     return parse_analysis(last)
 
 
+def set_position(engine: GtpEngine, record: GameRecord, moves: int) -> None:
+    """Give the engine the record's position after its first `moves` moves (board size, komi, setup stones as
+    plays, then the moves); starts the engine if it is not running."""
+    engine.ensure_started()
+    engine.command_ok(f"boardsize {record.size}")
+    engine.command_ok("clear_board")
+    engine.command_ok(f"komi {record.komi}")
+    for colour, stone in record.setup:
+        engine.command_ok(f"play {COLOUR[colour]} {format_vertex(stone)}")
+    for colour, point in record.moves[:moves]:
+        engine.command_ok(f"play {COLOUR[colour]} {format_vertex(point)}")
+
+
 def label_positions(
     oracle: GtpEngine, record: GameRecord, points: list[int], seconds: float, playouts: int, write
 ) -> int:
     """Value the positions after each move count in `points` (ascending), each analysed as `analyse` does;
     `write(label)` gets each. Returns how many were written."""
-    oracle.ensure_started()
     done = 0
     for n in points:
-        oracle.command_ok(f"boardsize {record.size}")
-        oracle.command_ok("clear_board")
-        oracle.command_ok(f"komi {record.komi}")
-        for colour, stone in record.setup:
-            oracle.command_ok(f"play {COLOUR[colour]} {format_vertex(stone)}")
-        for colour, point in record.moves[:n]:
-            oracle.command_ok(f"play {COLOUR[colour]} {format_vertex(point)}")
+        set_position(oracle, record, n)
         colour = to_move_after(record, n)
         start = time.monotonic()
         records = analyse(oracle, colour, seconds, playouts)
