@@ -123,13 +123,10 @@ def screen_positions(
         start = time.monotonic()
         move = candidate.command_ok(f"genmove {COLOUR[lab.to_move]}", MOVE_TIMEOUT).strip().upper()
         used = round(time.monotonic() - start, 2)
-        if move == "RESIGN":
-            value = 0.0
-        else:
-            value = cache.get(lab.record, lab.moves, move)
-            if value is None:
-                value = referee_value(referee, record, lab.moves, move, seconds, playouts)
-                cache.put(lab.record, lab.moves, move, value)
+        value = 0.0 if move == "RESIGN" else cache.get(lab.record, lab.moves, move)
+        if value is None:
+            value = referee_value(referee, record, lab.moves, move, seconds, playouts)
+            cache.put(lab.record, lab.moves, move, value)
         write(Screened(lab.record, lab.moves, lab.to_move, move, value, lab.value, used))
         done += 1
     return done
