@@ -14,6 +14,7 @@ from usi_engine.go import layout as L
 from usi_engine.go.playout import (
     POLICY_PATTERNS,
     POLICY_PLAIN,
+    POLICY_SELFATARI,
     POLICY_SOFTMAX,
     POLICY_TACTICS,
     move_cap,
@@ -39,6 +40,8 @@ NONE = np.empty(0, dtype=np.float64)
         POLICY_PATTERNS | POLICY_TACTICS,
         POLICY_SOFTMAX,
         POLICY_PATTERNS | POLICY_TACTICS | POLICY_SOFTMAX,
+        POLICY_PATTERNS | POLICY_SELFATARI,
+        POLICY_PATTERNS | POLICY_TACTICS | POLICY_SELFATARI,
     ],
     ids=str,
 )

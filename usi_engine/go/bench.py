@@ -1,6 +1,6 @@
 """Playout benchmark: ``python -m usi_engine.go.bench [--size 9] [--seconds 3] [--search [--policy P]
 [--move-prior] [--expand-after E]] [--playout-patterns] [--playout-tactics] [--playout-ladders]
-[--playout-softmax | --softmax-ratio N | --ladders-ratio N]``.
+[--playout-selfatari] [--playout-softmax | --softmax-ratio N | --ladders-ratio N | --selfatari-ratio N]``.
 
 Runs playouts from the empty board on one thread (after a warm-up call that compiles or loads the
 kernels), then game.expand with one playout per child (children/s = playouts/s inside the search's
@@ -17,10 +17,11 @@ the default on every board, in Pachi's per-move form below 15x15), and prints wh
 (softplayout.py). ``--softmax-ratio N`` instead runs N alternated pairs of playout measurements in one process,
 without and then with the softmax draw (the other flags as given), one line each, and prints the ratio of the
 summed playouts per CPU second, with over without, as ``softmax_speed_ratio=X`` last. ``--playout-ladders`` measures
-the playouts whose atari escapes avoid working ladders (POLICY_LADDERS); ``--ladders-ratio N`` runs N alternated
-pairs without and with it and prints ``ladders_speed_ratio=X`` last. ``--search --expand-after E`` runs the search
-twice, first with the default expansion and then with MoGo's tree (leaf playouts until an edge has E of them, no
-child simulated at an expansion: GTP ``--expand-after E --rave-children none``), and prints the samples and
+the playouts whose atari escapes avoid working ladders (POLICY_LADDERS); ``--ladders-ratio N`` runs N alternated pairs
+without and with it and prints ``ladders_speed_ratio=X`` last; ``--playout-selfatari`` and ``--selfatari-ratio N`` do
+the same for the refusal of bad single-stone self-ataris (POLICY_SELFATARI). ``--search --expand-after E`` runs the
+search twice, first with the default expansion and then with MoGo's tree (leaf playouts until an edge has E of them,
+no child simulated at an expansion: GTP ``--expand-after E --rave-children none``), and prints the samples and
 playouts per second of each and ``expand_after_sample_ratio=X`` last (samples per second, with over without).
 """
 
@@ -30,8 +31,19 @@ import time
 import numpy as np
 
 from usi_engine.go.layout import new_pos
-from usi_engine.go.playout import POLICY_LADDERS, POLICY_SOFTMAX, move_cap, playout_policy, run_playouts, seed_rng
+from usi_engine.go.playout import (
+    POLICY_LADDERS,
+    POLICY_SELFATARI,
+    POLICY_SOFTMAX,
+    move_cap,
+    playout_policy,
+    run_playouts,
+    seed_rng,
+)
 from usi_engine.go.workspace import new_workspace
+
+# The playout bits whose cost `--NAME-ratio N` measures (policy_ratio).
+RATIO_BITS = {"softmax": POLICY_SOFTMAX, "ladders": POLICY_LADDERS, "selfatari": POLICY_SELFATARI}
 
 BATCH = 500
 
@@ -73,6 +85,7 @@ def measure_expand(
     tactics: bool = False,
     softmax: bool = False,
     ladders: bool = False,
+    selfatari: bool = False,
 ):
     """(children/s, playout moves/s) of game.expand with K = 1 from the empty board."""
     from usi_engine.go import game
@@ -83,7 +96,12 @@ def measure_expand(
     flags = np.empty(game.MAX_MOVES, dtype=np.int8)
     weights, rng = game.pack_weights(None, None, None, _gammas(softmax)), seed_rng(seed)
     params = game.default_params(
-        playouts=1, playout_patterns=patterns, playout_tactics=tactics, playout_softmax=softmax, playout_ladders=ladders
+        playouts=1,
+        playout_patterns=patterns,
+        playout_tactics=tactics,
+        playout_softmax=softmax,
+        playout_ladders=ladders,
+        playout_selfatari=selfatari,
     )
     game.expand(pos, weights, params, rng, moves, values, flags)
     children = work = 0
@@ -107,10 +125,12 @@ def measure_search(
     softmax: bool = False,
     ladders: bool = False,
     expand_after: int = 0,
+    selfatari: bool = False,
 ):
     """(playouts/s wall, samples/s wall, KEY=VALUE line) of the full one-thread search; move_prior: RAVE's prior
     mixes in the board size's shipped learned move prior at weight 1, below LARGE_BOARD in the player's form there
     (per-move counts 14 + 210 sqrt(P), MC visits only); softmax: the softmax playouts; ladders: POLICY_LADDERS;
+    selfatari: POLICY_SELFATARI;
     expand_after > 0: leaf playouts until an edge has that many, no child simulated at an expansion (RAVE_NONE)."""
     from usi_engine.go.game import RAVE_NONE, RAVE_UNIFORM, GoAdapter, default_params, moves_form
     from usi_engine.go.moveprior import read_model, shipped_model
@@ -128,6 +148,7 @@ def measure_search(
         playout_tactics=tactics,
         playout_softmax=softmax,
         playout_ladders=ladders,
+        playout_selfatari=selfatari,
         prior_moves=1.0 if move_prior else 0.0,
         rave_children=RAVE_NONE if expand_after > 0 else RAVE_UNIFORM,
     )
@@ -171,8 +192,9 @@ def main(argv=None):
     ap.add_argument("--playout-patterns", action="store_true", help="playouts with MoGo's pattern rule")
     ap.add_argument("--playout-tactics", action="store_true", help="playouts with the local tactics")
     ap.add_argument("--playout-ladders", action="store_true", help="atari escapes avoid working ladders")
+    ap.add_argument("--playout-selfatari", action="store_true", help="playouts refuse bad single-stone self-ataris")
     ap.add_argument("--playout-softmax", action="store_true", help="playouts with rule 6 drawn by 3x3 gammas")
-    for name in ("softmax", "ladders"):
+    for name in RATIO_BITS:
         ap.add_argument(
             f"--{name}-ratio",
             type=int,
@@ -192,9 +214,9 @@ def main(argv=None):
     )
     args = ap.parse_args(argv)
     patterns, tactics, softmax = args.playout_patterns, args.playout_tactics, args.playout_softmax
-    ladders = args.playout_ladders
+    ladders, selfatari = args.playout_ladders, args.playout_selfatari
     if args.search:
-        common = dict(patterns=patterns, tactics=tactics, softmax=softmax, ladders=ladders)
+        common = dict(patterns=patterns, tactics=tactics, softmax=softmax, ladders=ladders, selfatari=selfatari)
         reference, reference_sps, line = measure_search(args.size, args.seconds, args.policy, **common)
         print(line)
         if args.move_prior:
@@ -207,31 +229,32 @@ def main(argv=None):
             print(line)
             print(f"expand_after_sample_ratio={sps / reference_sps:.3f}")
         return
-    if args.softmax_ratio > 0:
-        base = playout_policy(patterns, tactics, False, ladders)
-        policy_ratio(args.size, args.seconds, args.softmax_ratio, base, True)
-        return
-    if args.ladders_ratio > 0:
-        base = playout_policy(patterns, tactics, softmax)
-        policy_ratio(args.size, args.seconds, args.ladders_ratio, base, False)
-        return
-    policy = playout_policy(patterns, tactics, softmax, ladders)
+    policy = playout_policy(patterns, tactics, softmax, ladders, selfatari)
+    for name, bit in RATIO_BITS.items():
+        if getattr(args, f"{name}_ratio") > 0:
+            policy_ratio(args.size, args.seconds, getattr(args, f"{name}_ratio"), policy & ~bit, name)
+            return
     pps, mps, per_cpu, length, black = measure(args.size, args.seconds, policy=policy, gammas=_gammas(softmax))
     children, work = measure_expand(
-        args.size, min(args.seconds, 1.0), patterns=patterns, tactics=tactics, softmax=softmax, ladders=ladders
+        args.size,
+        min(args.seconds, 1.0),
+        patterns=patterns,
+        tactics=tactics,
+        softmax=softmax,
+        ladders=ladders,
+        selfatari=selfatari,
     )
     print(f"size={args.size} mean_moves={length:.1f} black_winrate={black:.3f} playouts_per_cpu_sec={per_cpu:.0f}")
     print(f"expand_k1_children_per_sec={children:.0f} expand_playout_moves_per_sec={work:.0f}")
     print(f"playouts_per_sec={pps:.0f} moves_per_sec={mps:.0f}")
 
 
-def policy_ratio(size: int, seconds: float, rounds: int, policy: int, softmax: bool) -> float:
+def policy_ratio(size: int, seconds: float, rounds: int, policy: int, name: str) -> float:
     """Alternated measurements (`rounds` pairs of `seconds` each) of the playouts of `policy` without and with one
-    more bit, POLICY_SOFTMAX (`softmax`, the shipped gamma table) or POLICY_LADDERS, in this process; prints one line
-    per run and the ratio of the summed playouts per CPU second (with / without) last, as softmax_speed_ratio or
-    ladders_speed_ratio, and returns it."""
-    bit, name = (POLICY_SOFTMAX, "softmax") if softmax else (POLICY_LADDERS, "ladders")
-    gammas = _gammas(softmax or bool(policy & POLICY_SOFTMAX))
+    more bit, RATIO_BITS[name] (softmax: with the shipped gamma table), in this process; prints one line per run and
+    the ratio of the summed playouts per CPU second (with / without) last, as NAME_speed_ratio, and returns it."""
+    bit = RATIO_BITS[name]
+    gammas = _gammas(bool((policy | bit) & POLICY_SOFTMAX))
     measure(size, 0.01, policy=policy, gammas=gammas)  # compile / load both from the cache before timing
     measure(size, 0.01, policy=policy | bit, gammas=gammas)
     rates = {False: 0.0, True: 0.0}

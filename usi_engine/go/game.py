@@ -169,6 +169,7 @@ def default_params(
     playout_tactics: bool = False,
     playout_softmax: bool = False,
     playout_ladders: bool = False,
+    playout_selfatari: bool = False,
     prior_patterns: bool = False,
     prior_ladders: bool = False,
     prior_moves: float = 0.0,
@@ -178,9 +179,9 @@ def default_params(
     rave_children: int = RAVE_UNIFORM,
     moves_experience_form: tuple[float, float, float] = (MOVES_EVEN, MOVES_WINS, 1.0),
 ) -> np.ndarray:
-    """The params array for expand/root_status. playout_patterns, playout_tactics, playout_softmax, playout_ladders: the
-    playout policy's switches (playout.playout_policy; softmax needs the gamma table in the weights: GoAdapter's
-    playout_gammas); prior_base: the heuristic prior's (MC, AMAF) virtual visits under
+    """The params array for expand/root_status. playout_patterns, playout_tactics, playout_softmax, playout_ladders,
+    playout_selfatari: the playout policy's switches (playout.playout_policy; softmax needs the gamma table in the
+    weights: GoAdapter's playout_gammas); prior_base: the heuristic prior's (MC, AMAF) virtual visits under
     prior_counts; rule_counts: N_RULES count factors, one per playout.RULE_* (None: 1 each); moves_experience_form:
     the learned move prior's (even visits, won visits per sqrt(P), AMAF share) (P_MOVES_*). Raises ValueError
     for a negative count."""
@@ -190,7 +191,9 @@ def default_params(
     params = np.zeros(N_PARAMS, dtype=np.float64)
     params[P_PLAYOUTS], params[P_VALUE_SCALE], params[P_CAP_FACTOR] = playouts, value_scale, cap_factor
     params[P_RAVE_PLAYOUTS], params[P_LEAF], params[P_PRIOR_MIX] = rave_playouts, leaf, prior_mix
-    params[P_PLAYOUT_POLICY] = playout_policy(playout_patterns, playout_tactics, playout_softmax, playout_ladders)
+    params[P_PLAYOUT_POLICY] = playout_policy(
+        playout_patterns, playout_tactics, playout_softmax, playout_ladders, playout_selfatari
+    )
     params[P_PRIOR_PATTERNS] = float(prior_patterns)
     params[P_PRIOR_LADDERS], params[P_PRIOR_MOVES] = float(prior_ladders), prior_moves
     params[P_PRIOR_COUNTS] = float(prior_counts)

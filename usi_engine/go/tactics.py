@@ -18,6 +18,24 @@ written here for the workspace's blocks:
   five (the centre), rabbity six (the centre of the cross). Other shapes (straight and bent four, square four, the
   other fives and sixes) live or are not settled by one move, so the rule passes.
 
+A third judgement keeps the random moves from wasting stones (``bad_selfatari``, Pachi's tactics/selfatari.c for
+a single stone, which the policy consults on Pachi's 60 % of its draws): c's stone at p that joins no own stone,
+captures nothing and is left with one liberty l is a *bad self-atari* unless it is one of the single-stone
+self-ataris that do something:
+  - a **snapback**: l has no other empty neighbour and touches an opponent stone, an opponent block next to p has
+    exactly two liberties, and every block next to l is an opponent block with the liberties {l, p} or fewer, or an
+    own block with two liberties or more: the capture at l leaves the capturers in atari;
+  - a **throw-in** into a false eye of the opponent (p has two of c's stones on its diagonals, one on the edge; not
+    in the corner), with the shape of one: l touches an opponent stone and has opponent stones or the edge on two
+    sides or more, and on both sides across the line p-l;
+  - **inside the opponent's last two liberties**: every opponent block next to p with two liberties has l as the
+    other one, l has no other empty neighbour and no own neighbour (the capture at l is answered by retaking at p);
+  - **filling a closed two-point space** that puts nothing in atari: the opponent blocks next to p have at most two
+    liberties, l has no other empty neighbour, no own neighbour and two opponent neighbours or more, and no
+    diagonal of p or l is empty (Pachi's "no-atari throw-in", with its reading of the diagonals made strict).
+Everything else that fits the description is bad (e.g. a stone thrown into the opponent's territory, a lone stone
+in atari on the edge). Blocks of two or more stones in atari are workspace._random_ok's to refuse.
+
 Liberty counts here are exact (distinct points, counted up to 3 by walking the block's stones), unlike the
 workspace's pseudo-liberties. Both rules keep their scratch in the workspace row R_STACK (free while a playout
 plays): ``two_lib_moves`` its candidates, ``nakade_move`` the region.
@@ -25,7 +43,7 @@ plays): ``two_lib_moves`` its candidates, ``nakade_move`` the region.
 
 from numba import njit
 
-from usi_engine.go.layout import EMPTY
+from usi_engine.go.layout import BORDER, EMPTY
 from usi_engine.go.workspace import (
     R_BOARD,
     R_HEAD,
@@ -273,3 +291,121 @@ def nakade_move(ws, w, c, last, ko):
     if kills and _random_ok(ws, w, vital, c, ko):
         return vital
     return 0
+
+
+@njit(cache=True, nogil=True)
+def _neighbours(board, w, p, c):
+    """(empty, c, opponent, border) counts of the four neighbours of p."""
+    e = 0
+    own = 0
+    opp = 0
+    edge = 0
+    for d in (1, -1, w, -w):
+        v = board[p + d]
+        if v == EMPTY:
+            e += 1
+        elif v == c:
+            own += 1
+        elif v == BORDER:
+            edge += 1
+        else:
+            opp += 1
+    return e, own, opp, edge
+
+
+@njit(cache=True, nogil=True)
+def _snapback(ws, w, p, lib, c):
+    """c's stone at p with its one liberty lib sets up a snapback (module docstring): the capture at lib cannot
+    escape. Called when an opponent block next to p has exactly two liberties."""
+    board, head = ws[R_BOARD], ws[R_HEAD]
+    o = 3 - c
+    for d in (1, -1, w, -w):
+        q = lib + d
+        v = board[q]
+        if v == c:
+            if _in_atari(ws, head[q]):
+                return False
+        elif v == o:
+            n, a, b = block_libs(ws, w, q)
+            if n > 2 or (n == 2 and a != p and b != p):
+                return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _throw_in_shape(board, w, p, lib, c):
+    """The one liberty lib of c's throw-in stone at p is enclosed like a false eye's neighbour (module docstring)."""
+    o = 3 - c
+    _, _, opp, edge = _neighbours(board, w, lib, c)
+    if opp == 0 or opp + edge < 2:
+        return False
+    across = w if abs(lib - p) == 1 else 1  # the line p-l is horizontal: look above and below l
+    for q in (lib + across, lib - across):
+        if board[q] != o and board[q] != BORDER:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def bad_selfatari(ws, w, p, c):
+    """c's stone at the empty point p is a bad single-stone self-atari (module docstring): it joins no own stone,
+    captures nothing, keeps exactly one liberty, and is no snapback, throw-in or killing move inside the opponent's
+    last liberties. False for every other move (suicide included: the legality test is the caller's)."""
+    board, head = ws[R_BOARD], ws[R_HEAD]
+    o = 3 - c
+    lib = 0
+    edge = 0
+    for d in (1, -1, w, -w):
+        q = p + d
+        v = board[q]
+        if v == EMPTY:
+            if lib != 0:
+                return False
+            lib = q
+        elif v == c:
+            return False
+        elif v == BORDER:
+            edge += 1
+        elif _in_atari(ws, head[q]):
+            return False
+    if lib == 0:
+        return False
+    lib_empty, lib_own, lib_opp, _ = _neighbours(board, w, lib, c)
+    other = 0  # the other liberty of the opponent blocks next to p with exactly two (-1: they differ)
+    most = 0  # the most liberties (counted to 3) of an opponent block next to p
+    for d in (1, -1, w, -w):
+        q = p + d
+        if board[q] != o:
+            continue
+        n, a, b = block_libs(ws, w, q)
+        most = max(most, n)
+        if n == 2:
+            x = b if a == p else a
+            if other == 0:
+                other = x
+            elif other != x:
+                other = -1
+    if other != 0 and lib_empty == 1 and lib_opp > 0 and _snapback(ws, w, p, lib, c):
+        return False
+    if edge < 2:
+        marks = 0
+        edge_diag = False
+        for d in (w + 1, w - 1, -w + 1, -w - 1):
+            v = board[p + d]
+            if v == c:
+                marks += 1
+            elif v == BORDER:
+                edge_diag = True
+        if marks + (1 if edge_diag else 0) >= 2:  # p is a false eye of the opponent's
+            return not _throw_in_shape(board, w, p, lib, c)
+    if other == -1:
+        return True
+    if other != 0:
+        return not (other == lib and lib_empty == 1 and lib_own == 0)
+    if most > 2 or lib_empty != 1 or lib_own != 0 or lib_opp < 2:
+        return True
+    for s in (p, lib):
+        for d in (w + 1, w - 1, -w + 1, -w - 1):
+            if board[s + d] == EMPTY:
+                return True
+    return False
