@@ -46,7 +46,7 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         playout_patterns=args.playout_patterns == "on",
         playout_tactics=args.playout_tactics == "on",
         playout_ladders=args.playout_ladders == "on",
-        playout_selfatari=args.playout_selfatari == "on",
+        playout_selfatari=args.playout_selfatari,
         playout_softmax=args.playout_softmax == "on",
         playout_softmax_beta=args.playout_softmax_beta,
         playout_weights=args.playout_weights,
@@ -187,10 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--playout-selfatari",
-        choices=("on", "off"),
-        default=_on_off(d.playout_selfatari),
+        choices=("off", "on", "redirect"),
+        default=d.playout_selfatari,
         help="playouts refuse, on 60 %% of their draws as Pachi's, single-stone self-ataris that are no snapback, "
-        "throw-in or kill inside the opponent's last liberties (default %(default)s: not yet measured, docs/go.md)",
+        "throw-in or kill inside the opponent's last liberties; redirect: the random rule then plays an approach "
+        "move instead, Pachi's selfatari_other (default %(default)s: not yet measured, docs/go.md)",
     )
     p.add_argument(
         "--playout-softmax",

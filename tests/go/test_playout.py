@@ -14,6 +14,7 @@ from usi_engine.go import layout as L
 from usi_engine.go.playout import (
     POLICY_PATTERNS,
     POLICY_PLAIN,
+    POLICY_REDIRECT,
     POLICY_SELFATARI,
     POLICY_SOFTMAX,
     POLICY_TACTICS,
@@ -41,7 +42,7 @@ NONE = np.empty(0, dtype=np.float64)
         POLICY_SOFTMAX,
         POLICY_PATTERNS | POLICY_TACTICS | POLICY_SOFTMAX,
         POLICY_PATTERNS | POLICY_SELFATARI,
-        POLICY_PATTERNS | POLICY_TACTICS | POLICY_SELFATARI,
+        POLICY_PATTERNS | POLICY_TACTICS | POLICY_SELFATARI | POLICY_REDIRECT,
     ],
     ids=str,
 )

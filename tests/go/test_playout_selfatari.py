@@ -10,8 +10,10 @@ from usi_engine.go.game import P_PLAYOUT_POLICY
 from usi_engine.go.player import GoPlayer
 from usi_engine.go.playout import (
     POLICY_PATTERNS,
+    POLICY_REDIRECT,
     POLICY_SELFATARI,
     SELFATARI_RATE,
+    _cousin,
     _permit,
     playout_policy,
     run_playout,
@@ -119,10 +121,50 @@ def test_playouts_play_fewer_bad_self_ataris():
     assert abs(on / off - (100 - SELFATARI_RATE) / 100) < 0.2
 
 
-@pytest.mark.parametrize("value, bit", [("on", POLICY_SELFATARI), (None, 0)])
-def test_gtp_option_reaches_the_playout_policy(value, bit):
-    """`--playout-selfatari on|off` (default off) sets POLICY_SELFATARI in the adapter's playout policy."""
+def test_a_refused_self_atari_gives_way_to_its_approach_move():
+    """Black E5 next to White D5 (two liberties, C5 and E5) and White F5, E4 is a bad self-atari; it gives way to D5's
+    other liberty C5. With no such block, to the empty diagonals of E5 and of its liberty that keep two liberties."""
+    b = _board("A9 D6 D4", "D5 F5 E4")
+    ws, rng = new_workspace(), seed_rng(5)
+    _setup(b.pos, ws)
+    w = b.size + 1
+    assert _bad(b, "E5")
+    assert {b.vertex(int(_cousin(ws, w, b.parse_vertex("E5"), 1, 0, rng))) for _ in range(50)} == {"C5"}
+    lone = _board("A9", "D5 F5 E6")
+    _setup(lone.pos, ws)
+    answers = {lone.vertex(int(_cousin(ws, w, lone.parse_vertex("E5"), 1, 0, rng))) for _ in range(300)}
+    assert answers == {"D6", "F6", "D4", "F4", "D3", "F3"}
+
+
+def test_redirected_refusals_become_approach_moves():
+    """With POLICY_REDIRECT Black's first playout move goes to the bad E5 as often as with the refusal alone, and
+    the refused draws (60 % of E5's share of 1/78) turn into its approach moves: about 0.8 % more first moves there."""
+    b = _board("A9", "D5 F5 E6")
+    approach = {b.parse_vertex(v) for v in ("D6", "F6", "D4", "F4", "D3", "F3")}
+    e5, n = b.parse_vertex("E5"), 20000
+    counts = []
+    for policy in (POLICY_PATTERNS | POLICY_SELFATARI, POLICY_PATTERNS | POLICY_SELFATARI | POLICY_REDIRECT):
+        ws, rng = new_workspace(), seed_rng(17)
+        trace = np.full(1, -1, dtype=np.int32)
+        hits = np.zeros(2, dtype=np.int64)
+        for _ in range(n):
+            run_playout(b.pos, ws, rng, 1, NONE, NONE, trace, policy)
+            hits += (int(trace[0]) == e5, int(trace[0]) in approach)
+        counts.append(hits)
+    (plain_e5, plain_near), (redirected_e5, redirected_near) = counts
+    assert 0.5 * n / 78 * 0.4 < redirected_e5 < 2 * n / 78 * 0.4
+    assert abs(redirected_e5 - plain_e5) < 4 * np.sqrt(plain_e5)
+    assert redirected_near - plain_near > 0.004 * n  # expected 0.0077 n; 4 standard errors above 0
+
+
+@pytest.mark.parametrize(
+    "value, bits", [("on", POLICY_SELFATARI), ("redirect", POLICY_SELFATARI | POLICY_REDIRECT), (None, 0)]
+)
+def test_gtp_option_reaches_the_playout_policy(value, bits):
+    """`--playout-selfatari off|on|redirect` (default off) sets POLICY_SELFATARI, and with redirect POLICY_REDIRECT,
+    in the adapter's playout policy."""
     argv = ["--hash", "1"] + ([] if value is None else ["--playout-selfatari", value])
     params = GoPlayer(player_settings(build_parser().parse_args(argv)))._searcher(9).adapter.params
-    assert int(params[P_PLAYOUT_POLICY]) & POLICY_SELFATARI == bit
+    assert int(params[P_PLAYOUT_POLICY]) & (POLICY_SELFATARI | POLICY_REDIRECT) == bits
     assert playout_policy(True, False, selfatari=True) == POLICY_PATTERNS | POLICY_SELFATARI
+    assert playout_policy(True, False, redirect=True) == POLICY_PATTERNS | POLICY_SELFATARI | POLICY_REDIRECT

@@ -79,7 +79,9 @@ class PlayerSettings:
     playout_softmax: bool = False  # playouts' random rule draws by the move model's 3x3 gammas (softplayout.py)
     playout_softmax_beta: float = 1.0  # exponent of those gammas (gamma ** beta; 0 = uniform)
     playout_ladders: bool = False  # playouts' atari escapes (rule 1) do not run into a working ladder
-    playout_selfatari: bool = False  # playouts refuse bad single-stone self-ataris (tactics.bad_selfatari)
+    # playouts refuse bad single-stone self-ataris (tactics.bad_selfatari): "off", "on", or "redirect" (and play an
+    # approach move instead in the random rule)
+    playout_selfatari: str = "off"
     playout_weights: str | None = None  # softmax playouts with these shape weights (learn go-balance) instead
     prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
     prior_ladders: bool = False  # RAVE prior: PRIOR_LADDERED for escapes into a working ladder
@@ -177,7 +179,8 @@ class GoPlayer:
                     playout_patterns=s.playout_patterns,
                     playout_tactics=s.playout_tactics,
                     playout_ladders=s.playout_ladders,
-                    playout_selfatari=s.playout_selfatari,
+                    playout_selfatari=s.playout_selfatari != "off",
+                    playout_redirect=s.playout_selfatari == "redirect",
                     playout_softmax=softmax,
                     prior_patterns=s.prior_patterns,
                     prior_ladders=s.prior_ladders,

@@ -65,7 +65,7 @@ from usi_engine.go.layout import (
 )
 from usi_engine.go.patterns import matches
 from usi_engine.go.softplayout import TABLE_SIZE, soft_draw, soft_play, soft_score, soft_setup
-from usi_engine.go.tactics import bad_selfatari, nakade_move, two_lib_moves
+from usi_engine.go.tactics import bad_selfatari, block_libs, nakade_move, two_lib_moves
 from usi_engine.go.workspace import (
     R_BOARD,
     R_CODE,
@@ -98,6 +98,7 @@ POLICY_TACTICS = POLICY_TWO_LIBS | POLICY_NAKADE | POLICY_KO | POLICY_PATTERNS_P
 POLICY_SOFTMAX = 32  # rule 6 draws by learned 3x3 gammas (softplayout.py; run_playout's `gammas` table)
 POLICY_LADDERS = 64  # rule 1 does not extend into a working ladder (ladder.escape_is_laddered)
 POLICY_SELFATARI = 128  # rules 0, 5 and the uniform rule 6 refuse bad single-stone self-ataris (tactics.bad_selfatari)
+POLICY_REDIRECT = 256  # with POLICY_SELFATARI: rule 6 plays a refused self-atari's approach move instead (_cousin)
 NO_GAMMAS = np.zeros(0, np.float64)  # run_playout without a gamma table
 # The percentage of moves on which a rule is tried, and the ko rule's window: Pachi's moggy playout defaults
 # (playout/moggy.c, playout_moggy_init): atarirate 90 (its rate below 15x15; 80 on larger boards, one rate here),
@@ -112,17 +113,23 @@ SELFATARI_RATE = 60
 
 
 def playout_policy(
-    patterns: bool, tactics: bool, softmax: bool = False, ladders: bool = False, selfatari: bool = False
+    patterns: bool,
+    tactics: bool,
+    softmax: bool = False,
+    ladders: bool = False,
+    selfatari: bool = False,
+    redirect: bool = False,
 ) -> int:
     """The policy bitmask of the switches: MoGo's patterns (rule 5), the tactics (rules 0, 3, 4 and rule 5 around the
     mover's previous move), the softmax draw of rule 6 (which needs a gamma table: softplayout.playout_table), the
-    ladder check of rule 1 and the refusal of bad single-stone self-ataris."""
+    ladder check of rule 1, the refusal of bad single-stone self-ataris and (with it) their redirection."""
     return (
         (POLICY_PATTERNS if patterns else 0)
         | (POLICY_TACTICS if tactics else 0)
         | (POLICY_SOFTMAX if softmax else 0)
         | (POLICY_LADDERS if ladders else 0)
-        | (POLICY_SELFATARI if selfatari else 0)
+        | (POLICY_SELFATARI if selfatari or redirect else 0)
+        | (POLICY_REDIRECT if redirect else 0)
     )
 
 
@@ -138,16 +145,64 @@ def rand_below(rng, n):
     return int(xorshift64star(rng) >> np.uint64(33)) % n
 
 
+# _judge's answers
+REFUSED, PERMITTED, REFUSED_SELFATARI = 0, 1, 2
+
+
+@njit(cache=True, nogil=True)
+def _judge(ws, w, p, c, ko, rng, policy):
+    """May rules 0, 5 and 6 play the empty point p for c? PERMITTED when it is not an own eye, workspace._random_ok
+    accepts it, and with POLICY_SELFATARI it is not a bad single-stone self-atari (tactics.bad_selfatari) or the
+    draw lets it pass: such a move is REFUSED_SELFATARI on SELFATARI_RATE % of the judgements (a number is drawn
+    only for it); REFUSED otherwise."""
+    if _is_own_eye(ws[R_BOARD], w, p, c) or not _random_ok(ws, w, p, c, ko):
+        return REFUSED
+    if policy & POLICY_SELFATARI and bad_selfatari(ws, w, p, c) and rand_below(rng, 100) < SELFATARI_RATE:
+        return REFUSED_SELFATARI
+    return PERMITTED
+
+
 @njit(cache=True, nogil=True)
 def _permit(ws, w, p, c, ko, rng, policy):
-    """The empty point p is a move rules 0, 5 and 6 may play for c: not an own eye, workspace._random_ok, and with
-    POLICY_SELFATARI not a bad single-stone self-atari (tactics.bad_selfatari) on SELFATARI_RATE % of the judgements
-    (a number is drawn only for such a move)."""
-    if _is_own_eye(ws[R_BOARD], w, p, c) or not _random_ok(ws, w, p, c, ko):
-        return False
-    if policy & POLICY_SELFATARI and bad_selfatari(ws, w, p, c):
-        return rand_below(rng, 100) >= SELFATARI_RATE
-    return True
+    """_judge permits c's move at the empty point p."""
+    return _judge(ws, w, p, c, ko, rng, policy) == PERMITTED
+
+
+@njit(cache=True, nogil=True)
+def _cousin(ws, w, p, c, ko, rng):
+    """An approach move for c instead of the bad single-stone self-atari at p (Pachi's selfatari_cousin): the other
+    liberty of an opponent block next to p with exactly two liberties, if c may play it (not an own eye, _random_ok,
+    no bad self-atari), drawn uniformly; else an empty diagonal neighbour of p or of p's liberty where c's stone
+    keeps two liberties or captures, not an own eye nor the ko point; 0 when there is none."""
+    board = ws[R_BOARD]
+    o = 3 - c
+    found = 0
+    pick = 0
+    lib = 0
+    for d in (1, -1, w, -w):
+        q = p + d
+        v = board[q]
+        if v == EMPTY:
+            lib = q
+        elif v == o:
+            n, a, b = block_libs(ws, w, q)
+            if n == 2:
+                x = b if a == p else a
+                if x != pick and not _is_own_eye(board, w, x, c) and _random_ok(ws, w, x, c, ko):
+                    if not bad_selfatari(ws, w, x, c):
+                        found += 1
+                        if rand_below(rng, found) == 0:
+                            pick = x
+    if found > 0:
+        return pick
+    for s in (p, lib):
+        for d in (w + 1, w - 1, -w + 1, -w - 1):
+            q = s + d
+            if board[q] == EMPTY and q != ko and not _is_own_eye(board, w, q, c) and _libs_after(ws, w, q, c) == 2:
+                found += 1
+                if rand_below(rng, found) == 0:
+                    pick = q
+    return pick
 
 
 @njit(cache=True, nogil=True)
@@ -226,7 +281,8 @@ def _local_move(ws, w, c, last, prev, ko, ko_recent, rng, policy):
 @njit(cache=True, nogil=True)
 def _random_move(ws, w, c, ko, rng, policy):
     """Rule 6: a uniformly random empty point that _permit accepts, or with POLICY_SOFTMAX one drawn by the shape
-    gammas (softplayout.soft_draw, which does not judge single-stone self-ataris); PASS when nothing is left."""
+    gammas (softplayout.soft_draw, which does not judge single-stone self-ataris); PASS when nothing is left. With
+    POLICY_REDIRECT a point refused as a bad self-atari gives way to its approach move (_cousin) if there is one."""
     if policy & POLICY_SOFTMAX:
         return soft_draw(ws, w, c, ko, rng)
     n = ws[R_META, 0]
@@ -236,8 +292,13 @@ def _random_move(ws, w, c, ko, rng, policy):
     i = rand_below(rng, n)
     for _ in range(n):
         p = empties[i]
-        if _permit(ws, w, p, c, ko, rng, policy):
+        verdict = _judge(ws, w, p, c, ko, rng, policy)
+        if verdict == PERMITTED:
             return p
+        if verdict == REFUSED_SELFATARI and policy & POLICY_REDIRECT:
+            mv = _cousin(ws, w, p, c, ko, rng)
+            if mv != 0:
+                return mv
         i += 1
         if i == n:
             i = 0
