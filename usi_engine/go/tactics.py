@@ -52,6 +52,7 @@ from usi_engine.go.workspace import (
     R_NEXT,
     R_STACK,
     _capture_next_to,
+    _falsified,
     _in_atari,
     _is_own_eye,
     _libs_after,
@@ -387,17 +388,8 @@ def bad_selfatari(ws, w, p, c):
                 other = -1
     if other != 0 and lib_empty == 1 and lib_opp > 0 and _snapback(ws, w, p, lib, c):
         return False
-    if edge < 2:
-        marks = 0
-        edge_diag = False
-        for d in (w + 1, w - 1, -w + 1, -w - 1):
-            v = board[p + d]
-            if v == c:
-                marks += 1
-            elif v == BORDER:
-                edge_diag = True
-        if marks + (1 if edge_diag else 0) >= 2:  # p is a false eye of the opponent's
-            return not _throw_in_shape(board, w, p, lib, c)
+    if edge < 2 and _falsified(board, w, p, o):  # p is a false eye of the opponent's
+        return not _throw_in_shape(board, w, p, lib, c)
     if other == -1:
         return True
     if other != 0:

@@ -113,6 +113,13 @@ def _is_own_eye(board, w, p, c):
         v = board[p + d]
         if v != c and v != BORDER:
             return False
+    return not _falsified(board, w, p, c)
+
+
+@njit(cache=True, nogil=True)
+def _falsified(board, w, p, c):
+    """An eye of colour c at p would be false by its diagonals: two of them hold opponent stones, or one does and
+    another is off the board (Pachi's board_is_false_eyelike)."""
     bad = 0
     edge = False
     o = 3 - c
@@ -122,7 +129,7 @@ def _is_own_eye(board, w, p, c):
             bad += 1
         elif v == BORDER:
             edge = True
-    return bad == 0 or (bad == 1 and not edge)
+    return bad + (1 if edge else 0) >= 2
 
 
 @njit(cache=True, nogil=True)
