@@ -12,6 +12,7 @@ from usi_engine.go import GoBoard, game
 from usi_engine.go import board as kb
 from usi_engine.go import layout as L
 from usi_engine.go.playout import (
+    POLICY_MOGGY,
     POLICY_PATTERNS,
     POLICY_PLAIN,
     POLICY_REDIRECT,
@@ -43,6 +44,8 @@ NONE = np.empty(0, dtype=np.float64)
         POLICY_PATTERNS | POLICY_TACTICS | POLICY_SOFTMAX,
         POLICY_PATTERNS | POLICY_SELFATARI,
         POLICY_PATTERNS | POLICY_TACTICS | POLICY_SELFATARI | POLICY_REDIRECT,
+        POLICY_PATTERNS | POLICY_MOGGY,
+        POLICY_PATTERNS | POLICY_MOGGY | POLICY_TACTICS | POLICY_SELFATARI,
     ],
     ids=str,
 )

@@ -171,6 +171,7 @@ def default_params(
     playout_ladders: bool = False,
     playout_selfatari: bool = False,
     playout_redirect: bool = False,
+    playout_moggy: bool = False,
     prior_patterns: bool = False,
     prior_ladders: bool = False,
     prior_moves: float = 0.0,
@@ -181,11 +182,11 @@ def default_params(
     moves_experience_form: tuple[float, float, float] = (MOVES_EVEN, MOVES_WINS, 1.0),
 ) -> np.ndarray:
     """The params array for expand/root_status. playout_patterns, playout_tactics, playout_softmax, playout_ladders,
-    playout_selfatari, playout_redirect: the playout policy's switches (playout.playout_policy; softmax needs the
-    gamma table in the weights: GoAdapter's playout_gammas); prior_base: the heuristic prior's (MC, AMAF) virtual
-    visits under prior_counts; rule_counts: N_RULES count factors, one per playout.RULE_* (None: 1 each);
-    moves_experience_form: the learned move prior's (even visits, won visits per sqrt(P), AMAF share) (P_MOVES_*).
-    Raises ValueError for a negative count."""
+    playout_selfatari, playout_redirect, playout_moggy: the playout policy's switches (playout.playout_policy;
+    softmax needs the gamma table in the weights: GoAdapter's playout_gammas); prior_base: the heuristic prior's
+    (MC, AMAF) virtual visits under prior_counts; rule_counts: N_RULES count factors, one per playout.RULE_* (None:
+    1 each); moves_experience_form: the learned move prior's (even visits, won visits per sqrt(P), AMAF share)
+    (P_MOVES_*). Raises ValueError for a negative count."""
     factors = np.ones(N_RULES) if rule_counts is None else np.asarray(rule_counts, np.float64)
     if factors.shape != (N_RULES,) or np.any(factors < 0) or min(prior_base) < 0:
         raise ValueError(f"prior counts must be >= 0, with {N_RULES} rule factors")
@@ -193,7 +194,13 @@ def default_params(
     params[P_PLAYOUTS], params[P_VALUE_SCALE], params[P_CAP_FACTOR] = playouts, value_scale, cap_factor
     params[P_RAVE_PLAYOUTS], params[P_LEAF], params[P_PRIOR_MIX] = rave_playouts, leaf, prior_mix
     params[P_PLAYOUT_POLICY] = playout_policy(
-        playout_patterns, playout_tactics, playout_softmax, playout_ladders, playout_selfatari, playout_redirect
+        playout_patterns,
+        playout_tactics,
+        playout_softmax,
+        playout_ladders,
+        playout_selfatari,
+        playout_redirect,
+        playout_moggy,
     )
     params[P_PRIOR_PATTERNS] = float(prior_patterns)
     params[P_PRIOR_LADDERS], params[P_PRIOR_MOVES] = float(prior_ladders), prior_moves

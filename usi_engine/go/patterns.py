@@ -28,6 +28,7 @@ some pattern matches for colour c to move. The kernel ``matches`` reads 8 board 
 """
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -176,10 +177,12 @@ PATTERNS = (
 )
 
 
-def diagram_cells(diagram: str) -> list[str]:
-    """The 9 symbols of a diagram by cell (row * 3 + column, row 0 at the bottom = the diagram's last line)."""
-    rows = [line.split() for line in diagram.strip().splitlines()]
-    if len(rows) != 3 or any(len(r) != 3 or any(s not in SYMBOLS for s in r) for r in rows):
+def diagram_cells(diagram: str, alphabet: Iterable[str] = SYMBOLS) -> list[str]:
+    """The 9 symbols of a diagram by cell (row * 3 + column, row 0 at the bottom = the diagram's last line); rows
+    are lines or separated by "/", symbols by spaces, each one of `alphabet`."""
+    allowed = set(alphabet)
+    rows = [line.split() for line in diagram.replace("/", "\n").strip().splitlines()]
+    if len(rows) != 3 or any(len(r) != 3 or any(s not in allowed for s in r) for r in rows):
         raise ValueError(f"not a 3x3 pattern diagram: {diagram!r}")
     return [rows[2 - i][j] for i in range(3) for j in range(3)]
 

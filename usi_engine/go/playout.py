@@ -63,6 +63,7 @@ from usi_engine.go.layout import (
     STRIDE,
     WHITE,
 )
+from usi_engine.go.moggy3 import moggy_gamma
 from usi_engine.go.patterns import matches
 from usi_engine.go.softplayout import TABLE_SIZE, soft_draw, soft_play, soft_score, soft_setup
 from usi_engine.go.tactics import bad_selfatari, block_libs, nakade_move, two_lib_moves
@@ -99,6 +100,7 @@ POLICY_SOFTMAX = 32  # rule 6 draws by learned 3x3 gammas (softplayout.py; run_p
 POLICY_LADDERS = 64  # rule 1 does not extend into a working ladder (ladder.escape_is_laddered)
 POLICY_SELFATARI = 128  # rules 0, 5 and the uniform rule 6 refuse bad single-stone self-ataris (tactics.bad_selfatari)
 POLICY_REDIRECT = 256  # with POLICY_SELFATARI: rule 6 plays a refused self-atari's approach move instead (_cousin)
+POLICY_MOGGY = 512  # with POLICY_PATTERNS: rule 5 draws Pachi's moggy patterns by their gammas, around L and L2
 NO_GAMMAS = np.zeros(0, np.float64)  # run_playout without a gamma table
 # The percentage of moves on which a rule is tried, and the ko rule's window: Pachi's moggy playout defaults
 # (playout/moggy.c, playout_moggy_init): atarirate 90 (its rate below 15x15; 80 on larger boards, one rate here),
@@ -119,12 +121,15 @@ def playout_policy(
     ladders: bool = False,
     selfatari: bool = False,
     redirect: bool = False,
+    moggy: bool = False,
 ) -> int:
     """The policy bitmask of the switches: MoGo's patterns (rule 5), the tactics (rules 0, 3, 4 and rule 5 around the
     mover's previous move), the softmax draw of rule 6 (which needs a gamma table: softplayout.playout_table), the
-    ladder check of rule 1, the refusal of bad single-stone self-ataris and (with it) their redirection."""
+    ladder check of rule 1, the refusal of bad single-stone self-ataris and (with it) their redirection, Pachi's
+    moggy patterns and gammas in rule 5 (which turns the rule on)."""
     return (
-        (POLICY_PATTERNS if patterns else 0)
+        (POLICY_PATTERNS if patterns or moggy else 0)
+        | (POLICY_MOGGY if moggy else 0)
         | (POLICY_TACTICS if tactics else 0)
         | (POLICY_SOFTMAX if softmax else 0)
         | (POLICY_LADDERS if ladders else 0)
@@ -206,19 +211,47 @@ def _cousin(ws, w, p, c, ko, rng):
 
 
 @njit(cache=True, nogil=True)
+def _pattern_weight(ws, w, q, c, ko, rng, policy):
+    """Rule 5's weight of the empty point q for c: with POLICY_MOGGY the gamma of the moggy pattern it matches
+    (moggy3.py) if it is no bad single-stone self-atari and no atari escape into a working ladder, else 1 if it
+    matches a MoGo pattern; 0 when it does not match or _permit refuses it."""
+    if policy & POLICY_MOGGY:
+        g = moggy_gamma(ws, w, q, c)
+        if g == 0 or bad_selfatari(ws, w, q, c) or not _permit(ws, w, q, c, ko, rng, policy):
+            return 0
+        if _saves_into_ladder(ws, w, q, c):
+            return 0
+        return g
+    if matches(ws[R_BOARD], w, q, c) and _permit(ws, w, q, c, ko, rng, policy):
+        return 1
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _saves_into_ladder(ws, w, q, c):
+    """c's stone at q extends an own block in atari into a working ladder (ladder.escape_is_laddered)."""
+    board, head = ws[R_BOARD], ws[R_HEAD]
+    for d in (1, -1, w, -w):
+        if board[q + d] == c and _in_atari(ws, head[q + d]):
+            return escape_is_laddered(board, w, q, c)
+    return False
+
+
+@njit(cache=True, nogil=True)
 def _pattern_move(ws, w, c, last, prev, ko, rng, policy):
-    """A point drawn uniformly from the empty 8 neighbours of `last`, and of `prev` (PASS: none) other than those
-    next to `last`, that match a MoGo pattern for c and that the random rule accepts (_permit); 0 when there is
-    none."""
+    """A point drawn from the empty 8 neighbours of `last`, and of `prev` (PASS: none) other than those next to
+    `last`, with probability proportional to its _pattern_weight (uniform over the MoGo pattern matches, by the
+    gammas with POLICY_MOGGY); 0 when every weight is 0."""
     board = ws[R_BOARD]
-    found = 0
+    total = 0
     pick = 0
     for d in (-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1):
         q = last + d
-        if board[q] == EMPTY and matches(board, w, q, c):
-            if _permit(ws, w, q, c, ko, rng, policy):
-                found += 1
-                if rand_below(rng, found) == 0:  # reservoir sampling: each of the `found` kept with chance 1/found
+        if board[q] == EMPTY:
+            g = _pattern_weight(ws, w, q, c, ko, rng, policy)
+            if g > 0:
+                total += g
+                if rand_below(rng, total) < g:  # weighted reservoir sampling: q kept with chance g / total
                     pick = q
     if prev != PASS:
         dx0, dy0 = prev % w - last % w, prev // w - last // w  # prev seen from last
@@ -227,10 +260,11 @@ def _pattern_move(ws, w, c, last, prev, ko, rng, policy):
                 if (dx == 0 and dy == 0) or (abs(dx0 + dx) <= 1 and abs(dy0 + dy) <= 1):
                     continue  # prev itself, or L and the points seen around it
                 q = prev + dy * w + dx
-                if board[q] == EMPTY and matches(board, w, q, c):
-                    if _permit(ws, w, q, c, ko, rng, policy):
-                        found += 1
-                        if rand_below(rng, found) == 0:
+                if board[q] == EMPTY:
+                    g = _pattern_weight(ws, w, q, c, ko, rng, policy)
+                    if g > 0:
+                        total += g
+                        if rand_below(rng, total) < g:
                             pick = q
     return pick
 
@@ -272,7 +306,8 @@ def _local_move(ws, w, c, last, prev, ko, ko_recent, rng, policy):
             if mv != 0:
                 return mv
         if policy & POLICY_PATTERNS:
-            mv = _pattern_move(ws, w, c, last, prev if policy & POLICY_PATTERNS_PREV else PASS, ko, rng, policy)
+            around_prev = policy & (POLICY_PATTERNS_PREV | POLICY_MOGGY)
+            mv = _pattern_move(ws, w, c, last, prev if around_prev else PASS, ko, rng, policy)
             if mv != 0:
                 return mv
     return 0
