@@ -24,6 +24,7 @@ from usi_engine.go.playout import seed_rng
 from usi_engine.go.workspace import WS_ROWS
 from usi_engine.gtp_options import build_parser, player_settings
 from usi_engine.search import layout
+from usi_engine.search.result import RootMove, SearchResult
 from usi_engine.search.searcher import Searcher
 from usi_engine.search.settings import Limits, SearchOptions
 from usi_engine.search.values import MATE
@@ -364,13 +365,16 @@ def test_search_bench_compares_leaf_playouts_with_the_default_expansion(capsys):
     assert ratio.startswith("expand_after_sample_ratio=") and float(ratio.split("=")[1]) > 0
 
 
-def test_bench_times_the_ladder_check_against_the_playouts_without_it(capsys):
+@pytest.mark.parametrize("name", ["ladders", "moggy"])
+def test_bench_times_a_playout_rule_against_the_playouts_without_it(capsys, name):
+    """`--ladders-ratio 1`: the ladder check against the playouts without it; `--moggy-ratio 1`: Pachi's moggy
+    patterns against MoGo's."""
     from usi_engine.go.bench import main
 
-    main(["--size", "9", "--seconds", "0.1", "--ladders-ratio", "1"])
+    main(["--size", "9", "--seconds", "0.1", f"--{name}-ratio", "1"])
     off, on, ratio = capsys.readouterr().out.strip().splitlines()[-3:]
-    assert "ladders=0" in off.split() and "ladders=1" in on.split()
-    assert ratio.startswith("ladders_speed_ratio=") and 0 < float(ratio.split("=")[1]) < 5
+    assert f"{name}=0" in off.split() and f"{name}=1" in on.split()
+    assert ratio.startswith(f"{name}_speed_ratio=") and 0 < float(ratio.split("=")[1]) < 5
 
 
 def test_a_playout_limit_counts_each_search_afresh_under_tree_reuse():
@@ -386,3 +390,30 @@ def test_a_playout_limit_counts_each_search_afresh_under_tree_reuse():
     second = s.search(b.pos, Limits(children=1500))
     assert second.reused_nodes > 0  # the subtree of the two moves was kept, with its playouts
     assert 1500 <= second.children < 1500 + 400
+
+
+# A game of `--playout-patterns moggy` against Pachi (2026-11-30) whose 69th move, chosen by the graph search after
+# tree reuse, was A5: a move that repeats an earlier position (positional superko).
+SUPERKO_GAME = (
+    "fd ef gf gg hg fg dd hf he ge gd ff cf hd hc ie bg ec ed cb dc db eb bd bb cc ba be bc cd bf de ce fb fc ea gb "
+    "ab fa ac da ca ae aa bb ch dh dg df ee cg bh eg eh dg fh di af ba ah ag ei bi ic ib hh ad af"
+)
+
+
+def test_the_move_played_is_the_best_legal_one_under_positional_superko():
+    """A search whose best move is forbidden by positional superko on the game's history (a transposed node's
+    children come from another path): the player plays the best legal root move instead; a pass ranked first stays
+    first, and a board where only the pass is left gives the pass."""
+    b = GoBoard(9, 7.0)
+    for i, sgf in enumerate(SUPERKO_GAME.split()):
+        b.play("bw"[i % 2], "ABCDEFGHJ"[ord(sgf[0]) - 97] + str(9 - (ord(sgf[1]) - 97)))
+    a5, a6 = b.parse_vertex("A5"), b.parse_vertex("A6")
+    assert not b.is_legal("b", "A5") and b.is_legal("b", "A6")
+
+    def result(*moves):
+        root = [RootMove(m, 10, 0.5, 0.1, []) for m in moves]
+        return SearchResult(moves[0], None, 0.0, False, root=root)
+
+    assert GoPlayer.legal_choices(b, L.BLACK, result(a5, a6, L.PASS)) == [a6, L.PASS]
+    assert GoPlayer.legal_choices(b, L.BLACK, result(L.PASS, a5, a6)) == [L.PASS, a6]
+    assert GoPlayer.legal_choices(b, L.BLACK, result(a5)) == [L.PASS]

@@ -1,6 +1,7 @@
 """Playout benchmark: ``python -m usi_engine.go.bench [--size 9] [--seconds 3] [--search [--policy P]
 [--move-prior] [--expand-after E]] [--playout-patterns] [--playout-tactics] [--playout-ladders]
-[--playout-selfatari] [--playout-softmax | --softmax-ratio N | --ladders-ratio N | --selfatari-ratio N]``.
+[--playout-selfatari] [--playout-moggy] [--playout-softmax | --softmax-ratio N | --ladders-ratio N | --selfatari-ratio N
+| --moggy-ratio N]``.
 
 Runs playouts from the empty board on one thread (after a warm-up call that compiles or loads the
 kernels), then game.expand with one playout per child (children/s = playouts/s inside the search's
@@ -19,7 +20,9 @@ without and then with the softmax draw (the other flags as given), one line each
 summed playouts per CPU second, with over without, as ``softmax_speed_ratio=X`` last. ``--playout-ladders`` measures
 the playouts whose atari escapes avoid working ladders (POLICY_LADDERS); ``--ladders-ratio N`` runs N alternated pairs
 without and with it and prints ``ladders_speed_ratio=X`` last; ``--playout-selfatari`` and ``--selfatari-ratio N`` do
-the same for the refusal of bad single-stone self-ataris (POLICY_SELFATARI). ``--search --expand-after E`` runs the
+the same for the refusal of bad single-stone self-ataris (POLICY_SELFATARI), ``--playout-moggy`` and ``--moggy-ratio N``
+for Pachi's moggy patterns in rule 5 (POLICY_MOGGY; the flag turns the rule on, the ratio compares it with the MoGo
+set of ``--playout-patterns``). ``--search --expand-after E`` runs the
 search twice, first with the default expansion and then with MoGo's tree (leaf playouts until an edge has E of them,
 no child simulated at an expansion: GTP ``--expand-after E --rave-children none``), and prints the samples and
 playouts per second of each and ``expand_after_sample_ratio=X`` last (samples per second, with over without).
@@ -33,6 +36,8 @@ import numpy as np
 from usi_engine.go.layout import new_pos
 from usi_engine.go.playout import (
     POLICY_LADDERS,
+    POLICY_MOGGY,
+    POLICY_PATTERNS,
     POLICY_SELFATARI,
     POLICY_SOFTMAX,
     move_cap,
@@ -43,7 +48,12 @@ from usi_engine.go.playout import (
 from usi_engine.go.workspace import new_workspace
 
 # The playout bits whose cost `--NAME-ratio N` measures (policy_ratio).
-RATIO_BITS = {"softmax": POLICY_SOFTMAX, "ladders": POLICY_LADDERS, "selfatari": POLICY_SELFATARI}
+RATIO_BITS = {
+    "softmax": POLICY_SOFTMAX,
+    "ladders": POLICY_LADDERS,
+    "selfatari": POLICY_SELFATARI,
+    "moggy": POLICY_MOGGY,
+}
 
 BATCH = 500
 
@@ -86,6 +96,7 @@ def measure_expand(
     softmax: bool = False,
     ladders: bool = False,
     selfatari: bool = False,
+    moggy: bool = False,
 ):
     """(children/s, playout moves/s) of game.expand with K = 1 from the empty board."""
     from usi_engine.go import game
@@ -126,11 +137,12 @@ def measure_search(
     ladders: bool = False,
     expand_after: int = 0,
     selfatari: bool = False,
+    moggy: bool = False,
 ):
     """(playouts/s wall, samples/s wall, KEY=VALUE line) of the full one-thread search; move_prior: RAVE's prior
     mixes in the board size's shipped learned move prior at weight 1, below LARGE_BOARD in the player's form there
     (per-move counts 14 + 210 sqrt(P), MC visits only); softmax: the softmax playouts; ladders: POLICY_LADDERS;
-    selfatari: POLICY_SELFATARI;
+    selfatari: POLICY_SELFATARI; moggy: Pachi's moggy patterns in rule 5 (POLICY_MOGGY);
     expand_after > 0: leaf playouts until an edge has that many, no child simulated at an expansion (RAVE_NONE)."""
     from usi_engine.go.game import RAVE_NONE, RAVE_UNIFORM, GoAdapter, default_params, moves_form
     from usi_engine.go.moveprior import read_model, shipped_model
@@ -149,6 +161,7 @@ def measure_search(
         playout_softmax=softmax,
         playout_ladders=ladders,
         playout_selfatari=selfatari,
+        playout_moggy=moggy,
         prior_moves=1.0 if move_prior else 0.0,
         rave_children=RAVE_NONE if expand_after > 0 else RAVE_UNIFORM,
     )
@@ -194,6 +207,7 @@ def main(argv=None):
     ap.add_argument("--playout-ladders", action="store_true", help="atari escapes avoid working ladders")
     ap.add_argument("--playout-selfatari", action="store_true", help="playouts refuse bad single-stone self-ataris")
     ap.add_argument("--playout-softmax", action="store_true", help="playouts with rule 6 drawn by 3x3 gammas")
+    ap.add_argument("--playout-moggy", action="store_true", help="rule 5 with Pachi's moggy patterns and gammas")
     for name in RATIO_BITS:
         ap.add_argument(
             f"--{name}-ratio",
@@ -214,9 +228,11 @@ def main(argv=None):
     )
     args = ap.parse_args(argv)
     patterns, tactics, softmax = args.playout_patterns, args.playout_tactics, args.playout_softmax
-    ladders, selfatari = args.playout_ladders, args.playout_selfatari
+    ladders, selfatari, moggy = args.playout_ladders, args.playout_selfatari, args.playout_moggy
     if args.search:
-        common = dict(patterns=patterns, tactics=tactics, softmax=softmax, ladders=ladders, selfatari=selfatari)
+        common = dict(
+            patterns=patterns, tactics=tactics, softmax=softmax, ladders=ladders, selfatari=selfatari, moggy=moggy
+        )
         reference, reference_sps, line = measure_search(args.size, args.seconds, args.policy, **common)
         print(line)
         if args.move_prior:
@@ -229,7 +245,9 @@ def main(argv=None):
             print(line)
             print(f"expand_after_sample_ratio={sps / reference_sps:.3f}")
         return
-    policy = playout_policy(patterns, tactics, softmax, ladders, selfatari)
+    policy = playout_policy(patterns, tactics, softmax, ladders, selfatari, moggy=moggy)
+    if args.moggy_ratio > 0:
+        policy |= POLICY_PATTERNS  # moggy's patterns against MoGo's: rule 5 on in both runs
     for name, bit in RATIO_BITS.items():
         if getattr(args, f"{name}_ratio") > 0:
             policy_ratio(args.size, args.seconds, getattr(args, f"{name}_ratio"), policy & ~bit, name)

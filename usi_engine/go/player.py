@@ -306,12 +306,28 @@ class GoPlayer:
         scale = self._searcher(board.size).adapter.value_scale
         if s.resign > 0 and result.children >= RESIGN_MIN_PLAYOUTS and self.winrate(result, scale) < s.resign:
             return None
-        move = result.best_move
-        if move == L.PASS and result.root and len(result.root) > 1:
+        legal = self.legal_choices(board, colour, result)
+        move = legal[0]
+        if move == L.PASS and len(legal) > 1:
             dead_opponent = cleanup and any(st == "dead" and c != colour for st, c, _ in board.statuses())
             if dead_opponent or not self._estimate_wins(board, colour):
-                move = next(r.move for r in result.root if r.move != L.PASS)
+                move = legal[1]
         return move
+
+    @staticmethod
+    def legal_choices(board: GoBoard, colour: int, result) -> list[int]:
+        """The search's best move and its root moves in rank order, keeping those `colour` may play on `board`
+        (pass always), without repeats; [PASS] when none is. A node reached by a transposition carries the
+        children its first path generated, so under another game history one of them may repeat a position
+        (positional superko): the move played is the best legal one."""
+        out: list[int] = []
+        for m in [result.best_move] + [r.move for r in result.root]:
+            if m not in out and (m == L.PASS or board.is_legal(colour, board.vertex(m))):
+                out.append(m)
+        if L.PASS in out:  # the pass stays first only when it ranks first
+            out.remove(L.PASS)
+            out.insert(0 if result.best_move == L.PASS else len(out), L.PASS)
+        return out or [L.PASS]
 
     def _search(self, size, pos, seconds, multipv):
         from usi_engine.search.settings import Limits
