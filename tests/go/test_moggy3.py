@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 import pytest
+from test_patterns import _images
 
 from usi_engine.go import GoBoard
 from usi_engine.go import layout as L
@@ -44,16 +45,6 @@ SWAP = str.maketrans("XOYQxo", "OXQYox")
 
 def _grid(diagram: str) -> list[str]:
     return ["".join(row.split()) for row in diagram.split("/")]
-
-
-def _images(grid: list[str]) -> list[list[str]]:
-    """The 8 rotations / reflections of a 3x3 text grid."""
-    out = []
-    for g in (grid, [row[::-1] for row in grid]):
-        for _ in range(4):
-            out.append(g)
-            g = ["".join(g[2 - r][c] for r in range(3)) for c in range(3)]  # a quarter turn clockwise
-    return out
 
 
 def _regexes(diagram: str, mover_only: bool) -> list[re.Pattern]:
