@@ -43,8 +43,7 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         prior_mix=args.prior_mix,
         td_share=args.td_share,
         value_weights=args.value_weights,
-        playout_patterns=args.playout_patterns != "off",
-        playout_moggy=args.playout_patterns == "moggy",
+        playout_patterns=args.playout_patterns,
         playout_tactics=args.playout_tactics == "on",
         playout_ladders=args.playout_ladders == "on",
         playout_selfatari=args.playout_selfatari,
@@ -167,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--playout-patterns",
         choices=("on", "off", "moggy"),
-        default="moggy" if d.playout_moggy else _on_off(d.playout_patterns),
+        default=d.playout_patterns,
         help="playouts answer the last move with MoGo's 3x3 patterns (hane, cut, edge) before a random move "
         "(default %(default)s; on: 78 %% against GNU Go level 10 on 9x9 where off scored 66 %%, docs/go.md); moggy: "
         "Pachi's pattern set around the last two moves, drawn by its gammas",

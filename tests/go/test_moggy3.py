@@ -272,6 +272,6 @@ def _pattern_gammas(b: GoBoard, mover: int, last: str, prev: str) -> dict[str, i
 def test_gtp_option_reaches_the_search_params(value, policy):
     """`--playout-patterns moggy` turns rule 5 on with the moggy bit; `on` keeps MoGo's set."""
     settings = player_settings(build_parser().parse_args(["--hash", "1", "--playout-patterns", value]))
-    assert settings.playout_moggy == (value == "moggy")
+    assert settings.playout_patterns == value
     assert GoPlayer(settings)._searcher(9).adapter.params[P_PLAYOUT_POLICY] == policy
     assert playout_policy(False, False, moggy=True) == POLICY_PATTERNS | POLICY_MOGGY

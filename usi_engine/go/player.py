@@ -74,8 +74,9 @@ class PlayerSettings:
     prior_mix: float = 0.0  # RAVE prior: weight of the learned value against the heuristic prior
     td_share: float = 0.0  # Dyna-2: share of each move's time spent on TD search before the tree search
     value_weights: str | None = None  # Go value weight file (None: the shipped one for the board size)
-    playout_patterns: bool = True  # playouts use MoGo's 3x3 patterns around the last move (playout.py rule 5)
-    playout_moggy: bool = False  # rule 5 with Pachi's moggy patterns drawn by their gammas (moggy3.py), around L and L2
+    # playout rule 5: "on" MoGo's 3x3 patterns around the last move, "off", or "moggy" Pachi's patterns drawn by their
+    # gammas around the last two moves (moggy3.py)
+    playout_patterns: str = "on"
     playout_tactics: bool = False  # playouts use the local tactics: 2 liberties, nakade, ko (playout.py rules 0, 3, 4)
     playout_softmax: bool = False  # playouts' random rule draws by the move model's 3x3 gammas (softplayout.py)
     playout_softmax_beta: float = 1.0  # exponent of those gammas (gamma ** beta; 0 = uniform)
@@ -177,8 +178,8 @@ class GoPlayer:
                     rave_children=RAVE_CHILDREN.index(s.rave_children),
                     leaf=leaf,
                     prior_mix=s.prior_mix,
-                    playout_patterns=s.playout_patterns,
-                    playout_moggy=s.playout_moggy,
+                    playout_patterns=s.playout_patterns != "off",
+                    playout_moggy=s.playout_patterns == "moggy",
                     playout_tactics=s.playout_tactics,
                     playout_ladders=s.playout_ladders,
                     playout_selfatari=s.playout_selfatari != "off",
