@@ -18,9 +18,10 @@ sums over both sides' moves. The positions are split by record into training and
 reports the mean squared error on both (`--eval-playouts` playouts per held-out position), and a checkpoint (the
 weights file, readable by `--playout-weights`) is written after each epoch; `--resume` continues from it.
 
-`--evaluate` only measures: for each playout policy (plain, MoGo patterns, patterns and the move model's
-softmax, and the given `--weights`), the mean squared error, bias and correlation of its playout values against
-the labels.
+`--evaluate` only measures: for each playout policy (plain, MoGo patterns, patterns and tactics, patterns and the
+move model's softmax, patterns and the self-atari judgement, Pachi's moggy patterns alone and with the tactics and
+the self-atari redirection, and the given `--weights`), the mean squared error, bias and correlation of its playout
+values against the labels.
 """
 
 from __future__ import annotations
@@ -194,6 +195,9 @@ def evaluate(pos_list, targets, weights: str | None, n: int, threads: int, seed:
         "patterns": (playout_policy(True, False), None),
         "patterns+tactics": (playout_policy(True, True), None),
         "patterns+softmax(move model)": (playout_policy(True, False, True), playout_table()),
+        "patterns+selfatari": (playout_policy(True, False, selfatari=True), None),
+        "moggy": (playout_policy(False, False, moggy=True), None),
+        "moggy+tactics+redirect": (playout_policy(False, True, redirect=True, moggy=True), None),
     }
     if weights:
         policies[f"patterns+softmax({os.path.basename(weights)})"] = (

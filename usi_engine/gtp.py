@@ -73,14 +73,20 @@ def handicap_points(size: int, n: int) -> list:
     return [f"{COLUMNS[coord[v[0]]]}{row[v[1]] + 1}" for v in STARS[n].split()]
 
 
-def analysis_line(board: GoBoard, result) -> str:
-    """lz-analyze record line: one `info move ...` record per root move (KataGo's docs/GTP_Extensions.md format)."""
-    records = []
-    for order, r in enumerate(result.root):
+def analysis_line(board: GoBoard, colour: int, result) -> str:
+    """lz-analyze record line: one `info move ...` record per root move that `colour` may play on `board` (KataGo's
+    docs/GTP_Extensions.md format). A transposed node's children may include a move that positional superko forbids
+    under this game's history (GoPlayer.legal_choices): such a move is left out."""
+    records: list[str] = []
+    for r in result.root:
+        vertex = board.vertex(r.move)
+        if not board.is_legal(colour, vertex):
+            continue
         wr = int(round(10000 * r.winrate))
         records.append(
-            f"info move {board.vertex(r.move)} visits {r.visits} winrate {wr} "
-            f"prior {int(round(10000 * r.prob))} lcb {wr} order {order} pv " + " ".join(board.vertex(m) for m in r.pv)
+            f"info move {vertex} visits {r.visits} winrate {wr} "
+            f"prior {int(round(10000 * r.prob))} lcb {wr} order {len(records)} pv "
+            + " ".join(board.vertex(m) for m in r.pv)
         )
     return " ".join(records)
 
@@ -348,9 +354,13 @@ class GtpEngine:
                 interval = max(MIN_ANALYZE_INTERVAL, int(tok) / 100.0)
         self.send(f"={ident}\n")
         board = self.board
-        analysis = self.player.analyze(
-            board, colour, lambda result: self.send(analysis_line(board, result) + "\n"), interval, ANALYZE_MULTIPV
-        )
+
+        def report(result) -> None:
+            line = analysis_line(board, colour, result)
+            if line:  # an empty line would end the response
+                self.send(line + "\n")
+
+        analysis = self.player.analyze(board, colour, report, interval, ANALYZE_MULTIPV)
         nxt = lines.get()
         analysis.stop()
         self.send("\n")

@@ -22,6 +22,7 @@ from usi_engine.go.game import (
 from usi_engine.go.player import GoPlayer
 from usi_engine.go.playout import seed_rng
 from usi_engine.go.workspace import WS_ROWS
+from usi_engine.gtp import analysis_line
 from usi_engine.gtp_options import build_parser, player_settings
 from usi_engine.search import layout
 from usi_engine.search.result import RootMove, SearchResult
@@ -403,7 +404,7 @@ SUPERKO_GAME = (
 def test_the_move_played_is_the_best_legal_one_under_positional_superko():
     """A search whose best move is forbidden by positional superko on the game's history (a transposed node's
     children come from another path): the player plays the best legal root move instead; a pass ranked first stays
-    first, and a board where only the pass is left gives the pass."""
+    first, and a board where only the pass is left gives the pass. lz-analyze leaves the forbidden move out."""
     b = GoBoard(9, 7.0)
     for i, sgf in enumerate(SUPERKO_GAME.split()):
         b.play("bw"[i % 2], "ABCDEFGHJ"[ord(sgf[0]) - 97] + str(9 - (ord(sgf[1]) - 97)))
@@ -417,3 +418,5 @@ def test_the_move_played_is_the_best_legal_one_under_positional_superko():
     assert GoPlayer.legal_choices(b, L.BLACK, result(a5, a6, L.PASS)) == [a6, L.PASS]
     assert GoPlayer.legal_choices(b, L.BLACK, result(L.PASS, a5, a6)) == [L.PASS, a6]
     assert GoPlayer.legal_choices(b, L.BLACK, result(a5)) == [L.PASS]
+    line = analysis_line(b, L.BLACK, result(a5, a6, L.PASS))
+    assert line.startswith("info move A6 ") and " order 1 " in line and "info move pass " in line and "A5" not in line

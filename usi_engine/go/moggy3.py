@@ -28,7 +28,6 @@ number + 1 that matches for Black to move, in the high 4 bits the one for White 
 number to the gamma in hundredths, an integer so that draws use integer totals.
 """
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,21 +97,26 @@ def _states(symbol: str, own: int, orthogonal: bool) -> tuple[int, ...]:
     raise ValueError(f"unknown moggy pattern symbol {symbol!r}")
 
 
-def moggy_indices(diagram: str, g: int, own: int) -> set[int]:
-    """Table indices that symmetry g of the diagram matches with X = colour own."""
+def moggy_indices(diagram: str, g: int, own: int) -> np.ndarray:
+    """Table indices that symmetry g of the diagram matches with X = colour own (each once)."""
     cells = diagram_cells(diagram, SYMBOLS)
     placed = [""] * 9
     for cell, image in enumerate(square_maps(3)[g]):
         placed[image] = cells[cell]
     if placed[4] != ".":
         raise ValueError(f"a pattern's centre is the empty point of the move: {diagram!r}")
-    diagonal = [_states(placed[cell], own, False) for cell in DIAGONAL_CELLS]
-    orthogonal = [_states(placed[cell], own, True) for cell in ORTHOGONAL_CELLS]
-    out = set()
-    for d in itertools.product(*diagonal):
-        low = sum(v * 4**k for k, v in enumerate(d))
-        for o in itertools.product(*orthogonal):
-            out.add(low + 256 * sum(v * 6**k for k, v in enumerate(o)))
+    # index = sum over the diagonals of state * 4**k + 256 * sum over the orthogonals of state * 6**k: the outer
+    # sum of each cell's weighted states enumerates every matching neighbourhood exactly once
+    terms = [
+        np.array(_states(placed[cell], own, False), dtype=np.int64) * 4**k for k, cell in enumerate(DIAGONAL_CELLS)
+    ]
+    terms += [
+        np.array(_states(placed[cell], own, True), dtype=np.int64) * (256 * 6**k)
+        for k, cell in enumerate(ORTHOGONAL_CELLS)
+    ]
+    out = np.zeros(1, dtype=np.int64)
+    for term in terms:
+        out = np.add.outer(out, term).ravel()
     return out
 
 
@@ -122,11 +126,7 @@ def build_moggy_table() -> np.ndarray:
     for number, pattern in enumerate(MOGGY_PATTERNS):
         for mover, shift in ((BLACK, 0), (WHITE, 4)):
             owners = (mover,) if pattern.mover_only else (BLACK, WHITE)
-            hits = set()
-            for own in owners:
-                for g in range(8):
-                    hits |= moggy_indices(pattern.diagram, g, own)
-            idx = np.array(sorted(hits), dtype=np.int64)
+            idx = np.concatenate([moggy_indices(pattern.diagram, g, own) for own in owners for g in range(8)])
             table[idx] = (table[idx] & (0xF0 >> shift)) | ((number + 1) << shift)
     table.setflags(write=False)
     return table

@@ -317,18 +317,15 @@ class GoPlayer:
 
     @staticmethod
     def legal_choices(board: GoBoard, colour: int, result) -> list[int]:
-        """The search's best move and its root moves in rank order, keeping those `colour` may play on `board`
-        (pass always), without repeats; [PASS] when none is. A node reached by a transposition carries the
-        children its first path generated, so under another game history one of them may repeat a position
-        (positional superko): the move played is the best legal one."""
-        out: list[int] = []
+        """The move to play and its fallback: the search's best root move (its best move, then the root moves in
+        rank order) that `colour` may play on `board`, with the pass before it when the pass ranks first and after
+        it otherwise; [PASS] when no move is legal. A node reached by a transposition carries the children its
+        first path generated, so under another game history one of them may repeat a position (positional
+        superko): the move played is the best legal one."""
         for m in [result.best_move] + [r.move for r in result.root]:
-            if m not in out and (m == L.PASS or board.is_legal(colour, board.vertex(m))):
-                out.append(m)
-        if L.PASS in out:  # the pass stays first only when it ranks first
-            out.remove(L.PASS)
-            out.insert(0 if result.best_move == L.PASS else len(out), L.PASS)
-        return out or [L.PASS]
+            if m != L.PASS and board.is_legal(colour, board.vertex(m)):
+                return [L.PASS, m] if result.best_move == L.PASS else [m, L.PASS]
+        return [L.PASS]
 
     def _search(self, size, pos, seconds, multipv):
         from usi_engine.search.settings import Limits

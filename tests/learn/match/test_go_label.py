@@ -89,7 +89,8 @@ def test_go_label_with_the_engine_as_oracle_then_go_balance(tmp_path):
     )
     assert measured.returncode == 0, measured.stderr
     lines = measured.stdout.strip().splitlines()
-    names = ["plain", "patterns", "patterns+tactics", "patterns+softmax(move model)"]
+    names = ["plain", "patterns", "patterns+tactics", "patterns+softmax(move model)", "patterns+selfatari", "moggy"]
+    names += ["moggy+tactics+redirect"]
     assert [line.split(":")[0] for line in lines] == names
     assert all("5 positions" in line for line in lines)
     weights = tmp_path / "w.npz"
