@@ -20,8 +20,10 @@ weights file, readable by `--playout-weights`) is written after each epoch; `--r
 
 `--evaluate` only measures: for each playout policy (plain, MoGo patterns, patterns and tactics, patterns and the
 move model's softmax, patterns and the self-atari judgement, Pachi's moggy patterns alone and with the tactics and
-the self-atari redirection, and the given `--weights`), the mean squared error, bias and correlation of its playout
-values against the labels.
+the self-atari redirection, and the given `--weights`), the mean squared error (also without the binomial noise of
+the playout count), bias and correlation of its playout values against the labels. `--engine-policy CMD` measures a
+GTP engine's genmove as a playout policy on the same positions (each playout's moves asked of it one by one), so
+another program's playouts (Pachi's `-e replay runs=1`: one draw of its policy per genmove) compare with ours.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ from usi_engine.go.softplayout import (
 )
 from usi_engine.go.workspace import new_workspace
 
-from .match.go_label import Label, read_labels
+from .match.engines import EngineError, GtpEngine, GtpError
+from .match.go_label import Label, read_labels, set_position
 from .match.go_review import read_sgf
 from .match.openings import format_vertex
 
@@ -133,11 +136,55 @@ def _size(pos: np.ndarray) -> int:
     return int(pos[SIZE])
 
 
-def errors(values: np.ndarray, targets: np.ndarray) -> dict:
-    """Mean squared error, bias (mean of value - target), correlation and count."""
+def errors(values: np.ndarray, targets: np.ndarray, playouts: int = 0) -> dict:
+    """Mean squared error, bias (mean of value - target), correlation and count. With `playouts` (> 1, the playouts
+    behind each value) also `mse_exact`: the error with the binomial noise of that many playouts taken out, mse -
+    mean(v (1 - v)) / (playouts - 1), since E[v^(1 - v^)] = V (1 - V) (n - 1) / n for the mean v^ of n outcomes."""
     diff = values - targets
     corr = float(np.corrcoef(values, targets)[0, 1]) if len(values) > 2 and values.std() > 0 else float("nan")
-    return {"n": int(len(values)), "mse": float(np.mean(diff**2)), "bias": float(np.mean(diff)), "corr": corr}
+    out = {"n": int(len(values)), "mse": float(np.mean(diff**2)), "bias": float(np.mean(diff)), "corr": corr}
+    if playouts > 1:
+        out["mse_exact"] = out["mse"] - float(np.mean(values * (1.0 - values))) / (playouts - 1)
+    return out
+
+
+def engine_playout_values(engine: GtpEngine, labels: list[Label], n: int) -> np.ndarray:
+    """Black's mean outcome of n playouts from each labelled position in which a GTP engine's genmove plays both
+    sides to the end (two passes, or playout.move_cap moves): an engine whose genmove is one draw of its playout
+    policy (e.g. Pachi's `-e replay runs=1`) is so measured as a playout policy, on the positions and scale of ours.
+    Each playout is mirrored on a GoBoard and scored by area, every stone alive (the playout has ended); a
+    resignation loses for the side that resigns."""
+    records: dict = {}
+    out = []
+    for lab in labels:
+        if lab.record not in records:
+            records[lab.record] = read_sgf(lab.record)
+        rec = records[lab.record]
+        wins = 0.0
+        for _ in range(n):
+            set_position(engine, rec, lab.moves)
+            board = GoBoard(rec.size, rec.komi)
+            for colour, stone in rec.setup:
+                board.play(colour, format_vertex(stone))
+            for colour, point in rec.moves[: lab.moves]:
+                board.play(colour, format_vertex(point), allow_superko=True)
+            colour, passes, z = lab.to_move, 0, -1.0
+            for _ in range(move_cap(rec.size)):
+                vertex = engine.command_ok(f"genmove {colour}").lower()
+                if vertex == "resign":
+                    z = 0.0 if colour == "b" else 1.0
+                    break
+                board.play(colour, vertex, allow_superko=True)
+                passes = passes + 1 if vertex == "pass" else 0
+                if passes == 2:
+                    break
+                colour = "w" if colour == "b" else "b"
+            if z < 0.0:
+                score = board.area_score()
+                z = 1.0 if score > 0 else 0.5 if score == 0 else 0.0
+            wins += z
+        out.append(wins / n)
+    return np.array(out)
 
 
 class Balancer:
@@ -188,8 +235,11 @@ class Balancer:
         self.table = draw_table(shape_gammas(self.theta))
 
 
-def evaluate(pos_list, targets, weights: str | None, n: int, threads: int, seed: int, out=sys.stdout) -> dict:
-    """Playout values of the standard policies (and of a weights file) against the targets; one line each."""
+def evaluate(
+    pos_list, targets, weights: str | None, n: int, threads: int, seed: int, engine_values=None, out=sys.stdout
+) -> dict:
+    """Playout values of the standard policies (and of a weights file, and of an engine's playouts already made:
+    engine_values) against the targets; one line each."""
     policies = {
         "plain": (playout_policy(False, False), None),
         "patterns": (playout_policy(True, False), None),
@@ -204,11 +254,20 @@ def evaluate(pos_list, targets, weights: str | None, n: int, threads: int, seed:
             playout_policy(True, False, True),
             weights_table(weights),
         )
+    values = {
+        name: playout_values(pos_list, policy, table, n, seed, threads) for name, (policy, table) in policies.items()
+    }
+    if engine_values is not None:
+        values["engine"] = engine_values
     report = {}
-    for name, (policy, table) in policies.items():
-        e = errors(playout_values(pos_list, policy, table, n, seed, threads), targets)
+    for name, v in values.items():
+        e = errors(v, targets, n)
         report[name] = e
-        print(f"{name}: mse {e['mse']:.4f} bias {e['bias']:+.3f} corr {e['corr']:.3f} ({e['n']} positions)", file=out)
+        print(
+            f"{name}: mse {e['mse']:.4f} (without the playouts' noise {e['mse_exact']:.4f}) bias {e['bias']:+.3f} "
+            f"corr {e['corr']:.3f} ({e['n']} positions)",
+            file=out,
+        )
     return report
 
 
@@ -220,6 +279,14 @@ def add_go_balance_parser(sub) -> None:
     p.add_argument("--out", help="the weights file written after each epoch (needed unless --evaluate)")
     p.add_argument("--evaluate", action="store_true", help="only measure the playout policies against the labels")
     p.add_argument("--weights", help="with --evaluate: a playout-weights file to measure too")
+    p.add_argument(
+        "--engine-policy",
+        help="with --evaluate: also measure this GTP engine's genmove as a playout policy (e.g. an engine that answers"
+        " with one draw of its playout policy)",
+    )
+    p.add_argument(
+        "--positions", type=int, default=0, help="with --evaluate: a seeded draw of this many labels (0: all)"
+    )
     p.add_argument("--resume", action="store_true", help="continue from --out's weights and epoch count")
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--batch", type=int, default=32, help="positions per step (default 32)")
@@ -250,14 +317,26 @@ def run_go_balance(a: argparse.Namespace) -> int:
         return _fail(str(e))
     if not labels:
         return _fail(f"{a.labels} holds no position")
+    if a.evaluate and 0 < a.positions < len(labels):
+        keep = np.random.default_rng(a.seed).choice(len(labels), size=a.positions, replace=False)
+        labels = [labels[i] for i in sorted(keep)]
     try:
         pos_list = positions(labels)
     except (OSError, ValueError) as e:  # a record gone or changed since labelling
         return _fail(f"cannot replay a labelled record ({e})")
     targets = np.array([lab.black for lab in labels])
     if a.evaluate:
+        engine_values = None
+        if a.engine_policy:
+            engine = GtpEngine(a.engine_policy, "policy")
+            try:
+                engine_values = engine_playout_values(engine, labels, a.eval_playouts)
+            except (EngineError, GtpError, ValueError) as e:  # a refused move, a crash, an unreadable answer
+                return _fail(f"the policy engine failed: {e}")
+            finally:
+                engine.stop_process()
         try:
-            evaluate(pos_list, targets, a.weights, a.eval_playouts, a.threads, a.seed)
+            evaluate(pos_list, targets, a.weights, a.eval_playouts, a.threads, a.seed, engine_values)
         except ValueError as e:
             return _fail(str(e))
         return 0

@@ -3,8 +3,8 @@
 The lz-analyze parsing (Leela Zero's / Pachi's integer winrates, this engine's lines), the sampled move counts and
 the side to move; then the commands on a real SGF file with this project's own engine as the oracle (a real
 process speaking lz-analyze): labels in [0, 1] for the side to move, a resumed run adding only the missing
-positions, a bad record skipped by name; go-balance measuring the playout policies against the labels and
-writing a weights file the engine reads.
+positions, a bad record skipped by name; go-balance measuring the playout policies against the labels (and a GTP
+engine's genmove as one, a broken engine named) and writing a weights file the engine reads.
 """
 
 import json
@@ -93,6 +93,28 @@ def test_go_label_with_the_engine_as_oracle_then_go_balance(tmp_path):
     names += ["moggy+tactics+redirect"]
     assert [line.split(":")[0] for line in lines] == names
     assert all("5 positions" in line for line in lines)
+    # an engine's genmove as a playout policy (here this engine at a few playouts a move), on 2 drawn positions
+    policy = f"{ORACLE} --playouts 8 --resign 0 --seed 1"
+    evaluate = [sys.executable, "-m", "learn", "go-balance", str(out), "--evaluate", "--eval-playouts", "2"]
+    with_engine = subprocess.run(
+        evaluate + ["--positions", "2", "--engine-policy", policy],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert with_engine.returncode == 0, with_engine.stderr
+    lines = with_engine.stdout.strip().splitlines()
+    assert [line.split(":")[0] for line in lines] == names + ["engine"]
+    assert all("2 positions" in line and "without the playouts' noise" in line for line in lines)
+    broken = subprocess.run(
+        evaluate + ["--positions", "1", "--engine-policy", f"{sys.executable} -c pass"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert broken.returncode == 2 and "policy engine failed" in broken.stderr
     weights = tmp_path / "w.npz"
     trained = subprocess.run(
         [sys.executable, "-m", "learn", "go-balance", str(out), "--out", str(weights), "--epochs", "2", "--batch", "2"]
