@@ -47,6 +47,7 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         playout_tactics=args.playout_tactics == "on",
         playout_ladders=args.playout_ladders == "on",
         playout_selfatari=args.playout_selfatari,
+        playout_sacrifice=args.playout_sacrifice == "on",
         playout_softmax=args.playout_softmax == "on",
         playout_softmax_beta=args.playout_softmax_beta,
         playout_weights=args.playout_weights,
@@ -193,6 +194,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="playouts refuse, on 60 %% of their draws as Pachi's, single-stone self-ataris that are no snapback, "
         "throw-in or kill inside the opponent's last liberties; redirect: the random rule then plays an approach "
         "move instead, Pachi's selfatari_other (default %(default)s: not yet measured, docs/go.md)",
+    )
+    p.add_argument(
+        "--playout-sacrifice",
+        choices=("on", "off"),
+        default=_on_off(d.playout_sacrifice),
+        help="playouts may put 2-6 own stones in atari when the move also leaves every surrounding opponent block in "
+        "atari and the stones' points are a dead eye space once captured (nakade; default %(default)s: not yet "
+        "measured, docs/go.md)",
     )
     p.add_argument(
         "--playout-softmax",

@@ -172,6 +172,7 @@ def default_params(
     playout_selfatari: bool = False,
     playout_redirect: bool = False,
     playout_moggy: bool = False,
+    playout_sacrifice: bool = False,
     prior_patterns: bool = False,
     prior_ladders: bool = False,
     prior_moves: float = 0.0,
@@ -182,11 +183,11 @@ def default_params(
     moves_experience_form: tuple[float, float, float] = (MOVES_EVEN, MOVES_WINS, 1.0),
 ) -> np.ndarray:
     """The params array for expand/root_status. playout_patterns, playout_tactics, playout_softmax, playout_ladders,
-    playout_selfatari, playout_redirect, playout_moggy: the playout policy's switches (playout.playout_policy;
-    softmax needs the gamma table in the weights: GoAdapter's playout_gammas); prior_base: the heuristic prior's
-    (MC, AMAF) virtual visits under prior_counts; rule_counts: N_RULES count factors, one per playout.RULE_* (None:
-    1 each); moves_experience_form: the learned move prior's (even visits, won visits per sqrt(P), AMAF share)
-    (P_MOVES_*). Raises ValueError for a negative count."""
+    playout_selfatari, playout_redirect, playout_moggy, playout_sacrifice: the playout policy's switches
+    (playout.playout_policy; softmax needs the gamma table in the weights: GoAdapter's playout_gammas); prior_base: the
+    heuristic prior's (MC, AMAF) virtual visits under prior_counts; rule_counts: N_RULES count factors, one per
+    playout.RULE_* (None: 1 each); moves_experience_form: the learned move prior's (even visits, won visits per
+    sqrt(P), AMAF share) (P_MOVES_*). Raises ValueError for a negative count."""
     factors = np.ones(N_RULES) if rule_counts is None else np.asarray(rule_counts, np.float64)
     if factors.shape != (N_RULES,) or np.any(factors < 0) or min(prior_base) < 0:
         raise ValueError(f"prior counts must be >= 0, with {N_RULES} rule factors")
@@ -201,6 +202,7 @@ def default_params(
         playout_selfatari,
         playout_redirect,
         playout_moggy,
+        playout_sacrifice,
     )
     params[P_PRIOR_PATTERNS] = float(prior_patterns)
     params[P_PRIOR_LADDERS], params[P_PRIOR_MOVES] = float(prior_ladders), prior_moves

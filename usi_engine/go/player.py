@@ -84,6 +84,9 @@ class PlayerSettings:
     # playouts refuse bad single-stone self-ataris (tactics.bad_selfatari): "off", "on", or "redirect" (and play an
     # approach move instead in the random rule)
     playout_selfatari: str = "off"
+    # playouts may play a killing sacrifice: 2-6 stones in atari that leave the opponent a dead eye space
+    # (tactics.killing_sacrifice)
+    playout_sacrifice: bool = False
     playout_weights: str | None = None  # softmax playouts with these shape weights (learn go-balance) instead
     prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
     prior_ladders: bool = False  # RAVE prior: PRIOR_LADDERED for escapes into a working ladder
@@ -184,6 +187,7 @@ class GoPlayer:
                     playout_ladders=s.playout_ladders,
                     playout_selfatari=s.playout_selfatari != "off",
                     playout_redirect=s.playout_selfatari == "redirect",
+                    playout_sacrifice=s.playout_sacrifice,
                     playout_softmax=softmax,
                     prior_patterns=s.prior_patterns,
                     prior_ladders=s.prior_ladders,

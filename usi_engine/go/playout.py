@@ -66,7 +66,7 @@ from usi_engine.go.layout import (
 from usi_engine.go.moggy3 import moggy_gamma
 from usi_engine.go.patterns import matches
 from usi_engine.go.softplayout import TABLE_SIZE, soft_draw, soft_play, soft_score, soft_setup
-from usi_engine.go.tactics import bad_selfatari, block_libs, nakade_move, two_lib_moves
+from usi_engine.go.tactics import bad_selfatari, block_libs, killing_sacrifice, nakade_move, two_lib_moves
 from usi_engine.go.workspace import (
     R_BOARD,
     R_CODE,
@@ -101,6 +101,7 @@ POLICY_LADDERS = 64  # rule 1 does not extend into a working ladder (ladder.esca
 POLICY_SELFATARI = 128  # rules 0, 5 and the uniform rule 6 refuse bad single-stone self-ataris (tactics.bad_selfatari)
 POLICY_REDIRECT = 256  # with POLICY_SELFATARI: rule 6 plays a refused self-atari's approach move instead (_cousin)
 POLICY_MOGGY = 512  # with POLICY_PATTERNS: rule 5 draws Pachi's moggy patterns by their gammas, around L and L2
+POLICY_SACRIFICE = 1024  # rules 0, 5 and 6 may play a killing sacrifice of 2-6 stones (tactics.killing_sacrifice)
 NO_GAMMAS = np.zeros(0, np.float64)  # run_playout without a gamma table
 # The percentage of moves on which a rule is tried, and the ko rule's window: Pachi's moggy playout defaults
 # (playout/moggy.c, playout_moggy_init): atarirate 90 (its rate below 15x15; 80 on larger boards, one rate here),
@@ -122,11 +123,12 @@ def playout_policy(
     selfatari: bool = False,
     redirect: bool = False,
     moggy: bool = False,
+    sacrifice: bool = False,
 ) -> int:
     """The policy bitmask of the switches: MoGo's patterns (rule 5), the tactics (rules 0, 3, 4 and rule 5 around the
     mover's previous move), the softmax draw of rule 6 (which needs a gamma table: softplayout.playout_table), the
     ladder check of rule 1, the refusal of bad single-stone self-ataris and (with it) their redirection, Pachi's
-    moggy patterns and gammas in rule 5 (which turns the rule on)."""
+    moggy patterns and gammas in rule 5 (which turns the rule on), killing sacrifices of 2-6 stones."""
     return (
         (POLICY_PATTERNS if patterns or moggy else 0)
         | (POLICY_MOGGY if moggy else 0)
@@ -135,6 +137,7 @@ def playout_policy(
         | (POLICY_LADDERS if ladders else 0)
         | (POLICY_SELFATARI if selfatari or redirect else 0)
         | (POLICY_REDIRECT if redirect else 0)
+        | (POLICY_SACRIFICE if sacrifice else 0)
     )
 
 
@@ -157,10 +160,15 @@ REFUSED, PERMITTED, REFUSED_SELFATARI = 0, 1, 2
 @njit(cache=True, nogil=True)
 def _judge(ws, w, p, c, ko, rng, policy):
     """May rules 0, 5 and 6 play the empty point p for c? PERMITTED when it is not an own eye, workspace._random_ok
-    accepts it, and with POLICY_SELFATARI it is not a bad single-stone self-atari (tactics.bad_selfatari) or the
-    draw lets it pass: such a move is REFUSED_SELFATARI on SELFATARI_RATE % of the judgements (a number is drawn
-    only for it); REFUSED otherwise."""
-    if _is_own_eye(ws[R_BOARD], w, p, c) or not _random_ok(ws, w, p, c, ko):
+    accepts it (or with POLICY_SACRIFICE it is a killing sacrifice of 2-6 stones, tactics.killing_sacrifice), and
+    with POLICY_SELFATARI it is not a bad single-stone self-atari (tactics.bad_selfatari) or the draw lets it pass:
+    such a move is REFUSED_SELFATARI on SELFATARI_RATE % of the judgements (a number is drawn only for it); REFUSED
+    otherwise."""
+    if _is_own_eye(ws[R_BOARD], w, p, c):
+        return REFUSED
+    if not _random_ok(ws, w, p, c, ko):
+        if policy & POLICY_SACRIFICE and killing_sacrifice(ws, w, p, c, ko):
+            return PERMITTED
         return REFUSED
     if policy & POLICY_SELFATARI and bad_selfatari(ws, w, p, c) and rand_below(rng, 100) < SELFATARI_RATE:
         return REFUSED_SELFATARI

@@ -257,6 +257,18 @@ def nakade_move(ws, w, c, last, ko):
                     n += 1
     if n < 3:
         return 0
+    kills, _, vital = _dead_shape(region, n, w)
+    if kills and _random_ok(ws, w, vital, c, ko):
+        return vital
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _dead_shape(region, n, w):
+    """(kills, square, vital) for the connected points region[:n] (n <= NAKADE_MAX) as an eye space: kills when one
+    vital point leaves no two eyes in it (n <= 3; pyramid four; bulky or crossed five; rabbity six), square for the
+    square four (dead without a vital point: whatever the owner plays inside leaves a killable three); vital is the
+    point with the most neighbours inside the region (module docstring)."""
     vital = 0
     most = 0
     deg1 = 0
@@ -281,17 +293,76 @@ def nakade_move(ws, w, c, last, ko):
         if k > most:
             most = k
             vital = s
-    if n == 3:
-        kills = True  # straight or bent three: one middle point with two neighbours
+    if n <= 3:
+        kills = True  # one or two points: one eye; straight or bent three: one middle point with two neighbours
     elif n == 4:
         kills = deg3 == 1  # pyramid four
     elif n == 5:
         kills = (deg3 == 1 and deg1 == 1) or deg4 == 1  # bulky five, crossed five
     else:
         kills = deg4 == 1 and deg2 == 3  # rabbity six
-    if kills and _random_ok(ws, w, vital, c, ko):
-        return vital
-    return 0
+    return kills, n == 4 and deg2 == 4, vital
+
+
+@njit(cache=True, nogil=True)
+def killing_sacrifice(ws, w, p, c, ko):
+    """c's move at the empty point p joins own stones into a block of at most NAKADE_MAX stones left with one
+    liberty l (a self-atari that workspace._random_ok refuses) and is a killing sacrifice (module docstring): it
+    captures nothing, p is not the ko point, every opponent block next to the new block is left with l as its only
+    liberty, and the new block's points are a dead eye space (_dead_shape: a vital point kills it, or a square
+    four), the space the opponent's capture at l leaves it. False for every other move."""
+    board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
+    o = 3 - c
+    if p == ko:
+        return False
+    region = ws[R_STACK]
+    region[0] = p
+    n = 1
+    for d in (1, -1, w, -w):
+        q = p + d
+        if board[q] != c:
+            continue
+        known = False
+        for j in range(1, n):
+            if region[j] == q:
+                known = True
+                break
+        if known:
+            continue
+        h = head[q]
+        s = h
+        while True:
+            if n == NAKADE_MAX:
+                return False
+            region[n] = s
+            n += 1
+            s = nxt[s]
+            if s == h:
+                break
+    if n < 2:
+        return False
+    lib = 0
+    for i in range(n):
+        for d in (1, -1, w, -w):
+            r = region[i] + d
+            if r != p and board[r] == EMPTY:
+                if lib == 0:
+                    lib = r
+                elif r != lib:
+                    return False
+    if lib == 0:
+        return False
+    for i in range(n):
+        for d in (1, -1, w, -w):
+            r = region[i] + d
+            if board[r] == o:
+                k, a, b = block_libs(ws, w, r)
+                if k == 1 and a == p:
+                    return False  # the move captures
+                if k == 3 or (a != p and a != lib) or (b != 0 and b != p and b != lib):
+                    return False
+    kills, square, _ = _dead_shape(region, n, w)
+    return kills or square
 
 
 @njit(cache=True, nogil=True)
