@@ -20,7 +20,8 @@ weights file, readable by `--playout-weights`) is written after each epoch; `--r
 
 `--evaluate` only measures: for each playout policy (plain, MoGo patterns, patterns and tactics, patterns and the
 move model's softmax, patterns and the self-atari judgement, Pachi's moggy patterns alone and with the tactics and
-the self-atari redirection, and the given `--weights`), the mean squared error (also without the binomial noise of
+the self-atari redirection, the killing sacrifices with the plain policy, the patterns, the patterns and tactics, and
+the given `--weights`), the mean squared error (also without the binomial noise of
 the playout count), bias and correlation of its playout values against the labels. `--engine-policy CMD` measures a
 GTP engine's genmove as a playout policy on the same positions (each playout's moves asked of it one by one), so
 another program's playouts (Pachi's `-e replay runs=1`: one draw of its policy per genmove) compare with ours.
@@ -248,6 +249,9 @@ def evaluate(
         "patterns+selfatari": (playout_policy(True, False, selfatari=True), None),
         "moggy": (playout_policy(False, False, moggy=True), None),
         "moggy+tactics+redirect": (playout_policy(False, True, redirect=True, moggy=True), None),
+        "plain+sacrifice": (playout_policy(False, False, sacrifice=True), None),
+        "patterns+sacrifice": (playout_policy(True, False, sacrifice=True), None),
+        "patterns+tactics+sacrifice": (playout_policy(True, True, sacrifice=True), None),
     }
     if weights:
         policies[f"patterns+softmax({os.path.basename(weights)})"] = (

@@ -366,10 +366,10 @@ def test_search_bench_compares_leaf_playouts_with_the_default_expansion(capsys):
     assert ratio.startswith("expand_after_sample_ratio=") and float(ratio.split("=")[1]) > 0
 
 
-@pytest.mark.parametrize("name", ["ladders", "moggy"])
+@pytest.mark.parametrize("name", ["ladders", "moggy", "sacrifice"])
 def test_bench_times_a_playout_rule_against_the_playouts_without_it(capsys, name):
     """`--ladders-ratio 1`: the ladder check against the playouts without it; `--moggy-ratio 1`: Pachi's moggy
-    patterns against MoGo's."""
+    patterns against MoGo's; `--sacrifice-ratio 1`: the killing sacrifices against the playouts without them."""
     from usi_engine.go.bench import main
 
     main(["--size", "9", "--seconds", "0.1", f"--{name}-ratio", "1"])

@@ -34,7 +34,12 @@ self-ataris that do something:
     liberties, l has no other empty neighbour, no own neighbour and two opponent neighbours or more, and no
     diagonal of p or l is empty (Pachi's "no-atari throw-in", with its reading of the diagonals made strict).
 Everything else that fits the description is bad (e.g. a stone thrown into the opponent's territory, a lone stone
-in atari on the edge). Blocks of two or more stones in atari are workspace._random_ok's to refuse.
+in atari on the edge). Blocks of two or more stones in atari are workspace._random_ok's to refuse, except for one
+kind that the policy may play (``killing_sacrifice``, after Pachi's multi-stone nakade in tactics/selfatari.c): a
+**killing sacrifice**, c's move at p (not the ko point) that joins own stones into a block of at most 6 stones left
+with one liberty l, captures nothing, leaves every opponent block next to the new block with l as its only liberty
+(so the opponent must capture at l, and has no eye elsewhere), and whose points, the eye space that capture leaves
+the opponent, are a dead shape (``_dead_shape``: the killing shapes above with one or two points, or a square four).
 
 Liberty counts here are exact (distinct points, counted up to 3 by walking the block's stones), unlike the
 workspace's pseudo-liberties. Both rules keep their scratch in the workspace row R_STACK (free while a playout
