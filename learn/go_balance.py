@@ -87,22 +87,24 @@ def position_gradient(pos, ws, rng, n_value, n_grad, max_moves, policy, table, c
     return v
 
 
+def _label_board(lab: Label, records: dict) -> GoBoard:
+    """A label's position on a fresh GoBoard, replayed from its record (records caches the records read)."""
+    if lab.record not in records:
+        records[lab.record] = read_sgf(lab.record)
+    rec = records[lab.record]
+    board = GoBoard(rec.size, rec.komi)
+    for colour, stone in rec.setup:
+        board.play(colour, format_vertex(stone))
+    for colour, point in rec.moves[: lab.moves]:
+        board.play(colour, format_vertex(point), allow_superko=True)
+    board.to_move = lab.to_move
+    return board
+
+
 def positions(labels: list[Label]) -> list[np.ndarray]:
     """The position array (GoBoard.pos) of each label, replayed from its record (read once per record)."""
     records: dict = {}
-    out = []
-    for lab in labels:
-        if lab.record not in records:
-            records[lab.record] = read_sgf(lab.record)
-        rec = records[lab.record]
-        board = GoBoard(rec.size, rec.komi)
-        for colour, stone in rec.setup:
-            board.play(colour, format_vertex(stone))
-        for colour, point in rec.moves[: lab.moves]:
-            board.play(colour, format_vertex(point), allow_superko=True)
-        board.to_move = lab.to_move
-        out.append(board.pos.copy())
-    return out
+    return [_label_board(lab, records).pos.copy() for lab in labels]
 
 
 def holdout_mask(labels: list[Label], fraction: float) -> np.ndarray:
@@ -158,17 +160,11 @@ def engine_playout_values(engine: GtpEngine, labels: list[Label], n: int) -> np.
     records: dict = {}
     out = []
     for lab in labels:
-        if lab.record not in records:
-            records[lab.record] = read_sgf(lab.record)
-        rec = records[lab.record]
         wins = 0.0
         for _ in range(n):
+            board = _label_board(lab, records)
+            rec = records[lab.record]
             set_position(engine, rec, lab.moves)
-            board = GoBoard(rec.size, rec.komi)
-            for colour, stone in rec.setup:
-                board.play(colour, format_vertex(stone))
-            for colour, point in rec.moves[: lab.moves]:
-                board.play(colour, format_vertex(point), allow_superko=True)
             colour, passes, z = lab.to_move, 0, -1.0
             for _ in range(move_cap(rec.size)):
                 vertex = engine.command_ok(f"genmove {colour}").lower()

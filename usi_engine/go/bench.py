@@ -239,16 +239,16 @@ def main(argv=None):
     patterns, tactics, softmax = args.playout_patterns, args.playout_tactics, args.playout_softmax
     ladders, selfatari, moggy = args.playout_ladders, args.playout_selfatari, args.playout_moggy
     sacrifice = args.playout_sacrifice
+    common = dict(
+        patterns=patterns,
+        tactics=tactics,
+        softmax=softmax,
+        ladders=ladders,
+        selfatari=selfatari,
+        moggy=moggy,
+        sacrifice=sacrifice,
+    )
     if args.search:
-        common = dict(
-            patterns=patterns,
-            tactics=tactics,
-            softmax=softmax,
-            ladders=ladders,
-            selfatari=selfatari,
-            moggy=moggy,
-            sacrifice=sacrifice,
-        )
         reference, reference_sps, line = measure_search(args.size, args.seconds, args.policy, **common)
         print(line)
         if args.move_prior:
@@ -269,17 +269,7 @@ def main(argv=None):
             policy_ratio(args.size, args.seconds, getattr(args, f"{name}_ratio"), policy & ~bit, name)
             return
     pps, mps, per_cpu, length, black = measure(args.size, args.seconds, policy=policy, gammas=_gammas(softmax))
-    children, work = measure_expand(
-        args.size,
-        min(args.seconds, 1.0),
-        patterns=patterns,
-        tactics=tactics,
-        softmax=softmax,
-        ladders=ladders,
-        selfatari=selfatari,
-        moggy=moggy,
-        sacrifice=sacrifice,
-    )
+    children, work = measure_expand(args.size, min(args.seconds, 1.0), **common)
     print(f"size={args.size} mean_moves={length:.1f} black_winrate={black:.3f} playouts_per_cpu_sec={per_cpu:.0f}")
     print(f"expand_k1_children_per_sec={children:.0f} expand_playout_moves_per_sec={work:.0f}")
     print(f"playouts_per_sec={pps:.0f} moves_per_sec={mps:.0f}")
