@@ -11,6 +11,7 @@ import sys
 
 from .go_balance import add_go_balance_parser
 from .go_moves import add_go_moves_parser
+from .go_playout_moves import add_go_playout_moves_parser
 from .go_td import add_go_td_parser
 from .match.arena import add_arena_parser
 from .match.cli import add_match_parser
@@ -37,6 +38,7 @@ COMMANDS = (
     add_go_label_parser,
     add_go_screen_parser,
     add_go_balance_parser,
+    add_go_playout_moves_parser,
     add_shogi_moves_parser,
     add_shogi_moves_eval_parser,
 )

@@ -21,7 +21,7 @@ weights file, readable by `--playout-weights`) is written after each epoch; `--r
 `--evaluate` only measures: for each playout policy (plain, MoGo patterns, patterns and tactics, patterns and the
 move model's softmax, patterns and the self-atari judgement, Pachi's moggy patterns alone and with the tactics and
 the self-atari redirection, the killing sacrifices with the plain policy, the patterns, the patterns and tactics, and
-the given `--weights`), the mean squared error (also without the binomial noise of
+all of Pachi's rules, and the given `--weights`), the mean squared error (also without the binomial noise of
 the playout count), bias and correlation of its playout values against the labels. `--engine-policy CMD` measures a
 GTP engine's genmove as a playout policy on the same positions (each playout's moves asked of it one by one), so
 another program's playouts (Pachi's `-e replay runs=1`: one draw of its policy per genmove) compare with ours.
@@ -87,7 +87,7 @@ def position_gradient(pos, ws, rng, n_value, n_grad, max_moves, policy, table, c
     return v
 
 
-def _label_board(lab: Label, records: dict) -> GoBoard:
+def label_board(lab: Label, records: dict) -> GoBoard:
     """A label's position on a fresh GoBoard, replayed from its record (records caches the records read)."""
     if lab.record not in records:
         records[lab.record] = read_sgf(lab.record)
@@ -104,7 +104,7 @@ def _label_board(lab: Label, records: dict) -> GoBoard:
 def positions(labels: list[Label]) -> list[np.ndarray]:
     """The position array (GoBoard.pos) of each label, replayed from its record (read once per record)."""
     records: dict = {}
-    return [_label_board(lab, records).pos.copy() for lab in labels]
+    return [label_board(lab, records).pos.copy() for lab in labels]
 
 
 def holdout_mask(labels: list[Label], fraction: float) -> np.ndarray:
@@ -162,7 +162,7 @@ def engine_playout_values(engine: GtpEngine, labels: list[Label], n: int) -> np.
     for lab in labels:
         wins = 0.0
         for _ in range(n):
-            board = _label_board(lab, records)
+            board = label_board(lab, records)
             rec = records[lab.record]
             set_position(engine, rec, lab.moves)
             colour, passes, z = lab.to_move, 0, -1.0
@@ -232,12 +232,12 @@ class Balancer:
         self.table = draw_table(shape_gammas(self.theta))
 
 
-def evaluate(
-    pos_list, targets, weights: str | None, n: int, threads: int, seed: int, engine_values=None, out=sys.stdout
-) -> dict:
-    """Playout values of the standard policies (and of a weights file, and of an engine's playouts already made:
-    engine_values) against the targets; one line each."""
-    policies = {
+def standard_policies() -> dict[str, tuple[int, np.ndarray | None]]:
+    """Our playout policies measured against other references (name -> policy bitmask, softmax table or None):
+    plain, MoGo patterns, with tactics, with the move model's softmax, with the self-atari judgement, Pachi's moggy
+    patterns alone and with the tactics and the self-atari redirection, and the killing sacrifices (with the plain
+    policy, the patterns, patterns and tactics, and all of Pachi's rules)."""
+    return {
         "plain": (playout_policy(False, False), None),
         "patterns": (playout_policy(True, False), None),
         "patterns+tactics": (playout_policy(True, True), None),
@@ -248,7 +248,19 @@ def evaluate(
         "plain+sacrifice": (playout_policy(False, False, sacrifice=True), None),
         "patterns+sacrifice": (playout_policy(True, False, sacrifice=True), None),
         "patterns+tactics+sacrifice": (playout_policy(True, True, sacrifice=True), None),
+        "moggy+tactics+redirect+sacrifice": (
+            playout_policy(False, True, redirect=True, moggy=True, sacrifice=True),
+            None,
+        ),
     }
+
+
+def evaluate(
+    pos_list, targets, weights: str | None, n: int, threads: int, seed: int, engine_values=None, out=sys.stdout
+) -> dict:
+    """Playout values of the standard policies (and of a weights file, and of an engine's playouts already made:
+    engine_values) against the targets; one line each."""
+    policies = standard_policies()
     if weights:
         policies[f"patterns+softmax({os.path.basename(weights)})"] = (
             playout_policy(True, False, True),

@@ -21,7 +21,7 @@ REQUIRED = (
     "protocol_version name version known_command list_commands quit boardsize clear_board komi "
     "play genmove undo showboard final_score final_status_list time_settings time_left "
     "kgs-time_settings kgs-genmove_cleanup loadsgf fixed_handicap place_free_handicap "
-    "set_free_handicap reg_genmove gogui-analyze_commands lz-analyze"
+    "set_free_handicap reg_genmove gogui-analyze_commands gogui-playout_moves lz-analyze"
 ).split()
 
 
@@ -227,6 +227,21 @@ def test_lz_analyze_streams_until_the_next_line(gtp):
     assert gtp.ask("protocol_version") == ["= 2"]
     commands = gtp.ok("gogui-analyze_commands").split("\n")
     assert "plist/Dead Stones/final_status_list dead" in commands
+
+
+def test_gogui_playout_moves_reports_the_playout_policys_first_moves(gtp):
+    """White's E4 is in atari after Black's E5, White to move: the playouts' first move is the escape E3 nearly
+    always (rule 1), reported as GoGui's gfx `VAR w E3` and whole percents summing to about 100."""
+    gtp.ok("clear_board")
+    for move in ("b D4", "w E4", "b F4", "w A1", "b E5"):
+        gtp.ok(f"play {move}")
+    lines = gtp.ok("gogui-playout_moves").split("\n")
+    assert lines[0] == "VAR w E3", lines
+    percent = {line.split()[1]: int(line.split()[2]) for line in lines[1:]}
+    assert all(line.startswith("LABEL ") for line in lines[1:])
+    assert percent["E3"] >= 90 and 98 <= sum(percent.values()) <= 102, percent
+    assert "gfx/Playout Moves/gogui-playout_moves" in gtp.ok("gogui-analyze_commands").split("\n")
+    gtp.ok("clear_board")
 
 
 def gnugo_binary():

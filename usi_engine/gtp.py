@@ -129,6 +129,7 @@ class GtpEngine:
             "set_free_handicap": self.cmd_set_free_handicap,
             "reg_genmove": self.cmd_reg_genmove,
             "gogui-analyze_commands": self.cmd_analyze_commands,
+            "gogui-playout_moves": self.cmd_playout_moves,
             "lz-analyze": None,
         }
 
@@ -338,8 +339,22 @@ class GtpEngine:
                 "plist/Seki Stones/final_status_list seki",
                 "string/Final Score/final_score",
                 "none/Analyze (lz)/lz-analyze %m 100",
+                "gfx/Playout Moves/gogui-playout_moves",
             ]
         )
+
+    def cmd_playout_moves(self, a):
+        """GoGui gfx: the first moves of PLAYOUT_MOVE_DRAWS playouts of the side to move, in whole percent (as
+        Pachi's command of that name: `VAR colour best`, then `LABEL vertex percent` for each move drawn; passes
+        left out)."""
+        colour = self.board.to_move
+        draws = self.player.playout_moves(self.board, colour)
+        total = sum(k for _, k in draws)
+        lines = [f"LABEL {self.board.vertex(m)} {round(100 * k / total)}" for m, k in draws if m != L.PASS]
+        best = [m for m, _ in draws if m != L.PASS]
+        if best:
+            lines.insert(0, f"VAR {'b' if colour == L.BLACK else 'w'} {self.board.vertex(best[0])}")
+        return "\n" + "\n".join(lines) if lines else ""
 
     # --- lz-analyze --------------------------------------------------------------------------------
     def analyze(self, ident, args, lines):

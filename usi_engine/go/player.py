@@ -31,6 +31,7 @@ RESIGN_MIN_PLAYOUTS = 2000
 WARMUP_SIZE = 5
 WARMUP_SAMPLES = 2
 WARMUP_SCORE_PLAYOUTS = 4
+PLAYOUT_MOVE_DRAWS = 1000  # playouts whose first move playout_moves reports (Pachi draws as many)
 # RAVE's prior weight, virtual MC and AMAF visits of the heuristic prior H (seed 000 eq. 49, 51), by board size:
 # on large boards (playout.LARGE_BOARD and up) MC values of opening moves are noise at a few thousand playouts
 # per move, so the prior's knowledge (open corners, the third line) must outweigh them for longer.
@@ -358,6 +359,20 @@ class GoPlayer:
         """Does `colour` win the game as it stands, dead stones removed by playout ownership?"""
         score = board.final_score_value()
         return score > 0 if colour == L.BLACK else score < 0
+
+    def playout_moves(self, board: GoBoard, colour: int, draws: int = PLAYOUT_MOVE_DRAWS) -> list[tuple[int, int]]:
+        """The first moves of `draws` seeded playouts of the engine's own playout policy from the position, `colour`
+        to move: (move, times drawn) pairs, most drawn first (GoGui's "Playout Moves", as Pachi's
+        gogui-playout_moves; `learn go-playout-moves` compares two programs' policies with it)."""
+        from .game import P_PLAYOUT_POLICY
+        from .playout import NO_GAMMAS, first_move_counts
+
+        pos = position_for(board, colour)
+        self.ready.wait()
+        adapter = self._searcher(board.size).adapter
+        gammas = NO_GAMMAS if adapter.playout_gammas is None else adapter.playout_gammas
+        policy = int(adapter.params[P_PLAYOUT_POLICY])
+        return first_move_counts(pos, policy, draws, self.settings.seed + 1, gammas)
 
     # --- analysis ----------------------------------------------------------------------------------
     def analyze(self, board: GoBoard, colour: int, on_info: Callable, interval: float, multipv: int) -> Analysis:

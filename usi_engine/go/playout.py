@@ -84,6 +84,7 @@ from usi_engine.go.workspace import (
     _play,
     _random_ok,
     _setup,
+    new_workspace,
 )
 from usi_engine.search.rng import splitmix64_outputs, xorshift64star
 
@@ -456,6 +457,15 @@ def first_moves(pos, ws, rng, policy, gammas, out):
     prev = pos[HIST + HIST_STRIDE * (ply - 2) + H_MOVE] if ply > 1 else PASS
     for i in range(out.shape[0]):  # no ko retake is recent before a playout's first move (run_playout)
         out[i] = _choose(ws, w, pos[SIDE], last, prev, pos[KO], 0, rng, policy)
+
+
+def first_move_counts(pos, policy: int, draws: int, seed: int, gammas=NO_GAMMAS) -> list[tuple[int, int]]:
+    """The first moves of `draws` seeded playouts from pos (first_moves): (move, times drawn), most drawn first."""
+    out = np.empty(draws, np.int64)
+    first_moves(pos, new_workspace(), seed_rng(seed), policy, gammas, out)
+    moves, counts = np.unique(out, return_counts=True)
+    order = np.argsort(-counts, kind="stable")
+    return [(int(moves[i]), int(counts[i])) for i in order]
 
 
 @njit(cache=True, nogil=True)
