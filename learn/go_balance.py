@@ -252,6 +252,10 @@ def standard_policies() -> dict[str, tuple[int, np.ndarray | None]]:
             playout_policy(False, True, redirect=True, moggy=True, sacrifice=True),
             None,
         ),
+        "moggy-local+tactics+redirect+sacrifice": (
+            playout_policy(False, True, redirect=True, moggy=True, sacrifice=True, moggy_local=True),
+            None,
+        ),
     }
 
 

@@ -11,10 +11,10 @@ variation distance
     TV(P, Q) = 1/2 * sum_m |P(m) - Q(m)|            (0: the same distribution, 1: no move in common)
 
 between the engine's distribution P (the pass taking what the listed moves leave) and ours Q, the share of
-positions where both put their most likely move on the same point, and the pass rates; a second seed of our
-default policy against itself gives the sampling noise of TV at this many draws. `--show N` prints the N positions
-where the policy `--policy` differs most, with both distributions, and `--out` writes every position's
-distributions (JSON lines) for a closer look.
+positions where both put their most likely move on the same point, and the pass rates. A second seed of our
+default policy, rounded to whole percents as the engine reports, against the first gives the noise of TV at this
+many draws. `--show N` prints the N positions where the policy `--policy` differs most, with both distributions,
+and `--out` writes every position's distributions (JSON lines) for a closer look.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from .match.engines import EngineError, GtpEngine, GtpError
 from .match.go_label import Label, read_labels, set_position
 
 Dist = dict[str, float]
+UNTERMINATED_GRACE = 2.0  # s: Pachi ends a gogui-playout_moves answer that lists no move without its empty line
 
 
 def parse_playout_moves(text: str) -> Dist:
@@ -62,6 +63,11 @@ def draw_distribution(board: GoBoard, policy: int, draws: int, seed: int, table=
         ("pass" if m == PASS else vertex_str(m, board.size).lower()): k / draws
         for m, k in first_move_counts(board.pos, policy, draws, seed, table)
     }
+
+
+def as_reported(d: Dist) -> Dist:
+    """A distribution as `gogui-playout_moves` reports it: whole percents, the pass taking what is left."""
+    return parse_playout_moves("\n".join(f"LABEL {m} {round(100 * p)}" for m, p in d.items() if m != "pass"))
 
 
 def total_variation(p: Dist, q: Dist) -> float:
@@ -101,7 +107,10 @@ def compare(engine: GtpEngine, labels: list[Label], draws: int, walk_moves: int,
         for move in extra:
             engine.command_ok(f"play {colour} {move}")
             colour = "w" if colour == "b" else "b"
-        theirs = parse_playout_moves(engine.command_ok("gogui-playout_moves"))
+        ok, answer, _ = engine.command("gogui-playout_moves", grace=UNTERMINATED_GRACE)
+        if not ok:
+            raise GtpError(f"gogui-playout_moves failed: {answer}")
+        theirs = parse_playout_moves(answer)
         ours = {
             name: draw_distribution(board, policy, draws, seed + i, NO_GAMMAS if table is None else table)
             for name, (policy, table) in policies.items()
@@ -117,7 +126,7 @@ def compare(engine: GtpEngine, labels: list[Label], draws: int, walk_moves: int,
                 "engine": theirs,
                 "ours": ours,
                 "tv": {name: total_variation(theirs, q) for name, q in ours.items()},
-                "noise": total_variation(ours["patterns"], noise),
+                "noise": total_variation(ours["patterns"], as_reported(noise)),
             }
         )
     return rows
@@ -139,7 +148,10 @@ def summary(rows: list[dict], out=sys.stdout) -> dict:
         )
     noise = float(np.mean([r["noise"] for r in rows]))
     report["noise"] = noise
-    print(f"sampling noise (patterns against itself, another seed): TV {noise:.3f}; {len(rows)} positions", file=out)
+    print(
+        f"noise (patterns against itself: another seed, whole percents): TV {noise:.3f}; {len(rows)} positions",
+        file=out,
+    )
     return report
 
 

@@ -48,6 +48,7 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         playout_ladders=args.playout_ladders == "on",
         playout_selfatari=args.playout_selfatari,
         playout_sacrifice=args.playout_sacrifice == "on",
+        playout_local=args.playout_local,
         playout_softmax=args.playout_softmax == "on",
         playout_softmax_beta=args.playout_softmax_beta,
         playout_weights=args.playout_weights,
@@ -194,6 +195,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="playouts refuse, on 60 %% of their draws as Pachi's, single-stone self-ataris that are no snapback, "
         "throw-in or kill inside the opponent's last liberties; redirect: the random rule then plays an approach "
         "move instead, Pachi's selfatari_other (default %(default)s: not yet measured, docs/go.md)",
+    )
+    p.add_argument(
+        "--playout-local",
+        choices=("mogo", "pachi"),
+        default=d.playout_local,
+        help="the playouts' answers to the last move: mogo (capture, escape, with --playout-tactics on the two-liberty "
+        "rule that keeps to ataris that hold) or pachi, Pachi's local atari and two-liberty checks (countercaptures, "
+        "no escape into a first-line ladder or a self-atari, miai; default %(default)s: not yet measured, docs/go.md)",
     )
     p.add_argument(
         "--playout-sacrifice",

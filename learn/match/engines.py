@@ -305,8 +305,10 @@ class GtpEngine(_Client):
         if self.proc is None or not self.proc.alive():
             self.start()
 
-    def command(self, text: str, timeout: float = GTP_TIMEOUT) -> tuple[bool, str, float]:
-        """Send one command; return (success, response text, seconds until the answer began)."""
+    def command(self, text: str, timeout: float = GTP_TIMEOUT, grace: float | None = None) -> tuple[bool, str, float]:
+        """Send one command; return (success, response text, seconds until the answer began). With `grace`, an
+        answer may lack its terminating empty line and ends when no line follows for `grace` s (Pachi's
+        gogui-playout_moves when it lists no move)."""
         cid = self.next_id
         self.next_id += 1
         start = time.monotonic()
@@ -321,7 +323,12 @@ class GtpEngine(_Client):
             raise EngineError("protocol", f"{self.name}: answer id {head!r} to command {cid} ({text!r})")
         body = [rest.strip()]
         while True:
-            _, more = self._running.readline(deadline)
+            try:
+                _, more = self._running.readline(deadline if grace is None else min(deadline, time.monotonic() + grace))
+            except EngineError as e:
+                if grace is None or e.kind != "timeout" or time.monotonic() >= deadline:
+                    raise
+                break
             if more.strip() == "":
                 break
             body.append(more.rstrip())

@@ -15,6 +15,7 @@ import pytest
 
 from learn.go_balance import standard_policies
 from learn.go_playout_moves import draw_distribution, parse_playout_moves, total_variation
+from learn.match.engines import EngineError, GtpEngine
 from tests.learn.test_runner import ROOT
 from usi_engine.go.goboard import GoBoard
 from usi_engine.go.playout import NO_GAMMAS, first_moves, seed_rng
@@ -34,6 +35,38 @@ def test_parse_playout_moves_reads_pachis_answer():
     assert rounded == pytest.approx({"a1": 0.5, "b2": 0.5})
     with pytest.raises(ValueError, match="not a percentage"):
         parse_playout_moves("VAR b A1\nLABEL A1 many")
+
+
+QUIRKY = """
+import sys
+for line in sys.stdin:
+    cid, _, cmd = line.strip().partition(" ")
+    if cmd == "gogui-playout_moves":
+        print(f"={cid} ", flush=True)  # Pachi's answer when every draw passes: no terminating empty line
+    elif cmd == "quit":
+        print(f"={cid} \\n", flush=True)
+        break
+    else:
+        print(f"={cid} ok\\n", flush=True)
+"""
+
+
+def test_an_answer_without_its_empty_line_ends_after_the_grace(tmp_path):
+    """A real process that leaves out the empty line after an answer listing no move (Pachi's gogui-playout_moves
+    when every draw passes): with a grace the answer ends, the pass takes it all, and the next command is answered
+    in turn; without one the wait times out."""
+    script = tmp_path / "quirky.py"
+    script.write_text(QUIRKY)
+    engine = GtpEngine(f"{sys.executable} {script}", "quirky")
+    try:
+        engine.ensure_started()
+        ok, answer, _ = engine.command("gogui-playout_moves", timeout=30, grace=0.5)
+        assert ok and parse_playout_moves(answer) == {"pass": 1.0}
+        assert engine.command_ok("name") == "ok"
+        with pytest.raises(EngineError, match="no answer in time"):
+            engine.command("gogui-playout_moves", timeout=1.0)
+    finally:
+        engine.kill()
 
 
 def test_total_variation():
@@ -82,7 +115,7 @@ def test_go_playout_moves_against_our_own_engine(tmp_path):
     noise = np.mean([r["noise"] for r in rows])
     assert tv["patterns"] <= noise + 0.05, (tv, noise)  # the engine's own policy: only sampling noise
     assert tv["plain"] > tv["patterns"] + 0.1, tv  # no patterns, no tactics: another policy
-    assert "patterns: TV" in run.stdout and "sampling noise" in run.stdout and "plain:" in run.stdout
+    assert "patterns: TV" in run.stdout and "noise (patterns against itself" in run.stdout and "plain:" in run.stdout
     assert "engine:" in run.stdout  # --show prints the position where the plain policy differs most
     broken = subprocess.run(
         args[:5] + ["--engine", f"{sys.executable} -c pass"], cwd=ROOT, capture_output=True, text=True, timeout=120

@@ -1,7 +1,7 @@
 """Playout benchmark: ``python -m usi_engine.go.bench [--size 9] [--seconds 3] [--search [--policy P]
 [--move-prior] [--expand-after E]] [--playout-patterns] [--playout-tactics] [--playout-ladders]
-[--playout-selfatari] [--playout-moggy] [--playout-sacrifice] [--playout-softmax | --softmax-ratio N | --ladders-ratio N
-| --selfatari-ratio N | --moggy-ratio N | --sacrifice-ratio N]``.
+[--playout-selfatari] [--playout-moggy] [--playout-sacrifice] [--playout-local] [--playout-softmax | --softmax-ratio N
+| --ladders-ratio N | --selfatari-ratio N | --moggy-ratio N | --sacrifice-ratio N | --local-ratio N]``.
 
 Runs playouts from the empty board on one thread (after a warm-up call that compiles or loads the
 kernels), then game.expand with one playout per child (children/s = playouts/s inside the search's
@@ -23,7 +23,8 @@ without and with it and prints ``ladders_speed_ratio=X`` last; ``--playout-selfa
 the same for the refusal of bad single-stone self-ataris (POLICY_SELFATARI), ``--playout-moggy`` and ``--moggy-ratio N``
 for Pachi's moggy patterns in rule 5 (POLICY_MOGGY; the flag turns the rule on, the ratio compares it with the MoGo
 set of ``--playout-patterns``), ``--playout-sacrifice`` and ``--sacrifice-ratio N`` for the killing sacrifices
-(POLICY_SACRIFICE). ``--search --expand-after E`` runs the
+(POLICY_SACRIFICE), ``--playout-local`` and ``--local-ratio N`` for Pachi's local atari and two-liberty checks
+(POLICY_MOGGY_LOCAL). ``--search --expand-after E`` runs the
 search twice, first with the default expansion and then with MoGo's tree (leaf playouts until an edge has E of them,
 no child simulated at an expansion: GTP ``--expand-after E --rave-children none``), and prints the samples and
 playouts per second of each and ``expand_after_sample_ratio=X`` last (samples per second, with over without).
@@ -38,6 +39,7 @@ from usi_engine.go.layout import new_pos
 from usi_engine.go.playout import (
     POLICY_LADDERS,
     POLICY_MOGGY,
+    POLICY_MOGGY_LOCAL,
     POLICY_PATTERNS,
     POLICY_SACRIFICE,
     POLICY_SELFATARI,
@@ -56,6 +58,7 @@ RATIO_BITS = {
     "selfatari": POLICY_SELFATARI,
     "moggy": POLICY_MOGGY,
     "sacrifice": POLICY_SACRIFICE,
+    "local": POLICY_MOGGY_LOCAL,
 }
 
 BATCH = 500
@@ -101,6 +104,7 @@ def measure_expand(
     selfatari: bool = False,
     moggy: bool = False,
     sacrifice: bool = False,
+    local: bool = False,
 ):
     """(children/s, playout moves/s) of game.expand with K = 1 from the empty board."""
     from usi_engine.go import game
@@ -119,6 +123,7 @@ def measure_expand(
         playout_selfatari=selfatari,
         playout_moggy=moggy,
         playout_sacrifice=sacrifice,
+        playout_local=local,
     )
     game.expand(pos, weights, params, rng, moves, values, flags)
     children = work = 0
@@ -145,12 +150,14 @@ def measure_search(
     selfatari: bool = False,
     moggy: bool = False,
     sacrifice: bool = False,
+    local: bool = False,
 ):
     """(playouts/s wall, samples/s wall, KEY=VALUE line) of the full one-thread search; move_prior: RAVE's prior
     mixes in the board size's shipped learned move prior at weight 1, below LARGE_BOARD in the player's form there
     (per-move counts 14 + 210 sqrt(P), MC visits only); softmax: the softmax playouts; ladders: POLICY_LADDERS;
     selfatari: POLICY_SELFATARI; moggy: Pachi's moggy patterns in rule 5 (POLICY_MOGGY); sacrifice: POLICY_SACRIFICE;
-    expand_after > 0: leaf playouts until an edge has that many, no child simulated at an expansion (RAVE_NONE)."""
+    local: POLICY_MOGGY_LOCAL; expand_after > 0: leaf playouts until an edge has that many, no child simulated at an
+    expansion (RAVE_NONE)."""
     from usi_engine.go.game import RAVE_NONE, RAVE_UNIFORM, GoAdapter, default_params, moves_form
     from usi_engine.go.moveprior import read_model, shipped_model
     from usi_engine.go.player import PlayerSettings
@@ -170,6 +177,7 @@ def measure_search(
         playout_selfatari=selfatari,
         playout_moggy=moggy,
         playout_sacrifice=sacrifice,
+        playout_local=local,
         prior_moves=1.0 if move_prior else 0.0,
         rave_children=RAVE_NONE if expand_after > 0 else RAVE_UNIFORM,
     )
@@ -217,6 +225,7 @@ def main(argv=None):
     ap.add_argument("--playout-softmax", action="store_true", help="playouts with rule 6 drawn by 3x3 gammas")
     ap.add_argument("--playout-moggy", action="store_true", help="rule 5 with Pachi's moggy patterns and gammas")
     ap.add_argument("--playout-sacrifice", action="store_true", help="playouts may play killing sacrifices")
+    ap.add_argument("--playout-local", action="store_true", help="Pachi's local atari and two-liberty checks")
     for name in RATIO_BITS:
         ap.add_argument(
             f"--{name}-ratio",
@@ -238,7 +247,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     patterns, tactics, softmax = args.playout_patterns, args.playout_tactics, args.playout_softmax
     ladders, selfatari, moggy = args.playout_ladders, args.playout_selfatari, args.playout_moggy
-    sacrifice = args.playout_sacrifice
+    sacrifice, local = args.playout_sacrifice, args.playout_local
     common = dict(
         patterns=patterns,
         tactics=tactics,
@@ -247,6 +256,7 @@ def main(argv=None):
         selfatari=selfatari,
         moggy=moggy,
         sacrifice=sacrifice,
+        local=local,
     )
     if args.search:
         reference, reference_sps, line = measure_search(args.size, args.seconds, args.policy, **common)
@@ -261,7 +271,9 @@ def main(argv=None):
             print(line)
             print(f"expand_after_sample_ratio={sps / reference_sps:.3f}")
         return
-    policy = playout_policy(patterns, tactics, softmax, ladders, selfatari, moggy=moggy, sacrifice=sacrifice)
+    policy = playout_policy(
+        patterns, tactics, softmax, ladders, selfatari, moggy=moggy, sacrifice=sacrifice, moggy_local=local
+    )
     if args.moggy_ratio > 0:
         policy |= POLICY_PATTERNS  # moggy's patterns against MoGo's: rule 5 on in both runs
     for name, bit in RATIO_BITS.items():

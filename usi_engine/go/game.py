@@ -173,6 +173,7 @@ def default_params(
     playout_redirect: bool = False,
     playout_moggy: bool = False,
     playout_sacrifice: bool = False,
+    playout_local: bool = False,
     prior_patterns: bool = False,
     prior_ladders: bool = False,
     prior_moves: float = 0.0,
@@ -183,7 +184,7 @@ def default_params(
     moves_experience_form: tuple[float, float, float] = (MOVES_EVEN, MOVES_WINS, 1.0),
 ) -> np.ndarray:
     """The params array for expand/root_status. playout_patterns, playout_tactics, playout_softmax, playout_ladders,
-    playout_selfatari, playout_redirect, playout_moggy, playout_sacrifice: the playout policy's switches
+    playout_selfatari, playout_redirect, playout_moggy, playout_sacrifice, playout_local: the playout policy's switches
     (playout.playout_policy; softmax needs the gamma table in the weights: GoAdapter's playout_gammas); prior_base: the
     heuristic prior's (MC, AMAF) virtual visits under prior_counts; rule_counts: N_RULES count factors, one per
     playout.RULE_* (None: 1 each); moves_experience_form: the learned move prior's (even visits, won visits per
@@ -203,6 +204,7 @@ def default_params(
         playout_redirect,
         playout_moggy,
         playout_sacrifice,
+        playout_local,
     )
     params[P_PRIOR_PATTERNS] = float(prior_patterns)
     params[P_PRIOR_LADDERS], params[P_PRIOR_MOVES] = float(prior_ladders), prior_moves

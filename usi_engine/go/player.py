@@ -88,6 +88,9 @@ class PlayerSettings:
     # playouts may play a killing sacrifice: 2-6 stones in atari that leave the opponent a dead eye space
     # (tactics.killing_sacrifice)
     playout_sacrifice: bool = False
+    # playouts answer the last move's ataris and two-liberty blocks in Pachi's form (tactics.moggy_atari_moves,
+    # moggy_two_lib_moves): "mogo" or "pachi"
+    playout_local: str = "mogo"
     playout_weights: str | None = None  # softmax playouts with these shape weights (learn go-balance) instead
     prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
     prior_ladders: bool = False  # RAVE prior: PRIOR_LADDERED for escapes into a working ladder
@@ -189,6 +192,7 @@ class GoPlayer:
                     playout_selfatari=s.playout_selfatari != "off",
                     playout_redirect=s.playout_selfatari == "redirect",
                     playout_sacrifice=s.playout_sacrifice,
+                    playout_local=s.playout_local == "pachi",
                     playout_softmax=softmax,
                     prior_patterns=s.prior_patterns,
                     prior_ladders=s.prior_ladders,

@@ -66,7 +66,15 @@ from usi_engine.go.layout import (
 from usi_engine.go.moggy3 import moggy_gamma
 from usi_engine.go.patterns import matches
 from usi_engine.go.softplayout import TABLE_SIZE, soft_draw, soft_play, soft_score, soft_setup
-from usi_engine.go.tactics import bad_selfatari, block_libs, killing_sacrifice, nakade_move, two_lib_moves
+from usi_engine.go.tactics import (
+    bad_selfatari,
+    block_libs,
+    killing_sacrifice,
+    moggy_atari_moves,
+    moggy_two_lib_moves,
+    nakade_move,
+    two_lib_moves,
+)
 from usi_engine.go.workspace import (
     R_BOARD,
     R_CODE,
@@ -103,6 +111,7 @@ POLICY_SELFATARI = 128  # rules 0, 5 and the uniform rule 6 refuse bad single-st
 POLICY_REDIRECT = 256  # with POLICY_SELFATARI: rule 6 plays a refused self-atari's approach move instead (_cousin)
 POLICY_MOGGY = 512  # with POLICY_PATTERNS: rule 5 draws Pachi's moggy patterns by their gammas, around L and L2
 POLICY_SACRIFICE = 1024  # rules 0, 5 and 6 may play a killing sacrifice of 2-6 stones (tactics.killing_sacrifice)
+POLICY_MOGGY_LOCAL = 2048  # rules 1-3 in Pachi's form: its local atari and two-liberty checks (tactics.moggy_*)
 NO_GAMMAS = np.zeros(0, np.float64)  # run_playout without a gamma table
 # The percentage of moves on which a rule is tried, and the ko rule's window: Pachi's moggy playout defaults
 # (playout/moggy.c, playout_moggy_init): atarirate 90 (its rate below 15x15; 80 on larger boards, one rate here),
@@ -114,6 +123,8 @@ KO_AGE = 3  # a ko taken at most this many moves ago (the taker's next move and 
 # Pachi's selfatarirate: the share of its draws that judge single stones too (is_bad_selfatari; the rest judge big
 # groups only). Its comment records that 95 -> 60 gained about 50 Elo against GNU Go.
 SELFATARI_RATE = 60
+LOCAL_CAPTURE_RATE = 90  # % of the positions where POLICY_MOGGY_LOCAL plays a candidate (Pachi's lcapturerate)
+ALWAYS_CCAP_RATE = 40  # % where a block in atari that can countercapture only countercaptures (alwaysccaprate)
 
 
 def playout_policy(
@@ -125,11 +136,13 @@ def playout_policy(
     redirect: bool = False,
     moggy: bool = False,
     sacrifice: bool = False,
+    moggy_local: bool = False,
 ) -> int:
     """The policy bitmask of the switches: MoGo's patterns (rule 5), the tactics (rules 0, 3, 4 and rule 5 around the
     mover's previous move), the softmax draw of rule 6 (which needs a gamma table: softplayout.playout_table), the
     ladder check of rule 1, the refusal of bad single-stone self-ataris and (with it) their redirection, Pachi's
-    moggy patterns and gammas in rule 5 (which turns the rule on), killing sacrifices of 2-6 stones."""
+    moggy patterns and gammas in rule 5 (which turns the rule on), killing sacrifices of 2-6 stones, rules 1-3 in
+    Pachi's form."""
     return (
         (POLICY_PATTERNS if patterns or moggy else 0)
         | (POLICY_MOGGY if moggy else 0)
@@ -139,6 +152,7 @@ def playout_policy(
         | (POLICY_SELFATARI if selfatari or redirect else 0)
         | (POLICY_REDIRECT if redirect else 0)
         | (POLICY_SACRIFICE if sacrifice else 0)
+        | (POLICY_MOGGY_LOCAL if moggy_local else 0)
     )
 
 
@@ -279,35 +293,56 @@ def _pattern_move(ws, w, c, last, prev, ko, rng, policy):
 
 
 @njit(cache=True, nogil=True)
+def _atari_answer(ws, w, c, last, ko, policy):
+    """Rules 1 and 2 for c after the opponent's stone at `last`: an own block in atari next to `last` is saved by a
+    capture, else by extending on its liberty when that leaves two liberties (with POLICY_LADDERS: not into a
+    working ladder); else `last`'s block in atari is captured. 0 when neither applies."""
+    board, head = ws[R_BOARD], ws[R_HEAD]
+    for d in (1, -1, w, -w):
+        q = last + d
+        if board[q] == c:
+            g = head[q]
+            if _in_atari(ws, g):
+                mv = _capture_next_to(ws, w, g, ko)
+                if mv != 0:
+                    return mv
+                lib = ws[R_LSUM, g] // ws[R_LIBS, g]
+                if lib != ko and _libs_after(ws, w, lib, c) == 2 and not _is_own_eye(board, w, lib, c):
+                    if not (policy & POLICY_LADDERS and escape_is_laddered(board, w, lib, c)):
+                        return lib
+    g = head[last]
+    if _in_atari(ws, g):
+        lib = ws[R_LSUM, g] // ws[R_LIBS, g]
+        if lib != ko:
+            return lib
+    return 0
+
+
+@njit(cache=True, nogil=True)
 def _local_move(ws, w, c, last, prev, ko, ko_recent, rng, policy):
     """Rules 0-5 of the playout policy (module docstring; `policy` is the bitmask of its optional rules) for c after
     the opponent's move `last` and c's own move `prev` before it; ko_recent: the point of a ko taken within KO_AGE
     moves while no ko ban holds (0: none). 0 when none of them gives a move (rule 6 decides)."""
-    board, head = ws[R_BOARD], ws[R_HEAD]
+    board = ws[R_BOARD]
     if policy & POLICY_KO and ko_recent != 0 and rand_below(rng, 100) < KO_RATE:
         k = ko_recent
         if board[k] == EMPTY and _permit(ws, w, k, c, ko, rng, policy):
             return k
     if last != PASS and last != 0 and board[last] == 3 - c:
-        for d in (1, -1, w, -w):
-            q = last + d
-            if board[q] == c:
-                g = head[q]
-                if _in_atari(ws, g):
-                    mv = _capture_next_to(ws, w, g, ko)
-                    if mv != 0:
-                        return mv
-                    lib = ws[R_LSUM, g] // ws[R_LIBS, g]
-                    if lib != ko and _libs_after(ws, w, lib, c) == 2 and not _is_own_eye(board, w, lib, c):
-                        if not (policy & POLICY_LADDERS and escape_is_laddered(board, w, lib, c)):
-                            return lib
-        g = head[last]
-        if _in_atari(ws, g):
-            lib = ws[R_LSUM, g] // ws[R_LIBS, g]
-            if lib != ko:
-                return lib
-        if policy & POLICY_TWO_LIBS and rand_below(rng, 100) < TWO_LIB_RATE:
-            n = two_lib_moves(ws, w, c, last, ko)
+        if policy & POLICY_MOGGY_LOCAL:
+            n, force = moggy_atari_moves(ws, w, c, last, ko, rand_below(rng, 100) < ALWAYS_CCAP_RATE)
+            if n > 0 and (force or rand_below(rng, 100) < LOCAL_CAPTURE_RATE):
+                return ws[R_STACK, rand_below(rng, n)]
+        else:
+            mv = _atari_answer(ws, w, c, last, ko, policy)
+            if mv != 0:
+                return mv
+        if policy & POLICY_TWO_LIBS:
+            n = 0
+            if policy & POLICY_MOGGY_LOCAL:
+                n = moggy_two_lib_moves(ws, w, c, last, ko, rand_below(rng, 2) == 1)
+            elif rand_below(rng, 100) < TWO_LIB_RATE:
+                n = two_lib_moves(ws, w, c, last, ko)
             if n > 0:
                 return ws[R_STACK, rand_below(rng, n)]
         if policy & POLICY_NAKADE and rand_below(rng, 100) < NAKADE_RATE:

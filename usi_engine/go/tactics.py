@@ -51,12 +51,14 @@ from numba import njit
 from usi_engine.go.layout import BORDER, EMPTY
 from usi_engine.go.workspace import (
     R_BOARD,
+    R_GSIZE,
     R_HEAD,
     R_LIBS,
     R_LSUM,
     R_NEXT,
     R_STACK,
     _capture_next_to,
+    _eyelike,
     _falsified,
     _in_atari,
     _is_own_eye,
@@ -218,6 +220,294 @@ def two_lib_moves(ws, w, c, last, ko):
         for lib in (a, b):
             if lib != ko and not _is_own_eye(board, w, lib, c) and _libs_after3(ws, w, lib, c) >= 3:
                 n = _add(out, n, lib)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _capture_is_snapback(ws, w, g, lib, c):
+    """c's capture of the lone opponent stone g (in atari, liberty lib) is answered by a snapback: lib has no empty
+    neighbour and is no eye of the opponent's, and every other block next to lib is an opponent block with two or
+    more liberties or an own block in atari (Pachi's capturing_group_is_snapback)."""
+    board, head = ws[R_BOARD], ws[R_HEAD]
+    o = 3 - c
+    if ws[R_GSIZE, head[g]] != 1 or _eyelike(board, w, lib, o):
+        return False
+    for d in (1, -1, w, -w):
+        q = lib + d
+        v = board[q]
+        if v == EMPTY:
+            return False
+        if v == o and head[q] != head[g] and _in_atari(ws, head[q]):
+            return False  # the capture takes a second block
+        if v == c and not _in_atari(ws, head[q]):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _can_capture(ws, w, g, c, ko):
+    """The liberty at which c usefully captures the opponent block g in atari (not the ko point, no snapback), or
+    0 (Pachi's can_capture)."""
+    lib = ws[R_LSUM, g] // ws[R_LIBS, g]
+    if lib == ko or _capture_is_snapback(ws, w, g, lib, c):
+        return 0
+    return lib
+
+
+@njit(cache=True, nogil=True)
+def _countercaptures(ws, w, g, ko, out, n):
+    """Appends to out[:n] the captures of the opponent blocks in atari touching c's block g (_can_capture) that are
+    not there yet; returns (the new count, whether there is any)."""
+    board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
+    c = board[g]
+    found = False
+    s = g
+    while True:
+        for d in (1, -1, w, -w):
+            q = s + d
+            if board[q] == 3 - c and _in_atari(ws, head[q]):
+                lib = _can_capture(ws, w, head[q], c, ko)
+                if lib != 0:
+                    n = _add(out, n, lib)
+                    found = True
+        s = nxt[s]
+        if s == g:
+            return n, found
+
+
+@njit(cache=True, nogil=True)
+def _border_ladder(ws, w, lib, c):
+    """c's block in atari extending on its liberty lib, a first-line point (not a corner) with one c neighbour, is
+    caught in a first-line ladder (Pachi's is_border_ladder, countercaptures excluded by the caller): c has no
+    stone two points away along the edge on both sides, and the two points one line in, beside lib, hold blocks
+    with two or more liberties that can take the chase (with two, the point two away along the edge is empty and
+    their liberties are not adjacent)."""
+    board = ws[R_BOARD]
+    edge = 0
+    for d in (1, -1, w, -w):
+        if board[lib + d] == BORDER:
+            edge = d
+    along = w if edge == 1 or edge == -1 else 1
+    if board[lib + 2 * along] == c and board[lib - 2 * along] == c:
+        return False
+    for side in (along, -along):
+        q = lib + side - edge
+        if board[q] == EMPTY or board[q] == BORDER:
+            return False
+        n, a, b = block_libs(ws, w, q)
+        if n < 2:
+            return False
+        if n < 3 and (board[lib + 2 * side] != EMPTY or abs(a - b) == 1 or abs(a - b) == w):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _first_line_escape(board, w, lib, c):
+    """lib is a first-line point but no corner, with exactly one c neighbour (the block it extends)."""
+    edges = 0
+    own = 0
+    for d in (1, -1, w, -w):
+        v = board[lib + d]
+        edges += v == BORDER
+        own += v == c
+    return edges == 1 and own == 1
+
+
+@njit(cache=True, nogil=True)
+def moggy_atari_moves(ws, w, c, last, ko, ccap_roll):
+    """Pachi's local atari rule (playout/moggy.c local_atari_check, tactics/1lib.c group_atari_check) for c after
+    the opponent's stone at `last`: the capture of `last`'s block if it is in atari (_can_capture), and for each own
+    block in atari next to `last` its countercaptures (_countercaptures) and, unless a countercapture exists and
+    `ccap_roll` (a draw below ALWAYS_CCAP_RATE) keeps to them, its escape on the liberty: not for a lone stone whose
+    liberty is an own eye-like point without an eye-like empty diagonal (a ko), not into a self-atari (the escaped
+    block keeps two liberties, or the move captures), and without a countercapture not into a first-line ladder
+    (_border_ladder). Candidates in ws[R_STACK][:n]; returns (n, force), force when a block of three or more stones
+    is in atari (Pachi then always answers)."""
+    board, head = ws[R_BOARD], ws[R_HEAD]
+    out = ws[R_STACK]
+    n = 0
+    force = False
+    g = head[last]
+    if _in_atari(ws, g):
+        lib = _can_capture(ws, w, g, c, ko)
+        if lib != 0:
+            n = _add(out, n, lib)
+    seen1 = 0
+    seen2 = 0
+    seen3 = 0
+    for d in (1, -1, w, -w):
+        q = last + d
+        if board[q] != c:
+            continue
+        h = head[q]
+        if h == seen1 or h == seen2 or h == seen3 or not _in_atari(ws, h):
+            continue
+        seen3 = seen2
+        seen2 = seen1
+        seen1 = h
+        if ws[R_GSIZE, h] >= 3:
+            force = True
+        n, ccap = _countercaptures(ws, w, h, ko, out, n)
+        if ccap and ccap_roll:
+            continue
+        lib = ws[R_LSUM, h] // ws[R_LIBS, h]
+        if lib == ko:
+            continue
+        if ws[R_GSIZE, h] == 1 and _eyelike(board, w, lib, c):
+            eyeconnect = False
+            for e in (w + 1, w - 1, -w + 1, -w - 1):
+                r = lib + e
+                if board[r] == EMPTY and _eyelike(board, w, r, c):
+                    eyeconnect = True
+            if not eyeconnect:
+                continue
+        if _libs_after(ws, w, lib, c) != 2:
+            continue
+        if not ccap and _first_line_escape(board, w, lib, c) and _border_ladder(ws, w, lib, c):
+            continue
+        n = _add(out, n, lib)
+    return n, force
+
+
+@njit(cache=True, nogil=True)
+def _miai_2lib(ws, w, g, a, b):
+    """The block g with the two liberties a and b cannot be harmed by an atari (Pachi's miai_2lib as its code
+    reads, where the pull-out branch never fires): a touches another block of g's colour not in atari, and b touches
+    an empty point other than a or another such block."""
+    board, head = ws[R_BOARD], ws[R_HEAD]
+    owner = board[g]
+    connect = False
+    for d in (1, -1, w, -w):
+        q = a + d
+        if board[q] == owner and head[q] != head[g] and not _in_atari(ws, head[q]):
+            connect = True
+    if not connect:
+        return False
+    for d in (1, -1, w, -w):
+        q = b + d
+        if q == a:
+            continue
+        if board[q] == EMPTY:
+            return True
+        if board[q] == owner and head[q] != head[g] and not _in_atari(ws, head[q]):
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _hopeless(board, w, lib, other, owner, c):
+    """c defends its own block on `lib` (the other liberty `other`) with a move that gains nothing: lib touches
+    no other own stone and has one empty neighbour, or two of which `other` is one (Pachi's defense_is_hopeless)."""
+    if c != owner:
+        return False
+    own = 0
+    free = 0
+    for d in (1, -1, w, -w):
+        v = board[lib + d]
+        own += v == owner
+        free += v == EMPTY
+    if own != 1:
+        return False
+    return free == 1 or (free == 2 and (abs(lib - other) == 1 or abs(lib - other) == w))
+
+
+@njit(cache=True, nogil=True)
+def _atari_two_lib(ws, w, g, c, ko, out, n):
+    """Appends to out[:n] c's moves on the liberties of the two-liberty block g (Pachi's can_atari_group): a legal
+    point that is no hopeless defence (_hopeless) and no self-atari for c (bad_selfatari, or a block of two or more
+    left in atari); when only one of the two is not "lumpy" (three or more of its neighbours c's stones or the
+    edge), only that one. Returns the new count."""
+    board = ws[R_BOARD]
+    owner = board[g]
+    k, a, b = block_libs(ws, w, g)
+    first_added = False
+    have0 = False
+    pref0 = True
+    for i in range(2):
+        lib = a if i == 0 else b
+        other = b if i == 0 else a
+        if lib == ko or _libs_after(ws, w, lib, c) == 0:
+            continue
+        if _hopeless(board, w, lib, other, owner, c):
+            continue
+        if not _random_ok(ws, w, lib, c, ko) or bad_selfatari(ws, w, lib, c):
+            continue
+        lumps = 0
+        for d in (1, -1, w, -w):
+            v = board[lib + d]
+            lumps += v == c or v == BORDER
+        pref = lumps < 3
+        if i == 0:
+            have0 = True
+            pref0 = pref
+        elif have0 and pref0 != pref:
+            if not pref:
+                continue
+            if first_added:
+                n -= 1
+        before = n
+        n = _add(out, n, lib)
+        if i == 0:
+            first_added = n > before
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _two_lib_check(ws, w, g, c, ko, flip, out, n):
+    """Pachi's group_2lib_check of the two-liberty block g for c: nothing when g has miai (_miai_2lib, its liberties
+    taken in the order block_libs finds them, or reversed with `flip`: Pachi's test depends on the order of its
+    liberty list, which the workspace does not keep); else the
+    moves on its liberties (_atari_two_lib), and when g is c's own, the captures of opponent blocks in atari next to
+    it and the moves on the liberties of opponent two-liberty blocks next to it. Returns the new count."""
+    _, a, b = block_libs(ws, w, g)
+    if _miai_2lib(ws, w, g, b, a) if flip else _miai_2lib(ws, w, g, a, b):
+        return n
+    n = _atari_two_lib(ws, w, g, c, ko, out, n)
+    board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
+    if board[g] != c:
+        return n
+    s = g
+    while True:
+        for d in (1, -1, w, -w):
+            q = s + d
+            if board[q] != 3 - c:
+                continue
+            h = head[q]
+            if _in_atari(ws, h):
+                lib = ws[R_LSUM, h] // ws[R_LIBS, h]
+                if lib != ko:
+                    n = _add(out, n, lib)
+                continue
+            if block_libs(ws, w, h)[0] == 2:
+                n = _atari_two_lib(ws, w, h, c, ko, out, n)
+        s = nxt[s]
+        if s == g:
+            return n
+
+
+@njit(cache=True, nogil=True)
+def moggy_two_lib_moves(ws, w, c, last, ko, flip):
+    """Pachi's local two-liberty rule (playout/moggy.c local_2lib_check, tactics/2lib.c) for c after the opponent's
+    stone at `last`: _two_lib_check of `last`'s block if it has two liberties, and of each other block next to
+    `last` with two liberties (in practice c's own); `flip` (a fair draw) orders the liberties of the miai tests.
+    Candidates in ws[R_STACK][:n]; returns n."""
+    board, head = ws[R_BOARD], ws[R_HEAD]
+    out = ws[R_STACK]
+    n = 0
+    g = head[last]
+    if block_libs(ws, w, last)[0] == 2:
+        n = _two_lib_check(ws, w, g, c, ko, flip, out, n)
+    seen = 0
+    for d in (1, -1, w, -w):
+        q = last + d
+        if board[q] != c and board[q] != 3 - c:
+            continue
+        h = head[q]
+        if h == g or h == seen or block_libs(ws, w, q)[0] != 2:
+            continue
+        n = _two_lib_check(ws, w, h, c, ko, flip, out, n)
+        seen = h
     return n
 
 

@@ -26,9 +26,9 @@ from numba import njit
 
 from usi_engine.go import shapes as S
 from usi_engine.go.board import area_score, do_move, game_over, gen_moves, undo_move
-from usi_engine.go.layout import BLACK, BOARD, BOARD_CAP, BORDER, HIST_CAP, PASS, PLY, SIDE, STRIDE
+from usi_engine.go.layout import BLACK, BOARD, BOARD_CAP, HIST_CAP, PASS, PLY, SIDE, STRIDE
 from usi_engine.go.playout import POLICY_PLAIN, rand_below, run_playout
-from usi_engine.go.workspace import WS_ROWS
+from usi_engine.go.workspace import WS_ROWS, _eyelike
 
 FEATURE_VERSION = 1
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -60,16 +60,6 @@ def td_update(tab, theta, ids, value_now, target, alpha):
 
 
 @njit(cache=True, nogil=True)
-def _own_eye(board, w, p, c):
-    """p's four neighbours are all c's stones or the border (a single-point eye of c)."""
-    for d in (1, -1, w, -w):
-        v = board[p + d]
-        if v != c and v != BORDER:
-            return False
-    return True
-
-
-@njit(cache=True, nogil=True)
 def _outcome(pos):
     """1 Black wins, 0 White wins, 0.5 tie (area score, every stone alive)."""
     score = area_score(pos)
@@ -87,7 +77,7 @@ def _choose(pos, tab, value_w, ids, x, eps, rng, moves):
     n = 0
     for i in range(n_all):
         m = moves[i]
-        if m != PASS and not _own_eye(board, w, m, c):
+        if m != PASS and not _eyelike(board, w, m, c):
             moves[n] = m
             n += 1
     if n == 0:

@@ -109,11 +109,17 @@ def _in_atari(ws, g):
 def _is_own_eye(board, w, p, c):
     """p is an eye-like point of colour c: own/border neighbours and at most one opponent diagonal
     (none on the edge)."""
+    return _eyelike(board, w, p, c) and not _falsified(board, w, p, c)
+
+
+@njit(cache=True, nogil=True)
+def _eyelike(board, w, p, c):
+    """Every neighbour of the empty point p is c's stone or the edge (Pachi's board_is_eyelike)."""
     for d in (1, -1, w, -w):
         v = board[p + d]
         if v != c and v != BORDER:
             return False
-    return not _falsified(board, w, p, c)
+    return True
 
 
 @njit(cache=True, nogil=True)
