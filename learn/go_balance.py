@@ -56,7 +56,7 @@ from usi_engine.go.softplayout import (
 from usi_engine.go.workspace import new_workspace
 
 from .match.engines import EngineError, GtpEngine, GtpError
-from .match.go_label import Label, read_labels, set_position
+from .match.go_label import Label, sample_labels, set_position
 from .match.go_review import read_sgf
 from .match.openings import format_vertex
 
@@ -328,14 +328,9 @@ def _fail(message: str) -> int:
 
 def run_go_balance(a: argparse.Namespace) -> int:
     try:
-        labels = read_labels(a.labels)
-    except (OSError, ValueError) as e:
+        labels = sample_labels(a.labels, a.positions if a.evaluate else 0, a.seed)
+    except ValueError as e:
         return _fail(str(e))
-    if not labels:
-        return _fail(f"{a.labels} holds no position")
-    if a.evaluate and 0 < a.positions < len(labels):
-        keep = np.random.default_rng(a.seed).choice(len(labels), size=a.positions, replace=False)
-        labels = [labels[i] for i in sorted(keep)]
     try:
         pos_list = positions(labels)
     except (OSError, ValueError) as e:  # a record gone or changed since labelling

@@ -31,7 +31,7 @@ from usi_engine.go.playout import NO_GAMMAS, first_move_counts
 
 from .go_balance import label_board, standard_policies
 from .match.engines import EngineError, GtpEngine, GtpError
-from .match.go_label import Label, read_labels, set_position
+from .match.go_label import Label, sample_labels, set_position
 
 Dist = dict[str, float]
 UNTERMINATED_GRACE = 2.0  # s: Pachi ends a gogui-playout_moves answer that lists no move without its empty line
@@ -199,14 +199,9 @@ def run_go_playout_moves(a: argparse.Namespace) -> int:
     if a.policy not in standard_policies():
         return fail(f"unknown --policy {a.policy!r} (one of: {', '.join(standard_policies())})")
     try:
-        labels = read_labels(a.labels)
-    except (OSError, ValueError) as e:
+        labels = sample_labels(a.labels, a.positions, a.seed)
+    except ValueError as e:
         return fail(str(e))
-    if not labels:
-        return fail(f"{a.labels} holds no position")
-    if 0 < a.positions < len(labels):
-        keep = np.random.default_rng(a.seed).choice(len(labels), size=a.positions, replace=False)
-        labels = [labels[i] for i in sorted(keep)]
     engine = GtpEngine(a.engine, "engine")
     try:
         rows = compare(engine, labels, a.draws, a.walk, a.seed)

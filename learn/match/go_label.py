@@ -18,6 +18,8 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
+import numpy as np
+
 from .engines import EngineError, GtpEngine, GtpError
 from .go_review import COLOUR, GameRecord, read_sgf, sgf_paths
 from .openings import format_vertex
@@ -175,6 +177,21 @@ def read_labels(path: str) -> list[Label]:
                 labels.append(Label(**json.loads(text)))
             except (ValueError, TypeError) as e:
                 raise ValueError(f"{path}:{number}: not a go-label line ({e})") from None
+    return labels
+
+
+def sample_labels(path: str, positions: int, seed: int) -> list[Label]:
+    """The labels of a go-label file, or a seeded draw of `positions` of them (0: all) in file order; ValueError when
+    the file is unreadable or holds none."""
+    try:
+        labels = read_labels(path)
+    except OSError as e:
+        raise ValueError(str(e)) from None
+    if not labels:
+        raise ValueError(f"{path} holds no position")
+    if 0 < positions < len(labels):
+        keep = np.random.default_rng(seed).choice(len(labels), size=positions, replace=False)
+        labels = [labels[i] for i in sorted(keep)]
     return labels
 
 

@@ -7,6 +7,7 @@ extensions, lumpy liberties); the GTP option."""
 import numpy as np
 import pytest
 
+from tests.go.test_playout_tactics import _board, _last
 from usi_engine.go import GoBoard
 from usi_engine.go import layout as L
 from usi_engine.go.game import P_PLAYOUT_POLICY
@@ -23,21 +24,6 @@ from usi_engine.go.playout import (
 from usi_engine.go.tactics import moggy_atari_moves, moggy_two_lib_moves, two_lib_moves
 from usi_engine.go.workspace import R_STACK, _setup, new_workspace
 from usi_engine.gtp_options import build_parser, player_settings
-
-
-def _board(black: str, white: str, last: str, size: int = 9) -> GoBoard:
-    """Black and White stones (space-separated vertices), then White's move `last`: Black to move after it."""
-    b = GoBoard(size, komi=7.0)
-    for v in black.split():
-        b.play("b", v)
-    for v in white.split():
-        b.play("w", v)
-    b.play("w", last)
-    return b
-
-
-def _last(b: GoBoard) -> int:
-    return int(b.pos[L.HIST + L.HIST_STRIDE * (b.move_number - 1) + L.H_MOVE])
 
 
 def _candidates(b: GoBoard, ccap_roll: bool = False) -> tuple[set[str], bool]:

@@ -184,6 +184,30 @@ def _add(out, n, p):
 
 
 @njit(cache=True, nogil=True)
+def _own_blocks_next_to(ws, w, c, p):
+    """One stone of each distinct block of c touching the point p, the first met in the order (1, -1, w, -w):
+    (s1, s2, s3, s4), 0 for none."""
+    board, head = ws[R_BOARD], ws[R_HEAD]
+    s1 = s2 = s3 = s4 = 0
+    for d in (1, -1, w, -w):
+        q = p + d
+        if board[q] != c:
+            continue
+        h = head[q]
+        if (s1 != 0 and h == head[s1]) or (s2 != 0 and h == head[s2]) or (s3 != 0 and h == head[s3]):
+            continue
+        if s1 == 0:
+            s1 = q
+        elif s2 == 0:
+            s2 = q
+        elif s3 == 0:
+            s3 = q
+        else:
+            s4 = q
+    return s1, s2, s3, s4
+
+
+@njit(cache=True, nogil=True)
 def two_lib_moves(ws, w, c, last, ko):
     """The two-liberty rule's candidate moves for c after the opponent's stone at `last` (module docstring), in
     ws[R_STACK][:n]; returns n."""
@@ -197,19 +221,10 @@ def two_lib_moves(ws, w, c, last, ko):
             n = _add(out, n, a)
         if _atari_holds(ws, w, g, b, a, c, ko):
             n = _add(out, n, b)
-    seen1 = 0
-    seen2 = 0
-    seen3 = 0
-    for d in (1, -1, w, -w):
-        q = last + d
-        if board[q] != c:
-            continue
+    for q in _own_blocks_next_to(ws, w, c, last):
+        if q == 0:
+            break
         h = head[q]
-        if h == seen1 or h == seen2 or h == seen3:
-            continue
-        seen3 = seen2
-        seen2 = seen1
-        seen1 = h
         k, a, b = block_libs(ws, w, q)
         if k != 2:
             continue
@@ -333,19 +348,12 @@ def moggy_atari_moves(ws, w, c, last, ko, ccap_roll):
         lib = _can_capture(ws, w, g, c, ko)
         if lib != 0:
             n = _add(out, n, lib)
-    seen1 = 0
-    seen2 = 0
-    seen3 = 0
-    for d in (1, -1, w, -w):
-        q = last + d
-        if board[q] != c:
-            continue
+    for q in _own_blocks_next_to(ws, w, c, last):
+        if q == 0:
+            break
         h = head[q]
-        if h == seen1 or h == seen2 or h == seen3 or not _in_atari(ws, h):
+        if not _in_atari(ws, h):
             continue
-        seen3 = seen2
-        seen2 = seen1
-        seen1 = h
         if ws[R_GSIZE, h] >= 3:
             force = True
         n, ccap = _countercaptures(ws, w, h, ko, out, n)

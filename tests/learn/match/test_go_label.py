@@ -91,6 +91,7 @@ def test_go_label_with_the_engine_as_oracle_then_go_balance(tmp_path):
     lines = measured.stdout.strip().splitlines()
     names = ["plain", "patterns", "patterns+tactics", "patterns+softmax(move model)", "patterns+selfatari", "moggy"]
     names += ["moggy+tactics+redirect", "plain+sacrifice", "patterns+sacrifice", "patterns+tactics+sacrifice"]
+    names += ["moggy+tactics+redirect+sacrifice", "moggy-local+tactics+redirect+sacrifice"]
     assert [line.split(":")[0] for line in lines] == names
     assert all("5 positions" in line for line in lines)
     # an engine's genmove as a playout policy (here this engine at a few playouts a move), on 2 drawn positions
