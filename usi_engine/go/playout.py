@@ -16,9 +16,14 @@ playouts (TWO_LIB_RATE and below).
    when the extension gives exactly two and runs into a working ladder, ladder.escape_is_laddered: Pachi's and
    MoGo's check, since the playouts never chase a ladder and would let the stones run out);
 2. capture: the block of L is in atari -> take it;
+   with POLICY_MOGGY_LOCAL (``--playout-local pachi``) rules 1-2 are Pachi's local atari check instead
+   (tactics.moggy_atari_moves: captures, countercaptures and escapes that are no self-atari and no first-line
+   ladder, one drawn uniformly on LOCAL_CAPTURE_RATE % of the positions, always for a block of three or more);
 3. two liberties (POLICY_TWO_LIBS; tried on 90 %; usi_engine/go/tactics.py): atari L's block of exactly two
    liberties where the block cannot escape, or save an own block of exactly two liberties next to L by a capture
-   or an extension to >= 3 liberties; one candidate drawn uniformly;
+   or an extension to >= 3 liberties; one candidate drawn uniformly; with POLICY_MOGGY_LOCAL Pachi's two-liberty
+   check on every move instead (tactics.moggy_two_lib_moves: ataris whether or not they hold, defences unless
+   hopeless or miai);
 4. nakade (POLICY_NAKADE; tried on 80 %; tactics.py): the vital point of an eye space of 3-6 points next to L
    enclosed by L's colour (straight / bent three, pyramid four, bulky / crossed five, rabbity six);
 5. patterns (POLICY_PATTERNS; MoGo's rule, Gelly, Wang, Munos & Teytaud 2006): one of the empty 8 neighbours of
