@@ -23,7 +23,7 @@ Two more functions give the policy's answers to L in Pachi's own form, for `--pl
 ladder, tactics/1lib.c and ladder.c's is_border_ladder; ``moggy_two_lib_moves``: its local_2lib_check, tactics/2lib.c,
 with miai, hopeless defences and "lumpy" liberties); their candidates also go to R_STACK.
 
-A third judgement keeps the random moves from wasting stones (``bad_selfatari``, Pachi's tactics/selfatari.c for
+Another judgement keeps the random moves from wasting stones (``bad_selfatari``, Pachi's tactics/selfatari.c for
 a single stone, which the policy consults on Pachi's 60 % of its draws): c's stone at p that joins no own stone,
 captures nothing and is left with one liberty l is a *bad self-atari* unless it is one of the single-stone
 self-ataris that do something:
