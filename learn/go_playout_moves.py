@@ -79,9 +79,8 @@ def _mode(d: Dist) -> str:
     return max(d, key=lambda m: d[m])
 
 
-def walk(board: GoBoard, steps: int, seed: int) -> list[str]:
-    """Play up to `steps` moves of our default playout policy on the board (stopping at a pass); the moves."""
-    policy = standard_policies()["patterns"][0]
+def walk(board: GoBoard, policy: int, steps: int, seed: int) -> list[str]:
+    """Play up to `steps` moves of the playout policy on the board (stopping at a pass); the moves."""
     played: list[str] = []
     for k in range(steps):
         move = _mode(draw_distribution(board, policy, 1, seed + k))
@@ -101,7 +100,7 @@ def compare(engine: GtpEngine, labels: list[Label], draws: int, walk_moves: int,
     for i, lab in enumerate(labels):
         board = label_board(lab, records)
         steps = int(rng.integers(0, walk_moves + 1)) if walk_moves > 0 else 0
-        extra = walk(board, steps, seed + 1000 * i)
+        extra = walk(board, policies["patterns"][0], steps, seed + 1000 * i)
         set_position(engine, records[lab.record], lab.moves)
         colour = lab.to_move
         for move in extra:

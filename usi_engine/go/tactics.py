@@ -325,12 +325,7 @@ def _border_ladder(ws, w, lib, c):
 @njit(cache=True, nogil=True)
 def _first_line_escape(board, w, lib, c):
     """lib is a first-line point but no corner, with exactly one c neighbour (the block it extends)."""
-    edges = 0
-    own = 0
-    for d in (1, -1, w, -w):
-        v = board[lib + d]
-        edges += v == BORDER
-        own += v == c
+    _, own, _, edges = _neighbours(board, w, lib, c)
     return edges == 1 and own == 1
 
 
@@ -414,12 +409,7 @@ def _hopeless(board, w, lib, other, owner, c):
     no other own stone and has one empty neighbour, or two of which `other` is one (Pachi's defense_is_hopeless)."""
     if c != owner:
         return False
-    own = 0
-    free = 0
-    for d in (1, -1, w, -w):
-        v = board[lib + d]
-        own += v == owner
-        free += v == EMPTY
+    free, own, _, _ = _neighbours(board, w, lib, owner)
     if own != 1:
         return False
     return free == 1 or (free == 2 and (abs(lib - other) == 1 or abs(lib - other) == w))
@@ -446,11 +436,8 @@ def _atari_two_lib(ws, w, g, c, ko, out, n):
             continue
         if not _random_ok(ws, w, lib, c, ko) or bad_selfatari(ws, w, lib, c):
             continue
-        lumps = 0
-        for d in (1, -1, w, -w):
-            v = board[lib + d]
-            lumps += v == c or v == BORDER
-        pref = lumps < 3
+        _, own, _, edges = _neighbours(board, w, lib, c)
+        pref = own + edges < 3
         if i == 0:
             have0 = True
             pref0 = pref
