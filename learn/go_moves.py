@@ -28,8 +28,10 @@ from numba import njit
 from learn.movefit import contains, position_nll, record_files, record_members, train_epoch
 from usi_engine.go import moveprior as M
 from usi_engine.go.board import do_move, gen_moves
+from usi_engine.go.game import P_PLAYOUT_POLICY, default_params
 from usi_engine.go.ladder import S_ROWS
 from usi_engine.go.layout import BOARD_CAP, PASS, SIDE, SIZE, STRIDE, new_pos, point
+from usi_engine.go.playout import DEFAULT_CAP_FACTOR, run_playouts, seed_rng
 from usi_engine.go.workspace import WS_ROWS, _setup
 
 MOVE_RE = re.compile(r";\s*([BW])\[([a-t]{2})?\]")
@@ -48,6 +50,12 @@ def add_go_moves_parser(sub) -> None:
     p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--l2", type=float, default=1e-5, help="L2 penalty per weight and position")
     p.add_argument("--min-count", type=int, default=3, help="occurrences of a 12-point shape to enter the vocabulary")
+    p.add_argument(
+        "--owner-playouts",
+        type=int,
+        default=0,
+        help="playouts per position for the ownership feature (moveprior.G_OWNER; 0: without it)",
+    )
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(handler=run_go_moves)
 
@@ -105,14 +113,20 @@ def read_games(paths, size: int, limit: int) -> list:
 
 # --- features of the positions of a game -----------------------------------------------------------------------
 @njit(cache=True)
-def _replay(pos, moves, keep, model, rows, starts, played, codes):
+def _replay(pos, moves, keep, model, rows, starts, played, codes, owner_playouts, policy, rng):
     """Replay a game from pos (the empty board). For each kept position whose move is a legal stone move: with
     codes (played moves only), the raw 12- and 24-point codes of the move played go to codes[0 / 1]; without,
     the weight indices (moveprior.weight_indices) of every legal stone move go to rows, the first row of each
-    position to starts and the index of the move played among its rows to played. Returns (positions, rows)
-    written; stops at an illegal move."""
+    position to starts and the index of the move played among its rows to played, with the position's ownership
+    context (moveprior.G_OWNER) from owner_playouts playouts of the playout policy (bitmask `policy`, random state
+    rng) when owner_playouts > 0. Returns (positions, rows) written; stops at an illegal move."""
     legal = np.empty(BOARD_CAP + 1, np.int32)
     ws = np.empty((WS_ROWS, BOARD_CAP), np.int64)
+    ws_playouts = np.empty((WS_ROWS, BOARD_CAP), np.int64)
+    own = np.zeros(BOARD_CAP)
+    context = np.zeros(1 + BOARD_CAP)
+    none = np.zeros(0)
+    cap = max(1, int(DEFAULT_CAP_FACTOR * pos[SIZE] * pos[SIZE]))  # playout.move_cap
     sc = np.zeros((S_ROWS, BOARD_CAP), np.int64)
     stamp = np.zeros(2, np.int64)
     f = np.empty(M.N_GROUPS, np.int64)
@@ -126,10 +140,15 @@ def _replay(pos, moves, keep, model, rows, starts, played, codes):
         if not contains(legal, n, m):
             break
         if keep[t] and m != PASS:
+            if owner_playouts > 0 and not only_played:
+                own[:] = 0.0
+                run_playouts(pos, ws_playouts, rng, owner_playouts, cap, own, none, policy)
+                context[0] = 1.0
+                context[1:] = own / owner_playouts
             _setup(pos, ws)
             last, prev = M.last_moves(pos)
             if only_played:
-                M.candidate_features(ws, sc, stamp, w, size, m, pos[SIDE], last, prev, f)
+                M.candidate_features(ws, sc, stamp, w, size, m, pos[SIDE], last, prev, none, f)
                 codes[0, n_pos], codes[1, n_pos] = f[M.G_SHAPE12], f[M.G_SHAPE24]
             else:
                 starts[n_pos] = n_rows
@@ -139,7 +158,7 @@ def _replay(pos, moves, keep, model, rows, starts, played, codes):
                         continue
                     if p == m:
                         played[n_pos] = n_rows - starts[n_pos]
-                    M.candidate_features(ws, sc, stamp, w, size, p, pos[SIDE], last, prev, f)
+                    M.candidate_features(ws, sc, stamp, w, size, p, pos[SIDE], last, prev, context, f)
                     M.weight_indices(model, f)
                     rows[n_rows, :] = f
                     n_rows += 1
@@ -159,7 +178,7 @@ def played_codes(games: list, keeps: list, size: int) -> tuple[np.ndarray, np.nd
     for moves, keep in zip(games, keeps):
         codes = np.zeros((2, int(keep.sum()) + 1), np.int64)
         pos = new_pos(size, history_capacity=len(moves) + 8)
-        n_pos, _ = _replay(pos, moves, keep, M.new_model(), none_r, none_i, none_i, codes)
+        n_pos, _ = _replay(pos, moves, keep, M.new_model(), none_r, none_i, none_i, codes, 0, 0, seed_rng(0))
         out12.append(codes[0, :n_pos])
         out24.append(codes[1, :n_pos])
     return np.concatenate(out12), np.concatenate(out24)
@@ -178,9 +197,12 @@ def vocabulary(codes: np.ndarray, min_count: int, capacity: int, no_key: float) 
     return keys
 
 
-def extract(games: list, keeps: list, size: int, model: np.ndarray):
-    """(rows int32 [R, N_GROUPS] of weight indices, starts [P + 1], played [P]) of the kept positions."""
+def extract(games: list, keeps: list, size: int, model: np.ndarray, owner_playouts: int = 0, seed: int = 1):
+    """(rows int32 [R, N_GROUPS] of weight indices, starts [P + 1], played [P]) of the kept positions; with
+    owner_playouts > 0 each position's G_OWNER from that many playouts of the default playout policy."""
     chunks_r, chunks_s, chunks_p = [], [], []
+    policy = int(default_params()[P_PLAYOUT_POLICY])
+    rng = seed_rng(seed)
     base = 0
     none = np.zeros((2, 0), np.int64)
     for moves, keep in zip(games, keeps):
@@ -189,7 +211,7 @@ def extract(games: list, keeps: list, size: int, model: np.ndarray):
         starts = np.zeros(cap + 1, np.int64)
         played = np.zeros(cap + 1, np.int64)
         pos = new_pos(size, history_capacity=len(moves) + 8)
-        n_pos, n_rows = _replay(pos, moves, keep, model, rows, starts, played, none)
+        n_pos, n_rows = _replay(pos, moves, keep, model, rows, starts, played, none, owner_playouts, policy, rng)
         chunks_r.append(rows[:n_rows])
         chunks_s.append(starts[:n_pos] + base)
         chunks_p.append(played[:n_pos])
@@ -233,7 +255,7 @@ def fit(train, test, model, epochs: int, batch: int, lr: float, l2: float, seed:
     """Train the weights of model (its keys set) from zero, in place; returns per-epoch rows of (train nll, test
     nll, top1, top5)."""
     rows, starts, played = train
-    w = model[M.KEYS :]
+    w = model[M.KEYS : M.OWN_AT]
     w[:] = 0.0
     m1, m2, step = np.zeros_like(w), np.zeros_like(w), np.zeros(1, np.int64)
     use = np.ones(M.N_GROUPS, np.bool_)
@@ -269,8 +291,8 @@ def run_go_moves(args) -> int:
     model[M.SHAPE12_KEYS : M.KEYS] = vocabulary(codes24, args.min_count, M.SHAPE24_KEYS, M.NO_KEY24)
     n12 = int(np.sum(model[: M.SHAPE12_KEYS] < M.NO_KEY12))
     n24 = int(np.sum(model[M.SHAPE12_KEYS : M.KEYS] < M.NO_KEY24))
-    train = extract(train_games, keeps, args.size, model)
-    test = extract(test_games, _keeps(test_games, 1.0, rng), args.size, model)
+    train = extract(train_games, keeps, args.size, model, args.owner_playouts, args.seed)
+    test = extract(test_games, _keeps(test_games, 1.0, rng), args.size, model, args.owner_playouts, args.seed + 1)
     print(
         f"{len(train_games)} training games ({len(train[2])} positions, {len(train[0])} candidate moves), "
         f"{len(test_games)} test games ({len(test[2])} positions); {n12} 12-point and {n24} 24-point shapes "
@@ -291,6 +313,7 @@ def run_go_moves(args) -> int:
         lr=args.lr,
         l2=args.l2,
         sample=args.sample,
+        owner_playouts=args.owner_playouts,
         seed=args.seed,
         sources=[Path(g).name for g in args.games],
         test_nll=nll,

@@ -53,13 +53,15 @@ def _random_game(size: int, plies: int, seed: int, colours=("b", "w"), local: bo
     return b, played
 
 
-def _features(b: GoBoard, p: int) -> np.ndarray:
+def _features(b: GoBoard, p: int, own=None) -> np.ndarray:
     ws = new_workspace()
     _setup(b.pos, ws)
     last, prev = M.last_moves(b.pos)
     out = np.zeros(M.N_GROUPS, np.int64)
     sc = np.zeros((S_ROWS, L.BOARD_CAP), np.int64)
-    M.candidate_features(ws, sc, np.zeros(2, np.int64), b.size + 1, b.size, p, int(b.pos[L.SIDE]), last, prev, out)
+    context = np.zeros(0) if own is None else np.concatenate([[1.0], own])
+    w, c = b.size + 1, int(b.pos[L.SIDE])
+    M.candidate_features(ws, sc, np.zeros(2, np.int64), w, b.size, p, c, last, prev, context, out)
     return out
 
 
@@ -217,7 +219,7 @@ def test_model_files_round_trip_and_fail_clearly(tmp_path):
     model = M.new_model()
     model[:2] = [3.0, 17.0]
     model[M.SHAPE12_KEYS : M.SHAPE12_KEYS + 2] = [5.0, float((1 << 47) + 12345)]  # 48-bit keys survive float32
-    model[M.KEYS :] = np.random.default_rng(1).normal(size=M.N_WEIGHTS).astype(np.float32)
+    model[M.KEYS : M.OWN_AT] = np.random.default_rng(1).normal(size=M.N_WEIGHTS).astype(np.float32)
     path = M.save_model(tmp_path / "m.npz", model, note="test")
     back, meta = M.read_model(path)
     assert np.array_equal(back, model) and meta["note"] == "test"
@@ -231,6 +233,71 @@ def test_model_files_round_trip_and_fail_clearly(tmp_path):
         M.read_model(tmp_path / "cut.npz")
     with pytest.raises(WeightFileError, match="no such file"):
         M.read_model(tmp_path / "none.npz")
+
+
+def test_the_owner_feature_buckets_the_movers_share_of_the_ownership():
+    b, _ = _random_game(9, 10, 3)  # Black to move
+    p = b.parse_vertex([v for v in b.legal_moves() if v != "pass"][0])
+    own = np.zeros(L.BOARD_CAP)
+    assert _features(b, p)[M.G_OWNER] == 0  # no ownership known
+    for x, bucket in ((1.0, 9), (-1.0, 1), (0.0, 5), (0.5, 7), (-0.5, 3)):  # 1 + floor(9 (1 + x) / 2), at most 9
+        own[p] = x
+        assert _features(b, p, own)[M.G_OWNER] == bucket
+        w, _ = _random_game(9, 11, 3)  # the same position one move on: White to move sees the colours swapped
+        q = w.parse_vertex([v for v in w.legal_moves() if v != "pass"][0])
+        own_w = np.zeros(L.BOARD_CAP)
+        own_w[q] = -x
+        assert _features(w, q, own_w)[M.G_OWNER] == bucket
+
+
+def test_version_2_model_files_load_with_the_owner_weights_at_zero(tmp_path):
+    from usi_engine.weightfile import write_archive
+
+    model = M.new_model()
+    model[M.KEYS : M.KEYS + M.N_WEIGHTS_V2] = np.random.default_rng(2).normal(size=M.N_WEIGHTS_V2).astype(np.float32)
+    blocks = {
+        "keys12": model[: M.SHAPE12_KEYS],
+        "keys24_hi": np.floor(model[M.SHAPE12_KEYS : M.KEYS] / M.HALF),
+        "keys24_lo": model[M.SHAPE12_KEYS : M.KEYS] % M.HALF,
+        "w": model[M.KEYS : M.KEYS + M.N_WEIGHTS_V2],
+    }
+    write_archive(tmp_path / "v2.npz", blocks, M.FEATURE_SET, 2, 1.0)
+    back, _ = M.read_model(tmp_path / "v2.npz")
+    assert np.array_equal(back, model) and not M.uses_ownership(back)
+    model[M.KEYS + M.OFFSETS[M.G_OWNER] + 1] = -2.0
+    assert M.uses_ownership(model)
+
+
+def test_the_adapter_writes_the_root_ownership_into_the_kernels_model():
+    from usi_engine.go.game import GoAdapter, default_params
+
+    b, _ = _random_game(9, 30, 8)
+    moves = np.empty(L.BOARD_CAP + 1, np.int32)
+    n = gen_moves(b.pos, moves)
+    plain = M.new_model()
+    adapter = GoAdapter(9, default_params(prior_moves=1.0))
+    adapter.set_move_model(plain)
+    assert not adapter.update_ownership(b.pos, 64)  # no owner weights: nothing to compute
+    model = plain.copy()
+    model[M.KEYS + M.OFFSETS[M.G_OWNER] + 1 : M.KEYS + M.OFFSETS[M.G_OWNER] + 10] = np.linspace(-2.0, 2.0, 9)
+    adapter.set_move_model(model)
+    before = np.empty(n)
+    M.move_probabilities(b.pos, new_workspace(), adapter.move_model, moves, n, before)
+    assert np.allclose(before[moves[:n] != L.PASS], 1.0 / np.sum(moves[:n] != L.PASS))  # no context: uniform
+    assert adapter.update_ownership(b.pos, 64)
+    a = 3 + int(adapter.weights[0])  # the model inside the packed weights the kernels read
+    seen = adapter.weights[a : a + int(adapter.weights[1])]
+    assert np.array_equal(seen, adapter.move_model) and seen[M.OWN_AT] == 1.0
+    own = seen[M.OWN_AT + 1 :]
+    assert np.all(np.abs(own) <= 1.0) and np.any(own != 0.0)
+    black = b.pos[L.BOARD : L.BOARD + L.BOARD_CAP] == L.BLACK
+    assert np.mean(own[black]) > 0.0  # Black's stones are mostly Black's at the end
+    after = np.empty(n)
+    M.move_probabilities(b.pos, new_workspace(), adapter.move_model, moves, n, after)
+    stone = moves[:n] != L.PASS
+    share = 0.5 * (1.0 + own[moves[:n][stone]] * (1 if b.pos[L.SIDE] == L.BLACK else -1))
+    order = np.argsort(share)
+    assert np.all(np.diff(after[stone][order]) >= -1e-12)  # the more the mover owns a point, the likelier here
 
 
 def test_records_parse_with_sgf_coordinates_and_plain_games_only():
@@ -269,6 +336,24 @@ def test_fitting_learns_a_local_player_and_writes_a_usable_model(tmp_path, capsy
     assert meta["test_top1"] > 0.2  # uniform over ~40-80 legal moves would be ~2 %
     assert model[M.KEYS + M.OFFSETS[M.G_DIST_LAST] + 1] > 1.0  # "next to the last move" learned
     assert learn_main(["go-moves", str(out), "--games", str(tmp_path), "--size", "9", "--test-games", "40"]) == 2
+
+
+def test_extraction_gives_each_candidate_its_ownership_bucket_when_asked():
+    from learn.go_moves import extract, parse_moves
+
+    b = GoBoard(9, 7.5)
+    games = [parse_moves(_sgf(9, _random_game(9, 40, 1200 + i)[1], b), 9) for i in range(2)]
+    keeps = [np.ones(len(g), bool) for g in games]
+    model = M.new_model()
+    rows, starts, played = extract(games, keeps, 9, model)
+    assert np.all(rows[:, M.G_OWNER] == M.OFFSETS[M.G_OWNER])  # value 0: no ownership
+    rows, starts2, played2 = extract(games, keeps, 9, model, owner_playouts=32)
+    assert np.array_equal(starts, starts2) and np.array_equal(played, played2)
+    values = rows[:, M.G_OWNER] - M.OFFSETS[M.G_OWNER]
+    assert values.min() >= 1 and values.max() <= M.OWNER_BUCKETS
+    first = values[starts[0] : starts[1]]  # the empty board: every point contested
+    assert np.all((first >= 2) & (first <= 8))
+    assert len(np.unique(values)) >= 5  # later positions have settled points of both colours
 
 
 def test_expand_amaf_uses_the_learned_prior_with_its_weight():

@@ -88,7 +88,7 @@ from usi_engine.go.layout import (
     SIZE,
     SUICIDE_OK,
 )
-from usi_engine.go.moveprior import probabilities_set_up
+from usi_engine.go.moveprior import probabilities_set_up, set_ownership, uses_ownership
 from usi_engine.go.playout import (
     DEFAULT_CAP_FACTOR,
     N_RULES,
@@ -107,7 +107,7 @@ from usi_engine.go.playout import (
 )
 from usi_engine.go.softplayout import TABLE_SIZE
 from usi_engine.go.value import sigmoid, td_search
-from usi_engine.go.workspace import WS_ROWS
+from usi_engine.go.workspace import WS_ROWS, new_workspace
 from usi_engine.search.layout import NO_MOVE
 from usi_engine.search.values import MATE
 
@@ -217,6 +217,7 @@ def default_params(
 
 
 WEIGHTS_HEADER = 3  # n_w, n_m, n_g
+OWNER_PLAYOUTS = 500  # playouts of the root position for the move prior's ownership context (Pachi's GJ_MINGAMES)
 
 
 @njit(cache=True, nogil=True)
@@ -591,6 +592,7 @@ class GoAdapter:
         self.long_term = None  # the learned value's weights (set_value_weights)
         self.short_term = None  # Dyna-2's short-term memory (td_think)
         self._td_rng = seed_rng(0x7D5EA)
+        self._owner_rng = seed_rng(0x0A11E5)
 
     def set_value_weights(self, theta, ks=S.DEFAULT_KS) -> None:
         """Use the learned value with weight vector theta (for this board size) in expand / expand_amaf; clears
@@ -620,6 +622,24 @@ class GoAdapter:
         check_playout_gammas(self.params, gammas)
         self.playout_gammas = None if gammas is None else np.asarray(gammas, np.float64).copy()
         self._repack()
+
+    def update_ownership(self, pos, playouts: int = OWNER_PLAYOUTS) -> bool:
+        """The move prior's ownership context (moveprior.G_OWNER, Pachi's "mcowner"): the mean final ownership of
+        `playouts` playouts from pos with the search's playout policy, written into the model the kernels read, for
+        every node of the next search. Does nothing and returns False when the move model makes no use of it."""
+        if self.move_model is None or not uses_ownership(self.move_model):
+            return False
+        own = np.zeros(BOARD_CAP, np.float64)
+        start = pos.copy()
+        start[PASSES] = 0
+        cap = max(1, int(self.params[P_CAP_FACTOR] * pos[SIZE] * pos[SIZE]))
+        policy = int(self.params[P_PLAYOUT_POLICY])
+        run_playouts(start, new_workspace(), self._owner_rng, playouts, cap, own, own[:0], policy, self.playout_gammas)
+        own /= playouts
+        set_ownership(self.move_model, own)
+        a = WEIGHTS_HEADER + int(self.weights[0])
+        set_ownership(self.weights[a : a + int(self.weights[1])], own)  # the kernels' copy
+        return True
 
     def _repack(self) -> None:
         """self.weights from the parts, the value weights (long + short term) as the kernels read them now."""

@@ -23,10 +23,18 @@ Feature groups, all in the colours of the side to move (X = mover, O = opponent)
 - G_EDGE: where the point lies: its distances to the nearer edge of each axis, lo <= hi, capped at EDGE_CAP
   (0 = the first line; the pair tells the 3-4 point from the side's third line), and open = no stone within
   Manhattan distance 2: 2 * (hi * (hi + 1) / 2 + lo) + open.
+- G_OWNER: who owns the point at the end of playouts from the position (Pachi's "mcowner" pattern feature): 0 when
+  no ownership is known, else 1 + the mover's share q of the playouts' final ownership in OWNER_BUCKETS equal
+  buckets, 1 + min(OWNER_BUCKETS - 1, floor(OWNER_BUCKETS q)). Settled points (q near 0 or 1) are rarely played.
 
-A model array (``model``, float64) is ``[keys12 (SHAPE12_KEYS), keys24 (SHAPE24_KEYS), w (N_WEIGHTS)]``, the keys
-ascending and padded with NO_KEY12 / NO_KEY24; its file (usi_engine/weightfile.py's archive of float32 blocks) holds
-``keys12``, the 48-bit keys24 as two 24-bit halves ``keys24_hi`` and ``keys24_lo``, and ``w``.
+The ownership is the position's context, not a weight: the model array carries it after the weights (OWN_AT: a
+flag, 1 when known, then the mean ownership of each point, +1 = Black), written before a search from playouts of
+the root position (`owner_context`) and used at every node below it, as Pachi uses its root ownermap.
+
+A model array (``model``, float64) is ``[keys12 (SHAPE12_KEYS), keys24 (SHAPE24_KEYS), w (N_WEIGHTS), ownership
+context (1 + BOARD_CAP)]``, the keys ascending and padded with NO_KEY12 / NO_KEY24; its file (usi_engine/weightfile.py's
+archive of float32 blocks) holds ``keys12``, the 48-bit keys24 as two 24-bit halves ``keys24_hi`` and ``keys24_lo``,
+and ``w`` (version 2 files, before G_OWNER, hold the weights without the G_OWNER group: read as 0 there).
 """
 
 from pathlib import Path
@@ -37,6 +45,7 @@ from numba import njit
 from usi_engine.go.ladder import S_ROWS, escape_is_laddered, liberties
 from usi_engine.go.layout import (
     BLACK,
+    BOARD_CAP,
     BORDER,
     EMPTY,
     HIST,
@@ -56,11 +65,13 @@ from usi_engine.go.workspace import R_BOARD, R_GSIZE, R_HEAD, _in_atari, _setup
 from usi_engine.weightfile import read_archive, write_archive
 
 FEATURE_SET = "go-moves"
-FEATURE_VERSION = 2
+FEATURE_VERSION = 3
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 
 G_SHAPE3, G_SHAPE12, G_CAPTURE, G_ESCAPE, G_SELF_ATARI, G_ATARI, G_DIST_LAST, G_DIST_PREV, G_EDGE, G_SHAPE24 = range(10)
-N_GROUPS = 10
+G_OWNER = 10
+N_GROUPS = 11
+OWNER_BUCKETS = 9  # Pachi's mcowner feature has 9
 SHAPE12_KEYS = 32768  # vocabulary capacities of the 12- and 24-point shapes
 SHAPE24_KEYS = 65536
 NO_KEY12 = float(1 << 24)  # padding keys: above every shape code (24 / 48 bits)
@@ -107,13 +118,27 @@ SHAPE_DX = np.array([o[0] for o in SHAPE_OFFSETS], np.int64)
 SHAPE_DY = np.array([o[1] for o in SHAPE_OFFSETS], np.int64)
 
 GROUP_SIZES = np.array(
-    [N_SHAPE3, SHAPE12_KEYS + 1, 4, 4, 3, 3, DIST_CAP, DIST_CAP, (EDGE_CAP + 1) * (EDGE_CAP + 2), SHAPE24_KEYS + 1],
+    [
+        N_SHAPE3,
+        SHAPE12_KEYS + 1,
+        4,
+        4,
+        3,
+        3,
+        DIST_CAP,
+        DIST_CAP,
+        (EDGE_CAP + 1) * (EDGE_CAP + 2),
+        SHAPE24_KEYS + 1,
+        OWNER_BUCKETS + 1,
+    ],
     np.int64,
 )
 OFFSETS = np.concatenate([[0], np.cumsum(GROUP_SIZES)]).astype(np.int64)
 N_WEIGHTS = int(OFFSETS[-1])
+N_WEIGHTS_V2 = int(OFFSETS[G_OWNER])  # the weights of a version 2 file: every group before G_OWNER
 KEYS = SHAPE12_KEYS + SHAPE24_KEYS
-MODEL_SIZE = KEYS + N_WEIGHTS
+OWN_AT = KEYS + N_WEIGHTS  # the ownership context: flag, then the mean ownership of each point (+1 = Black)
+MODEL_SIZE = OWN_AT + 1 + BOARD_CAP
 
 
 @njit(cache=True, nogil=True)
@@ -155,10 +180,21 @@ def shape_codes(board, w, size, p, c):
 
 
 @njit(cache=True, nogil=True)
-def candidate_features(ws, sc, stamp, w, size, p, c, last, prev, out):
+def owner_value(own, p, c):
+    """G_OWNER of colour c playing p under the ownership context own (the model's, from OWN_AT; empty or flag 0:
+    none known)."""
+    if own.shape[0] == 0 or own[0] == 0.0:
+        return 0
+    x = own[1 + p] if c == BLACK else -own[1 + p]
+    share = 0.5 * (1.0 + x)
+    return 1 + min(OWNER_BUCKETS - 1, max(0, int(share * OWNER_BUCKETS)))
+
+
+@njit(cache=True, nogil=True)
+def candidate_features(ws, sc, stamp, w, size, p, c, last, prev, own, out):
     """out[g] = the value of group g for colour c playing the empty point p (G_SHAPE12 / G_SHAPE24: the raw
-    canonical codes, see shape_codes); ws after workspace._setup of the position, sc / stamp ladder.py scratch. The
-    board of ws is left as it was."""
+    canonical codes, see shape_codes); ws after workspace._setup of the position, sc / stamp ladder.py scratch, own
+    the ownership context (owner_value). The board of ws is left as it was."""
     board, head, gsize = ws[R_BOARD], ws[R_HEAD], ws[R_GSIZE]
     o = 3 - c
     code = neighbourhood_code(board, w, p)
@@ -217,6 +253,7 @@ def candidate_features(ws, sc, stamp, w, size, p, c, last, prev, out):
                 if v == BLACK or v == WHITE:
                     open_ = 0
     out[G_EDGE] = 2 * (hi * (hi + 1) // 2 + lo) + open_
+    out[G_OWNER] = owner_value(own, p, c)
 
 
 @njit(cache=True, nogil=True)
@@ -258,7 +295,8 @@ def probabilities_set_up(pos, ws, model, moves, n, out):
     """move_probabilities with ws already holding workspace._setup of pos (as playout.move_priors leaves it)."""
     w, size, c = pos[STRIDE], pos[SIZE], pos[SIDE]
     last, prev = last_moves(pos)
-    wt = model[KEYS:]
+    wt = model[KEYS:OWN_AT]
+    own = model[OWN_AT:]
     sc = np.zeros((S_ROWS, ws.shape[1]), np.int64)
     stamp = np.zeros(2, np.int64)
     f = np.empty(N_GROUPS, np.int64)
@@ -268,7 +306,7 @@ def probabilities_set_up(pos, ws, model, moves, n, out):
         if p == PASS:
             out[i] = -np.inf
             continue
-        candidate_features(ws, sc, stamp, w, size, p, c, last, prev, f)
+        candidate_features(ws, sc, stamp, w, size, p, c, last, prev, own, f)
         weight_indices(model, f)
         s = 0.0
         for g in range(N_GROUPS):
@@ -302,7 +340,7 @@ def save_model(path, model: np.ndarray, **notes) -> Path:
         "keys12": model[:SHAPE12_KEYS],
         "keys24_hi": (keys24 >> 24).astype(np.float64),
         "keys24_lo": (keys24 & (HALF - 1)).astype(np.float64),
-        "w": model[KEYS:],
+        "w": model[KEYS:OWN_AT],
     }
     return write_archive(path, blocks, FEATURE_SET, FEATURE_VERSION, 1.0, **notes)
 
@@ -312,13 +350,35 @@ def read_model(path) -> tuple[np.ndarray, dict]:
     feature set or version, wrong shapes, checksum, NaN, keys out of order)."""
     from usi_engine.weightfile import WeightFileError
 
-    shapes = {"keys12": (SHAPE12_KEYS,), "keys24_hi": (SHAPE24_KEYS,), "keys24_lo": (SHAPE24_KEYS,), "w": (N_WEIGHTS,)}
-    blocks, meta = read_archive(path, FEATURE_SET, {FEATURE_VERSION: shapes})
+    keys = {"keys12": (SHAPE12_KEYS,), "keys24_hi": (SHAPE24_KEYS,), "keys24_lo": (SHAPE24_KEYS,)}
+    versions = {2: {**keys, "w": (N_WEIGHTS_V2,)}, FEATURE_VERSION: {**keys, "w": (N_WEIGHTS,)}}
+    blocks, meta = read_archive(path, FEATURE_SET, versions)
     keys24 = blocks["keys24_hi"] * HALF + blocks["keys24_lo"]
-    for keys in (blocks["keys12"], keys24):
-        if np.any(np.diff(keys) < 0) or np.any(keys < 0) or np.any(keys != np.floor(keys)):
+    for block in (blocks["keys12"], keys24):
+        if np.any(np.diff(block) < 0) or np.any(block < 0) or np.any(block != np.floor(block)):
             raise WeightFileError(path, "shape keys are not ascending non-negative integers")
-    return np.concatenate([blocks["keys12"], keys24, blocks["w"]]), meta
+    model = new_model()
+    model[:SHAPE12_KEYS], model[SHAPE12_KEYS:KEYS] = blocks["keys12"], keys24
+    model[KEYS : KEYS + len(blocks["w"])] = blocks["w"]  # a version 2 file leaves the G_OWNER weights at 0
+    return model, meta
+
+
+def uses_ownership(model) -> bool:
+    """Whether the model's G_OWNER weights matter (any of them non-zero): the ownership context is then worth
+    computing before a search."""
+    start = KEYS + OFFSETS[G_OWNER]
+    return bool(np.any(np.asarray(model)[start : start + GROUP_SIZES[G_OWNER]] != 0.0))
+
+
+def set_ownership(model, own) -> None:
+    """Write the ownership context into a model array, in place: own = the mean final ownership of each point
+    (BOARD_CAP values, +1 = Black) of playouts from the position, or None for none known."""
+    if own is None:
+        model[OWN_AT] = 0.0
+        model[OWN_AT + 1 :] = 0.0
+    else:
+        model[OWN_AT] = 1.0
+        model[OWN_AT + 1 :] = own
 
 
 def shipped_model(size: int) -> Path:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -340,6 +341,10 @@ class GoPlayer:
         from usi_engine.search.settings import Limits
 
         searcher = self._searcher(size)
+        start = time.monotonic()
+        searcher.adapter.update_ownership(pos)  # the move prior's ownership context, when its model uses one
+        if seconds is not None:
+            seconds = max(0.0, seconds - (time.monotonic() - start))
         if self.settings.td_share > 0 and seconds is not None:  # Dyna-2: TD search first
             think = self.settings.td_share * seconds
             searcher.adapter.td_think(pos, think)
@@ -387,6 +392,7 @@ class GoPlayer:
         pos = position_for(board, colour)
         self.ready.wait()
         searcher = self._searcher(board.size)
+        searcher.adapter.update_ownership(pos)
 
         def report(result):
             if result.root:
