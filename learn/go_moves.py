@@ -122,7 +122,7 @@ def _replay(pos, moves, keep, model, rows, starts, played, codes, owner_playouts
     rng) when owner_playouts > 0. Returns (positions, rows) written; stops at an illegal move."""
     legal = np.empty(BOARD_CAP + 1, np.int32)
     ws = np.empty((WS_ROWS, BOARD_CAP), np.int64)
-    ws_playouts = np.empty((WS_ROWS, BOARD_CAP), np.int64)
+    ws_playouts = np.zeros((WS_ROWS, BOARD_CAP), np.int64)  # as workspace.new_workspace: the playouts need zeros
     own = np.zeros(BOARD_CAP)
     context = np.zeros(1 + BOARD_CAP)
     none = np.zeros(0)

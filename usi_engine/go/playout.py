@@ -409,8 +409,8 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy, gammas=None, 
     function for shape class k, the sum over its rule-6 moves of d log pi(a) / d theta_k for gammas exp(theta)
     (softplayout.soft_score), with classes = softplayout.score_classes(); left out, nothing of it is compiled in.
 
-    own/seki (length BOARD_CAP, or empty to skip): own[p] += +1 for a Black point, -1 for a White
-    point at the end; seki[p] += 1 for a stone whose final block touches a neutral point (after
+    own/seki (length BOARD_CAP, or empty to skip; seki is read only with own): own[p] += +1 for a Black point, -1
+    for a White point at the end; seki[p] += 1 for a stone whose final block touches a neutral point (after
     two passes that is a seki: neither side can fill the shared liberty without self-atari).
     trace (empty to skip) receives the moves."""
     table = NO_GAMMAS if gammas is None else gammas
@@ -474,10 +474,11 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy, gammas=None, 
                     u = board[p + d]
                     if u == BLACK or u == WHITE:
                         in_seki[head[p + d]] = 1
-        for p in range(BOARD_CAP):
-            u = board[p]
-            if (u == BLACK or u == WHITE) and in_seki[head[p]] == 1:
-                seki[p] += 1.0
+        if seki.shape[0] > 0:
+            for p in range(BOARD_CAP):
+                u = board[p]
+                if (u == BLACK or u == WHITE) and in_seki[head[p]] == 1:
+                    seki[p] += 1.0
     return black - white - pos[KOMI_MILLI] / 1000.0, moves
 
 
