@@ -116,13 +116,16 @@ class Searcher:
                 ctl[layout.C_STOP] = 1
             elif not infinite and limits.children is not None and ctl[layout.C_CHILDREN] >= limits.children:
                 ctl[layout.C_STOP] = 1
+            # one reading of the flag per poll: a worker may set it between two readings, and a full pool seen
+            # by the stop test but not by the prune test would end the search early
+            memfull = bool(ctl[layout.C_MEMFULL])
             progress = ctl[layout.C_EXPANSIONS] + ctl[layout.C_REFINED]
             if progress != last_expansions:
                 last_expansions, stall_base = progress, ctl[layout.C_SAMPLES]
-            elif ctl[layout.C_MEMFULL] and self.options.prune and not ctl[layout.C_STOP]:
+            elif memfull and self.options.prune and not ctl[layout.C_STOP]:
                 workers = self._prune(workers, pos)
                 last_expansions = -1
-            elif not infinite and (ctl[layout.C_MEMFULL] or ctl[layout.C_SAMPLES] - stall_base >= STALL_SAMPLES):
+            elif not infinite and (memfull or ctl[layout.C_SAMPLES] - stall_base >= STALL_SAMPLES):
                 ctl[layout.C_STOP] = 1  # nothing left to expand (pool full, or only terminals reachable)
             if now >= next_depth:
                 next_depth = now + DEPTH_POLL_SECONDS
