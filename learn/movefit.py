@@ -1,7 +1,7 @@
 """What the two move-prior fits (learn/go_moves.py, learn/shogi_moves.py) share: the record files named on the
 command line, the softmax likelihood of the move played (or the cross-entropy to a target distribution over the
-moves: the self-play prior, learn/selfplay_prior.py) with its gradient, and Adam (Kingma & Ba 2015) epochs
-over mini-batches of positions.
+moves: the self-play prior, learn/selfplay_prior.py; a teacher's distribution, `learn go-moves --teacher`) with
+its gradient, and Adam (Kingma & Ba 2015) epochs over mini-batches of positions.
 
 Positions are stored as feature rows: rows[starts[t]:starts[t + 1]] are position t's candidate moves (each row
 the weight indices of one move's features), played[t] the index of the move played among them; a move's score
@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 ADAM_B1, ADAM_B2, ADAM_EPS = 0.9, 0.999, 1e-8
+NO_TARGETS = np.zeros(0)  # train_epoch's q: fit the moves played
 
 
 # --- records ---------------------------------------------------------------------------------------------------
@@ -113,9 +114,11 @@ def adam_step(w, grad, m1, m2, step, lr, l2):
 
 
 @njit(cache=True)
-def train_epoch(rows, starts, played, order, w, use, m1, m2, step, lr, l2, batch, width):
-    """One pass of Adam over the positions in `order` in mini-batches of `batch`; returns the mean -log P seen.
-    step[0] counts Adam steps (bias correction); width: the most candidate moves of a position."""
+def train_epoch(rows, starts, played, q, order, w, use, m1, m2, step, lr, l2, batch, width):
+    """One pass of Adam over the positions in `order` in mini-batches of `batch`; returns the mean loss seen:
+    -log P of the move played, or with per-row targets q (q[starts[t]:starts[t + 1]] position t's distribution
+    over its rows; empty: the moves played) the cross-entropy to them. step[0] counts Adam steps (bias
+    correction); width: the most candidate moves of a position."""
     grad = np.zeros(w.shape[0])
     s = np.empty(width)
     total = 0.0
@@ -124,6 +127,10 @@ def train_epoch(rows, starts, played, order, w, use, m1, m2, step, lr, l2, batch
         grad[:] = 0.0
         for j in range(j0, j1):
             t = order[j]
-            total += position_nll(rows, starts[t], starts[t + 1], played[t], w, use, s, grad, 1.0 / (j1 - j0))
+            a, b, scale = starts[t], starts[t + 1], 1.0 / (j1 - j0)
+            if q.shape[0] > 0:
+                total += position_cross_entropy(rows, a, b, q[a:b], w, use, s, grad, scale)
+            else:
+                total += position_nll(rows, a, b, played[t], w, use, s, grad, scale)
         adam_step(w, grad, m1, m2, step, lr, l2)
     return total / max(1, order.shape[0])

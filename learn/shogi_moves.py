@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from learn.movefit import contains, record_files, record_members, train_epoch
+from learn.movefit import NO_TARGETS, contains, record_files, record_members, train_epoch
 from usi_engine.shogi.layout import (
     BOARD,
     DROP_BASE,
@@ -477,8 +477,8 @@ def fit(
     curve = []
     for epoch in range(1, epochs + 1):
         t0 = time.time()
-        loss = train_epoch(train.rows, train.starts, train.played, rng.permutation(train.positions), w, use, m1, m2,
-                           step, lr, l2, batch, MAX_MOVES)  # fmt: skip
+        loss = train_epoch(train.rows, train.starts, train.played, NO_TARGETS, rng.permutation(train.positions), w,
+                           use, m1, m2, step, lr, l2, batch, MAX_MOVES)  # fmt: skip
         nll, top1, top5, top10 = rank_figures(row_scores(test.rows, w, use), test.starts, test.played, 1.0)
         curve.append((float(loss), float(nll), float(top1), float(top5), float(top10)))
         log(

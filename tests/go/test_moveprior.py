@@ -3,6 +3,7 @@ independent flood-fill reading of the board, invariance under the square's symme
 softmax, the gradient against finite differences, model files, record parsing, a real fitting run, and the
 prior inside expand_amaf and the GTP player."""
 
+import json
 import random
 
 import numpy as np
@@ -345,15 +346,77 @@ def test_extraction_gives_each_candidate_its_ownership_bucket_when_asked():
     games = [parse_moves(_sgf(9, _random_game(9, 40, 1200 + i)[1], b), 9) for i in range(2)]
     keeps = [np.ones(len(g), bool) for g in games]
     model = M.new_model()
-    rows, starts, played = extract(games, keeps, 9, model)
+    rows, starts, played, _ = extract(games, keeps, 9, model)
     assert np.all(rows[:, M.G_OWNER] == M.OFFSETS[M.G_OWNER])  # value 0: no ownership
-    rows, starts2, played2 = extract(games, keeps, 9, model, owner_playouts=32)
+    rows, starts2, played2, _ = extract(games, keeps, 9, model, owner_playouts=32)
     assert np.array_equal(starts, starts2) and np.array_equal(played, played2)
     values = rows[:, M.G_OWNER] - M.OFFSETS[M.G_OWNER]
     assert values.min() >= 1 and values.max() <= M.OWNER_BUCKETS
     first = values[starts[0] : starts[1]]  # the empty board: every point contested
     assert np.all((first >= 2) & (first <= 8))
     assert len(np.unique(values)) >= 5  # later positions have settled points of both colours
+
+
+def _teacher_line(b: GoBoard, moves: list, model: np.ndarray) -> tuple[str, np.ndarray]:
+    """A teacher file line for the position b reached by moves: the model's probabilities of its stone moves;
+    and those probabilities."""
+    legal = np.array([b.parse_vertex(v) for v in b.legal_moves() if v != "pass"], np.int32)
+    probs = np.empty(len(legal))
+    M.move_probabilities(b.pos, new_workspace(), model, legal, len(legal), probs)
+    line = {"moves": moves, "probs": {b.vertex(int(m)): float(x) for m, x in zip(legal, probs)}}
+    return json.dumps(line), probs
+
+
+def test_distillation_recovers_a_teacher_of_the_models_own_form(tmp_path, capsys):
+    """learn go-moves --teacher: fitted to the move distributions of a planted model (the nearer the opponent's
+    last move, the likelier), the fit reproduces them on held-out positions (its KL divergence a small fraction of
+    the uniform model's) and the planted distance weights come back up to the softmax's constant."""
+    planted = M.new_model()
+    d0 = M.KEYS + M.OFFSETS[M.G_DIST_LAST]
+    planted[d0 + 1 : d0 + 17] = np.linspace(3.0, -3.0, 16)
+    lines, uniform_kl = [], []
+    for i in range(160):
+        b, moves = _random_game(9, 4 + i % 40, 1300 + i)
+        line, q = _teacher_line(b, moves, planted)
+        lines.append(line)
+        uniform_kl.append(np.log(len(q)) + np.sum(q * np.log(q)))
+    teacher = tmp_path / "teacher.jsonl"
+    teacher.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "m.npz"
+    argv = ["go-moves", str(out), "--teacher", str(teacher), "--size", "9", "--test-games", "40", "--epochs", "8"]
+    assert learn_main(argv + ["--lr", "0.1", "--batch", "16", "--l2", "0"]) == 0
+    text = capsys.readouterr().out
+    assert "120 training positions" in text
+    kl = float(text.strip().splitlines()[-2].split("test KL ")[1].split()[0])
+    assert kl < 0.1 * np.mean(uniform_kl)  # uniform: ~0.5 nats here
+    model, meta = M.read_model(out)
+    assert meta["teacher"] and meta["test_kl"] == pytest.approx(kl, abs=1e-3)
+    fitted = model[d0 + 1 : d0 + 7] - model[d0 + 1]
+    assert np.allclose(fitted, planted[d0 + 1 : d0 + 7] - planted[d0 + 1], atol=0.4)  # the common distances
+
+
+def test_a_teacher_file_names_the_line_it_cannot_use(tmp_path):
+    from learn.go_moves import read_teacher
+
+    f = tmp_path / "t.jsonl"
+    good = '{"moves": ["E5", "C4"], "probs": {"C5": 3, "D6": 1, "pass": 5}}\n'
+    f.write_text(good + '\n{"moves": ["E5", "E5"], "probs": {"C5": 1}}\n')
+    with pytest.raises(ValueError, match=r"t.jsonl:3: not a teacher position"):
+        read_teacher(f, 9)
+    f.write_text(good)
+    ((moves, probs),) = read_teacher(f, 9)
+    b = GoBoard(9, 7.0)
+    assert [b.vertex(int(m)) for m in moves] == ["E5", "C4", "C5"]  # the teacher's first choice appended
+    assert {b.vertex(m): x for m, x in probs.items()} == {"C5": 0.75, "D6": 0.25}  # pass left out, normalised
+    for bad in (
+        '{"moves": ["E5"], "probs": {"E5": 1}}',
+        '{"moves": ["E5"]}',
+        "[1, 2",
+        '{"moves": [], "probs": {"C5": 0}}',
+    ):
+        f.write_text(bad + "\n")
+        with pytest.raises(ValueError, match=r"t.jsonl:1: not a teacher position"):
+            read_teacher(f, 9)
 
 
 def test_expand_amaf_uses_the_learned_prior_with_its_weight():

@@ -98,6 +98,7 @@ from usi_engine.go.playout import (
     PRIOR_EYE,
     PRIOR_SELF_ATARI,
     first_moves,
+    move_cap,
     move_priors,
     playout_policy,
     rand_below,
@@ -430,7 +431,7 @@ def leaf_playout(pos, weights, params, rng, trace):
     a finished game is valued exactly, with no move."""
     if game_over(pos):
         return _terminal_value(pos), 0, 0
-    cap = max(1, int(params[P_CAP_FACTOR] * pos[SIZE] * pos[SIZE]))
+    cap = max(1, int(params[P_CAP_FACTOR] * pos[SIZE] * pos[SIZE]))  # playout.move_cap, inline in a kernel
     ws = np.empty((WS_ROWS, BOARD_CAP), np.int64)
     none = np.empty(0, np.float64)
     room = min(cap, trace.shape[0])
@@ -455,7 +456,7 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
     n = gen_moves(pos, out_moves)
     k = 1 if amaf else max(1, int(params[P_PLAYOUTS]))
     scale = params[P_VALUE_SCALE]
-    cap = max(1, int(params[P_CAP_FACTOR] * pos[SIZE] * pos[SIZE]))
+    cap = max(1, int(params[P_CAP_FACTOR] * pos[SIZE] * pos[SIZE]))  # playout.move_cap, inline in a kernel
     ws = np.empty((WS_ROWS, BOARD_CAP), np.int64)
     simulate = np.ones(n, np.bool_)
     learned = np.zeros(0, np.float64)
@@ -632,7 +633,7 @@ class GoAdapter:
         own = np.zeros(BOARD_CAP, np.float64)
         start = pos.copy()
         start[PASSES] = 0
-        cap = max(1, int(self.params[P_CAP_FACTOR] * pos[SIZE] * pos[SIZE]))
+        cap = move_cap(int(pos[SIZE]), self.params[P_CAP_FACTOR])
         policy = int(self.params[P_PLAYOUT_POLICY])
         run_playouts(start, new_workspace(), self._owner_rng, playouts, cap, own, own[:0], policy, self.playout_gammas)
         own /= playouts
@@ -664,7 +665,7 @@ class GoAdapter:
         if self.long_term is None or seconds <= 0:
             return 0
         value_w = self._value_view()
-        cap = max(1, int(self.params[P_CAP_FACTOR] * self.size * self.size))
+        cap = move_cap(self.size, self.params[P_CAP_FACTOR])
         end = time.monotonic() + seconds
         episodes = 0
         while time.monotonic() < end:
@@ -678,7 +679,7 @@ class GoAdapter:
 
     def amaf_capacity(self, pos) -> int:
         """Trace entries one expand_amaf call may write: every child's whole playout."""
-        return MAX_MOVES * max(1, int(self.params[P_CAP_FACTOR] * pos[SIZE] * pos[SIZE]))
+        return MAX_MOVES * move_cap(int(pos[SIZE]), self.params[P_CAP_FACTOR])
 
     @staticmethod
     def copy(pos):
