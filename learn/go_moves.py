@@ -364,11 +364,12 @@ def fit(train, test, model, epochs: int, batch: int, lr: float, l2: float, seed:
         loss = train_epoch(rows, starts, played, q, rng.permutation(len(played)), w, use, m1, m2, step, lr, l2,
                            batch, BOARD_CAP + 1)  # fmt: skip
         nll, top1, top5 = score(test[0], test[1], test[2], w)
-        row = (float(loss), float(nll), float(top1), float(top5))
+        row: tuple[float, ...] = (float(loss), float(nll), float(top1), float(top5))
         kl = ""
         if test_q.shape[0] > 0:
-            row += (float(cross_entropy(test[0], test[1], test_q, w)) - entropy(test[1], test_q),)
-            kl = f"  test KL {row[4]:.3f}"
+            divergence = float(cross_entropy(test[0], test[1], test_q, w)) - entropy(test[1], test_q)
+            row += (divergence,)
+            kl = f"  test KL {divergence:.3f}"
         curve.append(row)
         log(
             f"epoch {epoch}: train {'H(q, P)' if q.shape[0] else '-log P'} {loss:.3f}  test -log P {nll:.3f}"
