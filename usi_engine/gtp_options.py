@@ -30,6 +30,9 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         rave_playouts=args.rave_playouts,
         rave_children=args.rave_children,
         expand_after=args.expand_after,
+        widen=args.widen,
+        widen_visits=args.widen_visits,
+        widen_growth=args.widen_growth,
         t_sel=args.t_sel,
         t_back=args.t_back,
         c_uct=args.c_uct,
@@ -90,6 +93,22 @@ def _non_negative_float(text: str) -> float:
     return value
 
 
+def _positive_float(text: str) -> float:
+    """A number > 0 (argparse type)."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, not {text}")
+    return value
+
+
+def _growth(text: str) -> float:
+    """A number > 1 (argparse type: a logarithm's base)."""
+    value = float(text)
+    if not value > 1:
+        raise argparse.ArgumentTypeError(f"must be > 1, not {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `usi-engine gtp` command line. The defaults of the player's settings are PlayerSettings' (written
     there only; tests/test_defaults.py checks that the empty command line gives PlayerSettings()); `--seconds`,
@@ -132,8 +151,22 @@ def build_parser() -> argparse.ArgumentParser:
         choices=RAVE_CHILDREN,
         default=d.rave_children,
         help="RAVE: those children drawn uniformly, or by the playout policy's first move from the node, so that a "
-        "leaf's playouts start as the playouts do, or none (the expansion sets priors only; with --expand-after the "
-        "search plays from the node itself) (default %(default)s)",
+        "leaf's playouts start as the playouts do, none (the expansion sets priors only; with --expand-after the "
+        "search plays from the node itself), or top: the children of the highest prior (default %(default)s)",
+    )
+    p.add_argument(
+        "--widen",
+        type=_non_negative,
+        default=d.widen,
+        help="RAVE progressive widening: a node's children in prior order take part in selection, the first "
+        "W + floor(log_G(1 + N / V)) after N real visits (W this, V --widen-visits, G --widen-growth; 0 = all, "
+        "default %(default)s)",
+    )
+    p.add_argument(
+        "--widen-visits", type=_positive_float, default=d.widen_visits, help="RAVE widening: V (default %(default)s)"
+    )
+    p.add_argument(
+        "--widen-growth", type=_growth, default=d.widen_growth, help="RAVE widening: G > 1 (default %(default)s)"
     )
     p.add_argument(
         "--expand-after",

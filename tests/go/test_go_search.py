@@ -13,6 +13,7 @@ from usi_engine.go.game import (
     P_RAVE_CHILDREN,
     RAVE_NONE,
     RAVE_POLICY,
+    RAVE_TOP,
     RAVE_UNIFORM,
     GoAdapter,
     default_params,
@@ -187,6 +188,7 @@ def test_the_rave_children_option_reaches_the_kernel():
         ([], RAVE_UNIFORM, 0),
         (["--rave-children", "policy"], RAVE_POLICY, 0),
         (["--rave-children", "none", "--expand-after", "8"], RAVE_NONE, 8),
+        (["--rave-children", "top"], RAVE_TOP, 0),
     )
     for argv, want, expand in cases:
         player = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1", *argv])))
@@ -194,6 +196,97 @@ def test_the_rave_children_option_reaches_the_kernel():
         assert searcher.adapter.params[P_RAVE_CHILDREN] == want
         assert searcher.options.expand_visits == expand
     for bad in (["--rave-children", "best"], ["--expand-after", "-1"]):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(bad)
+
+
+def _expansion(b, params, adapter=None, seed=1):
+    """expand_amaf of b's position: (moves, values, flags, prior, counts) of its n children."""
+    n_max = MAX_MOVES
+    moves, values = np.zeros(n_max, np.int32), np.zeros(n_max)
+    flags, prior = np.zeros(n_max, np.int8), np.zeros(n_max)
+    trace, tstart = np.zeros(n_max * 243, np.int32), np.zeros(n_max + 1, np.int64)
+    counts = np.full((2, n_max), -1.0)
+    weights = np.zeros(1) if adapter is None else adapter.weights
+    pos = b.pos.copy()
+    n, _ = expand_amaf(pos, weights, params, seed_rng(seed), moves, values, flags, prior, trace, tstart, counts)
+    assert np.array_equal(L.live_state(pos), L.live_state(b.pos))
+    return moves[:n].copy(), values[:n].copy(), flags[:n].copy(), prior[:n].copy(), counts[:, :n].copy()
+
+
+def test_children_in_prior_order_are_the_same_children_sorted():
+    """order_prior: expand_amaf gives the same children with the same priors and prior counts, sorted by the prior
+    H, highest first, equal priors in move order (the order progressive widening lets them in), with the shipped
+    9x9 move prior in Pachi's form (per-child counts) and with the heuristic prior alone."""
+    from usi_engine.go import moveprior
+    from usi_engine.go.game import P_MOVES_EVEN, P_MOVES_WINS, P_PRIOR_COUNTS, P_PRIOR_MOVES, moves_form
+
+    b = _midgame(3, plies=24)
+    for learned in (True, False):
+        kw = dict(rave_children=RAVE_NONE, playout_patterns=True, prior_patterns=True)
+        plain, ordered = default_params(**kw), default_params(order_prior=True, **kw)
+        adapter = GoAdapter(9, plain)
+        if learned:
+            adapter.set_move_model(moveprior.read_model(moveprior.shipped_model(9))[0])
+            for p in (plain, ordered):
+                p[P_PRIOR_MOVES], p[P_PRIOR_COUNTS] = 1.0, 1.0
+                p[P_MOVES_EVEN], p[P_MOVES_WINS] = moves_form(9)
+        m0, v0, f0, p0, c0 = _expansion(b, plain, adapter)
+        m1, v1, f1, p1, c1 = _expansion(b, ordered, adapter)
+        index = {int(m): i for i, m in enumerate(m0)}
+        perm = np.array([index[int(m)] for m in m1])
+        assert sorted(perm.tolist()) == list(range(len(m0)))  # the same children
+        assert np.array_equal(p1, p0[perm]) and np.array_equal(v1, v0[perm]) and np.array_equal(f1, f0[perm])
+        if learned:
+            assert np.array_equal(c1, c0[:, perm]) and len(set(np.round(p1, 9))) > 10
+        assert np.all(np.diff(p1) <= 0.0)  # highest first
+        ties = np.diff(p1) == 0.0
+        assert np.all(np.diff(perm)[ties] > 0)  # equal priors in move order
+
+
+def test_top_children_are_simulated_with_the_tactical_ones():
+    """RAVE_TOP: expand_amaf simulates the P_RAVE_PLAYOUTS children of the highest prior and every tactical child
+    (capture, atari escape), whatever the children's order; the rest keep their prior as value."""
+    b = board_from(
+        [". . . . .", ". . . . .", "O X O . .", ". O . . .", ". . . . ."], to_move="w"
+    )  # B4 captures the black stone in atari
+    for order in (False, True):
+        params = default_params(rave_playouts=2, rave_children=RAVE_TOP, prior_patterns=True, order_prior=order)
+        heuristic = _expansion(b, default_params(rave_children=RAVE_NONE, prior_patterns=True))[3]
+        moves, values, flags, prior, _ = _expansion(b, params)
+        simulated = (flags & layout.FLAG_NO_SIM) == 0
+        order_index = np.argsort(-prior, kind="mergesort")
+        tactical = np.isin(prior, (playout.PRIOR_CAPTURE, playout.PRIOR_ESCAPE))
+        want = tactical.copy()
+        want[order_index[:2]] = True
+        assert np.array_equal(simulated, want) and tactical.sum() == 1
+        assert np.allclose(values[~simulated], 1000.0 * (1.0 - 2.0 * prior[~simulated]))
+        assert sorted(prior.tolist()) == sorted(heuristic.tolist())
+
+
+def test_the_widening_options_reach_the_search():
+    """--widen W --widen-visits V --widen-growth G set the search's widen_k0, widen_a, widen_b and put the children in
+    prior order (P_ORDER_PRIOR); by default widening is off and the children keep move order; bad values are refused.
+    A 9x9 search with widening leaves real visits only on the root's first k(N) children."""
+    from usi_engine.go.game import P_ORDER_PRIOR
+
+    off = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1"])))._searcher(9)
+    assert off.options.widen_k0 == 0 and off.adapter.params[P_ORDER_PRIOR] == 0.0
+    argv = ["--hash", "16", "--widen", "2", "--widen-visits", "10", "--widen-growth", "2", "--playouts", "3000"]
+    player = GoPlayer(player_settings(build_parser().parse_args(argv)))
+    searcher = player._searcher(9)
+    opt = searcher.options
+    assert (opt.widen_k0, opt.widen_a, opt.widen_b) == (2, 10.0, 2.0) and searcher.adapter.params[P_ORDER_PRIOR] == 1
+    board = GoBoard(9, 7.0)
+    board.play("b", "E5")
+    searcher.search(board.pos.copy(), Limits(children=3000))
+    t = searcher.pool.tree
+    f, n = int(t[layout.T_FIRST][0]), int(t[layout.T_COUNT][0])
+    real = t[layout.T_RN][f : f + n] - t[layout.T_RC][f : f + n]
+    width = 2 + int(np.floor(np.log(1.0 + real.sum() / 10.0) / np.log(2.0)))
+    assert 3 < width < n and real[:width].sum() > 0.9 * real.sum()
+    assert np.all(real[width:] < 1.5)  # at most the expansion's own playout beyond the width
+    for bad in (["--widen", "-1"], ["--widen-visits", "0"], ["--widen-growth", "1"]):
         with pytest.raises(SystemExit):
             build_parser().parse_args(bad)
 

@@ -12,7 +12,8 @@ from usi_engine.search import layout, rave
 from usi_engine.search import synthetic as syn
 from usi_engine.search.pool import NodePool
 from usi_engine.search.searcher import Searcher
-from usi_engine.search.settings import Limits, SearchOptions
+from usi_engine.search.settings import Limits, SearchOptions, float_params
+from usi_engine.search.values import MATE_THRESHOLD
 
 VSCALE = 1000.0
 
@@ -337,3 +338,42 @@ def test_rave_mc_counts_add_up_in_a_go_search_on_a_tiny_board():
             t[layout.T_AW][f : f + n] <= t[layout.T_AN][f : f + n]
         )
     assert checked >= 10
+
+
+def _root_with_edges(values, real, prior_n):
+    """A RAVE pool whose root has one edge per entry of `values`: prior_n virtual visits at 1/2, then real[i] real
+    MC visits of mean values[i] (outcomes for the root's mover), no AMAF data; the children are plain unexpanded
+    nodes."""
+    pool = NodePool(1, graph=False, uct=False, rave=True)
+    t = pool.tree
+    pool.reset(0)
+    n = len(values)
+    t[layout.T_FIRST][0], t[layout.T_COUNT][0] = 0, n
+    t[layout.T_STATE][0] = layout.EXPANDED
+    for i, (q, r) in enumerate(zip(values, real)):
+        t[layout.T_EMOVE][i], t[layout.T_ECHILD][i] = i, 1 + i
+        t[layout.T_VALUE][1 + i] = 0.0
+        t[layout.T_RN][i] = prior_n + r
+        t[layout.T_RW][i] = 0.5 * prior_n + q * r
+        t[layout.T_AN][i] = t[layout.T_AW][i] = 0.0
+    return pool
+
+
+def test_progressive_widening_selects_among_the_first_k_children():
+    """RAVE with widen_k0 > 0: only the first k(N) = k0 + floor(log_b(1 + N/a)) children take part, N the root's
+    real visits (its edges' counts without the prior's virtual visits); the best child further on is reached once
+    N lets it in, a child proven lost for its side is taken wherever it stands, and k0 = 0 selects among all."""
+    values = [0.40, 0.45, 0.42, 0.41, 0.43, 0.44, 0.60]  # the best child is the last one
+    for k0, a, b in ((1, 40.0, 1.4), (2, 10.0, 2.0)):
+        fp = float_params(SearchOptions(policy='rave', widen_k0=k0, widen_a=a, widen_b=b), 0, 1, False, VSCALE)
+        for total in (0, 30, 100, 400, 2000, 20000):
+            real = [total // len(values)] * len(values)
+            pool = _root_with_edges(values, real, 10.0)
+            n_real = sum(real)
+            width = min(len(values), k0 + math.floor(math.log(1.0 + n_real / a) / math.log(b)))
+            want = max(range(width), key=lambda i: values[i] if real[i] else 0.5)
+            assert rave.select_rave(pool.tree, 0, fp) == want, (k0, total, width)
+        pool.tree[layout.T_VALUE][1 + 5] = -2.0 * MATE_THRESHOLD  # child 5 lost for its side: a won move
+        assert rave.select_rave(pool.tree, 0, fp) == 5
+    off = float_params(SearchOptions(policy='rave'), 0, 1, False, VSCALE)
+    assert rave.select_rave(_root_with_edges(values, [1] * len(values), 10.0).tree, 0, off) == len(values) - 1

@@ -48,7 +48,10 @@ Params layout (float64 array, ``default_params()``):
   P_RAVE_PLAYOUTS children drawn uniformly; RAVE_POLICY, the children that P_RAVE_PLAYOUTS draws of the playout
   policy's first move pick (_choose_by_policy); RAVE_NONE, no child at all (not even a tactical one): the expansion
   only sets the priors, and the core's search plays one playout from the expanded node itself (leaf_playout, with
-  SearchOptions.expand_visits > 0).
+  SearchOptions.expand_visits > 0); RAVE_TOP, the P_RAVE_PLAYOUTS children of the highest prior (_choose_top).
+- ``params[P_ORDER_PRIOR]`` 1: expand_amaf gives its children in the order of their prior H, highest first (ties in
+  move order), the order in which the core's progressive widening lets them into selection (rave.select_rave);
+  0 (default): move order.
 
 ``weights`` (GoAdapter packs it): ``[n_w, n_m, n_g, theta (n_w), move model (n_m), gammas (n_g), shape table]``: the
 learned value's weight vector and shape table (usi_engine/go/shapes.py; GoAdapter.set_value_weights), the learned move
@@ -120,9 +123,11 @@ P_RAVE_CHILDREN = P_RULE_COUNTS + N_RULES  # how expand_amaf picks its simulated
 # the learned move prior's virtual experience (moves_experience): even visits, won visits per sqrt(P), and the share
 # of its visits that also count as AMAF visits under per-child counts (1: all; 0: MC only, as Pachi's prior)
 P_MOVES_EVEN, P_MOVES_WINS, P_MOVES_AMAF = P_RAVE_CHILDREN + 1, P_RAVE_CHILDREN + 2, P_RAVE_CHILDREN + 3
-N_PARAMS = P_MOVES_AMAF + 1
-# P_RAVE_CHILDREN: drawn uniformly, by the playout policy's first move, or none (the core's leaf playouts value them)
-RAVE_UNIFORM, RAVE_POLICY, RAVE_NONE = 0, 1, 2
+P_ORDER_PRIOR = P_MOVES_AMAF + 1  # expand_amaf's children in prior order (progressive widening)
+N_PARAMS = P_ORDER_PRIOR + 1
+# P_RAVE_CHILDREN: drawn uniformly, by the playout policy's first move, none (the core's leaf playouts value them), or
+# the most probable by the prior
+RAVE_UNIFORM, RAVE_POLICY, RAVE_NONE, RAVE_TOP = 0, 1, 2, 3
 # The learned move prior as a value (Pachi's pattern prior: an even prior of MOVES_EVEN visits at 1/2 plus
 # MOVES_WINS * sqrt(P) virtual wins): H_moves = (MOVES_EVEN / 2 + MOVES_WINS sqrt(P)) / (MOVES_EVEN + MOVES_WINS
 # sqrt(P)). Pachi's constants on 19x19 (uct/prior.c: eqex 20, pattern prior 300); below 15x15 it scales both by
@@ -183,13 +188,15 @@ def default_params(
     rule_counts: np.ndarray | None = None,
     rave_children: int = RAVE_UNIFORM,
     moves_experience_form: tuple[float, float, float] = (MOVES_EVEN, MOVES_WINS, 1.0),
+    order_prior: bool = False,
 ) -> np.ndarray:
     """The params array for expand/root_status. playout_patterns, playout_tactics, playout_softmax, playout_ladders,
     playout_selfatari, playout_redirect, playout_moggy, playout_sacrifice, playout_local: the playout policy's switches
     (playout.playout_policy; softmax needs the gamma table in the weights: GoAdapter's playout_gammas); prior_base: the
     heuristic prior's (MC, AMAF) virtual visits under prior_counts; rule_counts: N_RULES count factors, one per
     playout.RULE_* (None: 1 each); moves_experience_form: the learned move prior's (even visits, won visits per
-    sqrt(P), AMAF share) (P_MOVES_*). Raises ValueError for a negative count."""
+    sqrt(P), AMAF share) (P_MOVES_*); order_prior: the children in prior order (P_ORDER_PRIOR). Raises ValueError
+    for a negative count."""
     factors = np.ones(N_RULES) if rule_counts is None else np.asarray(rule_counts, np.float64)
     if factors.shape != (N_RULES,) or np.any(factors < 0) or min(prior_base) < 0:
         raise ValueError(f"prior counts must be >= 0, with {N_RULES} rule factors")
@@ -214,6 +221,7 @@ def default_params(
     params[P_RULE_COUNTS : P_RULE_COUNTS + N_RULES] = factors
     params[P_RAVE_CHILDREN] = rave_children
     params[P_MOVES_EVEN], params[P_MOVES_WINS], params[P_MOVES_AMAF] = moves_experience_form
+    params[P_ORDER_PRIOR] = float(order_prior)
     return params
 
 
@@ -287,6 +295,20 @@ def _choose_simulated(n, m, prior, rng, chosen):
         if rand_below(rng, n - i) < m - picked:
             chosen[i] = True
             picked += 1
+
+
+@njit(cache=True, nogil=True)
+def _prior_order(prior, n):
+    """The indices 0..n-1 by prior[i], highest first; equal priors keep their order (a stable sort)."""
+    return np.argsort(-prior[:n], kind='mergesort')
+
+
+@njit(cache=True, nogil=True)
+def _choose_top(n, m, order, chosen):
+    """chosen[order[j]] = True for the first m of `order` (the children of the highest prior H); the tactical
+    children marked before stay chosen."""
+    for j in range(min(m, n)):
+        chosen[order[j]] = True
 
 
 @njit(cache=True, nogil=True)
@@ -476,10 +498,14 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
             pos, ws, out_moves, n, out_prior, params[P_PRIOR_PATTERNS] != 0.0, params[P_PRIOR_LADDERS] != 0.0, rules
         )
         m = int(params[P_RAVE_PLAYOUTS])
-        if params[P_RAVE_CHILDREN] == RAVE_NONE:
+        children = params[P_RAVE_CHILDREN]
+        if children == RAVE_NONE:
             simulate[:n] = False
-        elif params[P_RAVE_CHILDREN] == RAVE_POLICY:
+        elif children == RAVE_POLICY:
             _choose_by_policy(pos, ws, n, m, out_moves, out_prior, rng, policy, gammas, simulate)
+        elif children == RAVE_TOP:  # the tactical children now (the heuristic prior's), the most probable below
+            for i in range(n):
+                simulate[i] = m <= 0 or m >= n or out_prior[i] == PRIOR_CAPTURE or out_prior[i] == PRIOR_ESCAPE
         else:
             _choose_simulated(n, m, out_prior, rng, simulate)
         if params[P_PRIOR_COUNTS] != 0.0 and counts.shape[1] < n:
@@ -496,6 +522,16 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
             counts,
             learned if mix > 0.0 else np.zeros(0, np.float64),
         )
+        if children == RAVE_TOP or params[P_ORDER_PRIOR] != 0.0:
+            order = _prior_order(out_prior, n)
+            if children == RAVE_TOP and 0 < m < n:
+                _choose_top(n, m, order, simulate)
+            if params[P_ORDER_PRIOR] != 0.0:
+                out_moves[:n] = out_moves[order]
+                out_prior[:n] = out_prior[order]
+                simulate[:n] = simulate[order]
+                if params[P_PRIOR_COUNTS] != 0.0:
+                    counts[:, :n] = counts[:, order]
     none = np.empty(0, np.float64)
     work = 0
     top = 0

@@ -46,9 +46,10 @@ PRIOR_VISITS_MOVES, PRIOR_AMAF_MOVES = 400.0, 400.0
 # of the 9x9 move prior, measured there) and shared from it (the 19x19 prior's measured form).
 PRIOR_COUNTS = ("auto", "shared", "per-move")
 # How RAVE picks the children it simulates at an expansion (PlayerSettings.rave_children; index = game.RAVE_UNIFORM,
-# game.RAVE_POLICY, game.RAVE_NONE): drawn uniformly, the moves the playout policy would start a playout from the node
-# with, or none (the expansion only sets priors; with expand_visits the search plays from the node itself).
-RAVE_CHILDREN = ("uniform", "policy", "none")
+# game.RAVE_POLICY, game.RAVE_NONE, game.RAVE_TOP): drawn uniformly, the moves the playout policy would start a playout
+# from the node with, none (the expansion only sets priors; with expand_visits the search plays from the node itself),
+# or the children of the highest prior.
+RAVE_CHILDREN = ("uniform", "policy", "none", "top")
 
 
 @dataclass
@@ -63,6 +64,11 @@ class PlayerSettings:
     rave_playouts: int = 4  # RAVE: children given a playout per expansion (+ tactical ones; 0 = all)
     rave_children: str = "uniform"  # RAVE: those children drawn uniformly, by the playout policy ("policy"), or "none"
     expand_after: int = 0  # RAVE: playouts from a leaf itself until its edge has this many, then expand (0: at once)
+    # RAVE progressive widening: a node's children in prior order take part in selection, the first
+    # widen + floor(log_growth(1 + N / widen_visits)) after N real visits (0: all of them)
+    widen: int = 0
+    widen_visits: float = 40.0
+    widen_growth: float = 1.4
     t_sel: float = 300.0
     t_back: float = 300.0
     c_uct: float = 300.0
@@ -199,6 +205,7 @@ class GoPlayer:
                     prior_ladders=s.prior_ladders,
                     prior_moves=s.prior_moves,
                     prior_counts=s.per_move_counts(size),
+                    order_prior=s.widen > 0,
                 ),
                 playout_gammas=gammas,
             )
@@ -218,6 +225,9 @@ class GoPlayer:
                     seed=s.seed,
                     prior_counts=s.per_move_counts(size),
                     expand_visits=s.expand_after,
+                    widen_k0=s.widen,
+                    widen_a=s.widen_visits,
+                    widen_b=s.widen_growth,
                 ),
             )
         self.searcher.adapter.size = size

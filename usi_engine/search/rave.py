@@ -12,6 +12,7 @@ from usi_engine.search.layout import (
     FP_PRIOR_N,
     FP_RAVE_BIAS,
     FP_VSCALE,
+    FP_WIDEN_K0,
     NO_MOVE,
     T_AN,
     T_AW,
@@ -26,6 +27,7 @@ from usi_engine.search.layout import (
 )
 from usi_engine.search.table import table_slot
 from usi_engine.search.values import MATE_THRESHOLD
+from usi_engine.search.widening import widen_target
 
 _INF = np.inf
 
@@ -43,7 +45,9 @@ def rave_beta(n, n_amaf, bias):
 def select_rave(tree, v, fp):
     """UCT-RAVE (seed 000 eq. 12 and 18): argmax (1 - beta) Q(s,a) + beta Q~(s,a) + c sqrt(ln N(s) / N(s,a)),
     beta by eq. 47. A child proven lost for its side to move is taken at once; children proven won for
-    their side are avoided while any other edge exists."""
+    their side are avoided while any other edge exists. Progressive widening (FP_WIDEN_K0 > 0): only v's first
+    k(N) children in the game's order take part, k(N) = widening.widen_target of N, v's real MC visits (its
+    edges' counts without their prior's virtual visits)."""
     value = tree[T_VALUE]
     echild = tree[T_ECHILD]
     rn, rw, an, aw = tree[T_RN], tree[T_RW], tree[T_AN], tree[T_AW]
@@ -51,16 +55,21 @@ def select_rave(tree, v, fp):
     n = tree[T_COUNT][v]
     bias = fp[FP_RAVE_BIAS]
     c = fp[FP_CUCT]
+    widen = fp[FP_WIDEN_K0] > 0.0
     total = 0.0
+    virtual = 0.0
     for e in range(f, f + n):
         total += rn[e]
+        if widen:
+            virtual += prior_visits_of(tree, e, fp[FP_PRIOR_N])
+        if value[echild[e]] <= -MATE_THRESHOLD:
+            return e
     log_total = np.log(total + 1.0)
+    width = min(n, max(1, widen_target(total - virtual, fp))) if widen else n
     best = f
     best_score = -_INF
-    for e in range(f, f + n):
+    for e in range(f, f + width):
         ev = value[echild[e]]
-        if ev <= -MATE_THRESHOLD:
-            return e
         if ev >= MATE_THRESHOLD:
             score = -1.0
         else:

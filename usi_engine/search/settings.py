@@ -43,7 +43,8 @@ class SearchOptions:
     prune: bool = True  # a full pool frees its improbable part (NodePool.prune) and the search goes on
     joint: bool = True  # threads join each other's expansions (jobs.open_job; games with expand_children)
     helpers: int = 0  # threads that only evaluate the others' expansions (core run_helper); -1 = automatic
-    widen_k0: int = 0  # progressive widening (games with order_children): children entered at expansion; 0 = off
+    widen_k0: int = 0  # progressive widening (games with order_children; RAVE: of the children in the game's order):
+    # children entered at expansion; 0 = off
     widen_a: float = 4.0  # ... a node holds k0 + floor(log_b(1 + N/a)) children after N samples (widening.widen_target)
     widen_b: float = 1.6
     prior_beta: float = 0.0  # progressive bias under widening: a child weighs p^beta more (selection.select_softmax)
@@ -96,7 +97,8 @@ def float_params(opt: SearchOptions, index: int, samplers: int, widen: bool, val
     fp[layout.FP_TSEL_MIN] = opt.t_sel_min
     fp[layout.FP_BACK_ANNEAL_N] = opt.back_anneal_visits
     fp[layout.FP_TBACK_MIN] = opt.t_back_min
-    fp[layout.FP_WIDEN_K0] = opt.widen_k0 if widen else 0
+    # progressive widening: under RAVE a selection over the first children (rave.select_rave), needing no arrays
+    fp[layout.FP_WIDEN_K0] = opt.widen_k0 if widen or opt.policy == 'rave' else 0
     fp[layout.FP_WIDEN_A] = opt.widen_a
     fp[layout.FP_WIDEN_B] = opt.widen_b
     fp[layout.FP_PRIOR_BETA] = opt.prior_beta if widen else 0.0
