@@ -62,7 +62,7 @@ class PlayerSettings:
     playouts: int | None = None  # children evaluated per move (None: time only)
     leaf_playouts: int = 1  # playouts per child for softmax/uct leaves (K)
     rave_playouts: int = 4  # RAVE: children given a playout per expansion (+ tactical ones; 0 = all)
-    rave_children: str = "uniform"  # RAVE: those children drawn uniformly, by the playout policy ("policy"), or "none"
+    rave_children: str = "uniform"  # RAVE: drawn uniformly, by the playout policy ("policy"), "none" or "top"
     expand_after: int = 0  # RAVE: playouts from a leaf itself until its edge has this many, then expand (0: at once)
     # RAVE progressive widening: a node's children in prior order take part in selection, the first
     # widen + floor(log_growth(1 + N / widen_visits)) after N real visits (0: all of them)
