@@ -124,7 +124,7 @@ def test_triple_ko_cycle_is_refused_by_positional_superko_only():
             before = b.pos.copy()
             with pytest.raises(ValueError, match="superko"):
                 b.play("w", last)
-            assert np.array_equal(before, b.pos)
+            assert np.array_equal(L.live_state(before), L.live_state(b.pos))  # the flood scratch may differ
 
 
 def test_pass_then_out_of_turn_recapture_repeats_the_position():
@@ -175,7 +175,7 @@ def test_occupied_point_is_illegal_and_board_unchanged():
     before = b.pos.copy()
     with pytest.raises(ValueError, match="occupied"):
         b.play("w", "E5")
-    assert np.array_equal(before, b.pos)
+    assert np.array_equal(L.live_state(before), L.live_state(b.pos))
 
 
 def test_scoring_with_komi_and_neutral_points():

@@ -49,6 +49,7 @@ from usi_engine.go.layout import (
     PASSES,
     PASS_KEY,
     PLY,
+    SCRATCH_LEN,
     SIDE,
     SIDE_KEY,
     SIZE,
@@ -57,13 +58,14 @@ from usi_engine.go.layout import (
     WHITE,
     ZOBRIST,
 )
+from usi_engine.search.jit import bare_kernel
 
 # _eval_move status codes
 LEGAL, OCCUPIED, SUICIDE, KO_BAN, SUPERKO = 0, 1, 2, 3, 4
 STATUS_TEXT = ("legal", "occupied", "suicide", "ko", "superko")
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def flood_block(board, w, start, mark, stamp, stack, except_pt):
     """Mark the block containing `start` with `stamp`, its stones in stack[:n] in flood order (breadth first,
     neighbours in the order 1, -1, w, -w). board is a padded board (this module's or a plain copy of one).
@@ -95,7 +97,7 @@ def flood_block(board, w, start, mark, stamp, stack, except_pt):
     return n, has_lib, key_xor
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _last_capture_ply(pos):
     """Largest ply i < PLY whose move removed stones, -1 if none did."""
     top = pos[CAP_TOP]
@@ -107,7 +109,7 @@ def _last_capture_ply(pos):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _repeats(pos, key, side_after, last_j):
     """Does board key `key` (with `side_after` to move) repeat a position 0..last_j under the ko rule?"""
     rule = pos[KO_RULE]
@@ -120,7 +122,7 @@ def _repeats(pos, key, side_after, last_j):
     return False
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _eval_move(pos, p, mark, stack, stamp, last_cap):
     """Legality of a stone at p for the side to move, without changing the board.
 
@@ -169,28 +171,29 @@ def _eval_move(pos, p, mark, stack, stamp, last_cap):
     return LEGAL, stamp + 1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def move_status(pos, move):
     """LEGAL or the reason a move is illegal for the side to move (PASS is always legal)."""
     if move == PASS:
         return LEGAL
     if move <= 0 or move >= BOARD_CAP:
         return OCCUPIED
-    mark = np.zeros(BOARD_CAP, np.int64)
-    stack = np.empty(BOARD_CAP, np.int64)
-    status, _ = _eval_move(pos, move, mark, stack, 1, _last_capture_ply(pos))
+    s0 = pos.shape[0] - SCRATCH_LEN  # the flood scratch (layout.py): stamp, mark, stack
+    mark, stack = pos[s0 + 1 : s0 + 1 + BOARD_CAP], pos[s0 + 1 + BOARD_CAP : s0 + SCRATCH_LEN]
+    status, stamp = _eval_move(pos, move, mark, stack, pos[s0], _last_capture_ply(pos))
+    pos[s0] = stamp
     return status
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def gen_moves(pos, out_moves):
     """Legal moves of the side to move (stone moves in point order, then PASS); returns the count."""
     n_side = pos[SIZE]
     w = pos[STRIDE]
-    mark = np.zeros(BOARD_CAP, np.int64)
-    stack = np.empty(BOARD_CAP, np.int64)
+    s0 = pos.shape[0] - SCRATCH_LEN  # the flood scratch (layout.py): stamp, mark, stack
+    mark, stack = pos[s0 + 1 : s0 + 1 + BOARD_CAP], pos[s0 + 1 + BOARD_CAP : s0 + SCRATCH_LEN]
     last_cap = _last_capture_ply(pos)
-    stamp = 1
+    stamp = pos[s0]
     n = 0
     for y in range(n_side):
         row = (y + 1) * w
@@ -202,11 +205,12 @@ def gen_moves(pos, out_moves):
             if status == LEGAL:
                 out_moves[n] = p
                 n += 1
+    pos[s0] = stamp
     out_moves[n] = PASS
     return n + 1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _remove_block(pos, board, stones, n, colour):
     """Lift stones[:n] of `colour`, pushing them on the capture stack; returns their key XOR."""
     top = pos[CAP_TOP]
@@ -221,7 +225,7 @@ def _remove_block(pos, board, stones, n, colour):
     return kx
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def do_move(pos, move):
     """Play `move` (assumed legal, see move_status) for the side to move and record it for undo."""
     ply = pos[PLY]
@@ -240,16 +244,17 @@ def do_move(pos, move):
         board = pos[BOARD : BOARD + BOARD_CAP]
         w = pos[STRIDE]
         o = 3 - c
-        mark = np.zeros(BOARD_CAP, np.int64)
-        stack = np.empty(BOARD_CAP, np.int64)
+        s0 = pos.shape[0] - SCRATCH_LEN  # the flood scratch (layout.py): stamp, mark, stack
+        mark, stack = pos[s0 + 1 : s0 + 1 + BOARD_CAP], pos[s0 + 1 + BOARD_CAP : s0 + SCRATCH_LEN]
         board[move] = c
         key = pos[KEY] ^ ZOBRIST[c, move]
         n_captured = 0
         captured_at = 0
-        stamp = 0
+        base = pos[s0]  # marks above it are this move's
+        stamp = base
         for d in (1, -1, w, -w):
             q = move + d
-            if board[q] == o and mark[q] == 0:
+            if board[q] == o and mark[q] <= base:
                 stamp += 1
                 n, has_lib, _ = flood_block(board, w, q, mark, stamp, stack, -1)
                 if not has_lib:
@@ -257,6 +262,7 @@ def do_move(pos, move):
                     n_captured += n
                     captured_at = q
         stamp += 1
+        pos[s0] = stamp
         n, has_lib, _ = flood_block(board, w, move, mark, stamp, stack, -1)
         if not has_lib:  # suicide (only reached when SUICIDE_OK)
             key ^= _remove_block(pos, board, stack, n, c)
@@ -275,7 +281,7 @@ def do_move(pos, move):
     pos[PLY] = ply + 1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def undo_move(pos):
     """Revert the last do_move exactly (board, key, ko, passes, side, capture stack)."""
     ply = pos[PLY] - 1
@@ -295,7 +301,7 @@ def undo_move(pos):
     pos[PLY] = ply
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def pos_key(pos):
     """Transposition key: board colouring, side to move, simple-ko point, and a pending pass."""
     k = pos[KEY] ^ ZOBRIST[EMPTY, pos[KO]]
@@ -358,7 +364,7 @@ def area_score(pos):
     return black - white - pos[KOMI_MILLI] / 1000.0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def game_over(pos):
     """Two consecutive passes, or the history is (nearly) full: the game is scored as it stands."""
     return pos[PASSES] >= 2 or pos[PLY] >= pos[HIST_CAP] - 1

@@ -19,6 +19,7 @@ from numba import njit
 
 from usi_engine.go.board import flood_block
 from usi_engine.go.layout import BOARD_CAP, EMPTY
+from usi_engine.search.jit import bare_kernel, counted_kernel
 
 MAX_LADDER_PLIES = 120  # a chase longer than this counts as escaped (a 19x19 ladder is < 2 * 19 * 2 plies)
 # scratch rows: marks and flood stack of the liberty count, marks and stones of the defender's block, liberties
@@ -26,7 +27,7 @@ S_MARK, S_STACK, S_BMARK, S_BLOCK, S_LIBS = range(5)
 S_ROWS = 5
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def liberties(board, w, s, sc, stamp, cap):
     """Distinct liberties of the block of stone s, counting stops after cap + 1; found ones in sc[S_LIBS], in the
     order of the block's stones (board.flood_block) and their neighbours."""
@@ -47,7 +48,7 @@ def liberties(board, w, s, sc, stamp, cap):
     return k
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _can_capture_next_to(board, w, s, ext, sc, stamp):
     """The defender (block of s, extending at ext) can capture an attacking block in atari: one next to its
     block, or one whose last liberty is ext."""
@@ -104,7 +105,7 @@ def _chase(board, w, s, sc, stamp):
     return False
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def escape_is_laddered(board, w, p, c):
     """c extends at the empty point p (next to its block in atari, giving it exactly two liberties): can the
     opponent capture the extended block in a ladder? board is left unchanged."""

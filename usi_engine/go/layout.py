@@ -34,6 +34,11 @@ Layout of ``pos`` (indices are constants below):
 - capture stack at ``pos[CAPS:]``: one entry per removed stone, ``point | colour << 16``; move i
   removed the entries between its H_CAPTOP and the next entry's (or CAP_TOP).
 
+- scratch, the last ``SCRATCH_LEN`` slots (``scratch_start``): a stamp, then a mark array and a stack of
+  BOARD_CAP slots each, the working memory of board.py's block floods (so that a move allocates nothing).
+  A flood marks with stamps above the stamp it found and stores the last one it used; the scratch is no
+  part of the position (``live_state`` leaves it out) and a copy may carry it or zero it.
+
 Undo therefore restores exactly from pos alone: lift the stone, put back the removed stones, reload
 the header from the history entry. Every removed stone was placed by an earlier move, so the stack
 never needs more than H + BOARD_CAP entries.
@@ -70,6 +75,7 @@ CAP_TOP = 12
 BOARD = 16
 HIST = BOARD + BOARD_CAP
 HIST_STRIDE = 6
+SCRATCH_LEN = 2 * BOARD_CAP + 1  # the flood scratch at the end of pos: stamp, mark[BOARD_CAP], stack[BOARD_CAP]
 H_KEY, H_MOVE, H_KO, H_PASSES, H_SIDE, H_CAPTOP = 0, 1, 2, 3, 4, 5
 DEFAULT_HISTORY = 1024
 
@@ -84,7 +90,7 @@ PASS_KEY = int(_KEYS[3 * BOARD_CAP + 1])  # the previous move was a pass
 
 def pos_size(history_capacity: int = DEFAULT_HISTORY) -> int:
     """Length of a ``pos`` array holding ``history_capacity`` positions of history."""
-    return HIST + HIST_STRIDE * history_capacity + history_capacity + BOARD_CAP
+    return HIST + HIST_STRIDE * history_capacity + history_capacity + BOARD_CAP + SCRATCH_LEN
 
 
 def point(size: int, x: int, y: int) -> int:

@@ -31,12 +31,12 @@ number to the gamma in hundredths, an integer so that draws use integer totals.
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from usi_engine.go.layout import BLACK, BORDER, EMPTY, WHITE
 from usi_engine.go.patterns import NEIGHBOUR_CELLS, diagram_cells
 from usi_engine.go.shapes import square_maps
 from usi_engine.go.workspace import R_BOARD, R_HEAD, _in_atari
+from usi_engine.search.jit import bare_kernel
 
 DIAGONAL_CELLS = (0, 2, 6, 8)  # cell = row * 3 + column, row 0 at the bottom (patterns.NEIGHBOUR_CELLS)
 ORTHOGONAL_CELLS = (1, 3, 5, 7)
@@ -138,7 +138,7 @@ MOGGY_GAMMAS.setflags(write=False)
 assert len(NEIGHBOUR_CELLS) == len(DIAGONAL_CELLS) + len(ORTHOGONAL_CELLS)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def moggy_index(ws, w, p):
     """MOGGY_TABLE's index of the empty point p (module docstring) on the workspace's board (stride w)."""
     board, head = ws[R_BOARD], ws[R_HEAD]
@@ -153,7 +153,7 @@ def moggy_index(ws, w, p):
     return index
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def moggy_gamma(ws, w, p, c):
     """The gamma (hundredths) of the moggy pattern that the empty point p matches for colour c to move; 0: none."""
     entry = np.int64(MOGGY_TABLE[moggy_index(ws, w, p)])

@@ -62,6 +62,7 @@ from usi_engine.go.layout import (
 from usi_engine.go.patterns import NEIGHBOUR_CELLS, N_CODES, neighbourhood_code
 from usi_engine.go.shapes import square_maps
 from usi_engine.go.workspace import R_BOARD, R_GSIZE, R_HEAD, _in_atari, _setup
+from usi_engine.search.jit import bare_kernel
 from usi_engine.weightfile import read_archive, write_archive
 
 FEATURE_SET = "go-moves"
@@ -141,14 +142,14 @@ OWN_AT = KEYS + N_WEIGHTS  # the ownership context: flag, then the mean ownershi
 MODEL_SIZE = OWN_AT + 1 + BOARD_CAP
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _distance(p, q, w):
     """Coulom's move distance dx + dy + max(dx, dy) between points p and q (stride w)."""
     dx, dy = abs(p % w - q % w), abs(p // w - q // w)
     return dx + dy + max(dx, dy)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _dist_value(p, q, w):
     if q <= 0 or q == PASS:
         return 0
@@ -179,7 +180,7 @@ def shape_codes(board, w, size, p, c):
     return best12, best24
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def owner_value(own, p, c):
     """G_OWNER of colour c playing p under the ownership context own (the model's, from OWN_AT; empty or flag 0:
     none known)."""
@@ -256,7 +257,7 @@ def candidate_features(ws, sc, stamp, w, size, p, c, last, prev, own, out):
     out[G_OWNER] = owner_value(own, p, c)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _vocabulary_value(keys, code):
     """index + 1 of a shape code in sorted keys, 0 when absent."""
     i = np.searchsorted(keys, float(code))
@@ -265,7 +266,7 @@ def _vocabulary_value(keys, code):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def weight_indices(model, f):
     """Turn candidate_features' raw values f into the indices of their weights in the model's w, in place."""
     f[G_SHAPE12] = _vocabulary_value(model[:SHAPE12_KEYS], f[G_SHAPE12])
@@ -274,7 +275,7 @@ def weight_indices(model, f):
         f[g] += OFFSETS[g]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def last_moves(pos):
     """(last, prev): the moves of the previous two plies (PASS when there is none)."""
     ply = pos[PLY]
@@ -283,7 +284,7 @@ def last_moves(pos):
     return last, prev
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def move_probabilities(pos, ws, model, moves, n, out):
     """out[i] = P(moves[i]) under the model for the side to move of pos (0 for a pass); uses ws."""
     _setup(pos, ws)

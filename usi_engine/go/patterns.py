@@ -32,10 +32,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from usi_engine.go.layout import BLACK, BORDER, EMPTY, WHITE
 from usi_engine.go.shapes import square_maps
+from usi_engine.search.jit import bare_kernel
 
 NEIGHBOUR_CELLS = (0, 1, 2, 3, 5, 6, 7, 8)  # cell = row * 3 + column, row 0 at the bottom; 4 is the centre
 CENTRE = 4
@@ -226,7 +226,7 @@ def build_table() -> np.ndarray:
 PATTERN_TABLE = build_table()
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def neighbourhood_code(board, w, p):
     """Base-4 code of the contents of the 8 neighbours of p (digit k = cell NEIGHBOUR_CELLS[k]; stride w)."""
     return (
@@ -241,7 +241,7 @@ def neighbourhood_code(board, w, p):
     )
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def matches(board, w, p, c):
     """The empty point p matches one of MoGo's patterns for colour c to play."""
     return (PATTERN_TABLE[neighbourhood_code(board, w, p)] & c) != 0

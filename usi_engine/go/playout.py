@@ -99,6 +99,7 @@ from usi_engine.go.workspace import (
     _setup,
     new_workspace,
 )
+from usi_engine.search.jit import bare_kernel
 from usi_engine.search.rng import splitmix64_outputs, xorshift64star
 
 DEFAULT_CAP_FACTOR = 3  # playout move cap = factor * N * N (the usual cut at ~3 N^2 moves)
@@ -167,7 +168,7 @@ def seed_rng(seed: int) -> np.ndarray:
     return np.array([z or 1], dtype=np.uint64)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def rand_below(rng, n):
     """Uniform integer in [0, n) from the xorshift64* state rng[0]."""
     return int(xorshift64star(rng) >> np.uint64(33)) % n
@@ -177,7 +178,7 @@ def rand_below(rng, n):
 REFUSED, PERMITTED, REFUSED_SELFATARI = 0, 1, 2
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _judge(ws, w, p, c, ko, rng, policy):
     """May rules 0, 5 and 6 play the empty point p for c? PERMITTED when it is not an own eye, workspace._random_ok
     accepts it (or with POLICY_SACRIFICE it is a killing sacrifice of 2-6 stones, tactics.killing_sacrifice), and
@@ -195,13 +196,13 @@ def _judge(ws, w, p, c, ko, rng, policy):
     return PERMITTED
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _permit(ws, w, p, c, ko, rng, policy):
     """_judge permits c's move at the empty point p."""
     return _judge(ws, w, p, c, ko, rng, policy) == PERMITTED
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _cousin(ws, w, p, c, ko, rng):
     """An approach move for c instead of the bad single-stone self-atari at p (Pachi's selfatari_cousin): the other
     liberty of an opponent block next to p with exactly two liberties, if c may play it (not an own eye, _random_ok,
@@ -238,7 +239,7 @@ def _cousin(ws, w, p, c, ko, rng):
     return pick
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _pattern_weight(ws, w, q, c, ko, rng, policy):
     """Rule 5's weight of the empty point q for c: with POLICY_MOGGY the gamma of the moggy pattern it matches
     (moggy3.py) if it is no bad single-stone self-atari and no atari escape into a working ladder, else 1 if it
@@ -255,7 +256,7 @@ def _pattern_weight(ws, w, q, c, ko, rng, policy):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _saves_into_ladder(ws, w, q, c):
     """c's stone at q extends an own block in atari into a working ladder (ladder.escape_is_laddered)."""
     board, head = ws[R_BOARD], ws[R_HEAD]
@@ -265,7 +266,7 @@ def _saves_into_ladder(ws, w, q, c):
     return False
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _pattern_move(ws, w, c, last, prev, ko, rng, policy):
     """A point drawn from the empty 8 neighbours of `last`, and of `prev` (PASS: none) other than those next to
     `last`, with probability proportional to its _pattern_weight (uniform over the MoGo pattern matches, by the
@@ -297,7 +298,7 @@ def _pattern_move(ws, w, c, last, prev, ko, rng, policy):
     return pick
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _atari_answer(ws, w, c, last, ko, policy):
     """Rules 1 and 2 for c after the opponent's stone at `last`: an own block in atari next to `last` is saved by a
     capture, else by extending on its liberty when that leaves two liberties (with POLICY_LADDERS: not into a
@@ -323,7 +324,7 @@ def _atari_answer(ws, w, c, last, ko, policy):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _local_move(ws, w, c, last, prev, ko, ko_recent, rng, policy):
     """Rules 0-5 of the playout policy (module docstring; `policy` is the bitmask of its optional rules) for c after
     the opponent's move `last` and c's own move `prev` before it; ko_recent: the point of a ko taken within KO_AGE
@@ -362,7 +363,7 @@ def _local_move(ws, w, c, last, prev, ko, ko_recent, rng, policy):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _random_move(ws, w, c, ko, rng, policy):
     """Rule 6: a uniformly random empty point that _permit accepts, or with POLICY_SOFTMAX one drawn by the shape
     gammas (softplayout.soft_draw, which does not judge single-stone self-ataris); PASS when nothing is left. With
@@ -389,7 +390,7 @@ def _random_move(ws, w, c, ko, rng, policy):
     return PASS
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _choose(ws, w, c, last, prev, ko, ko_recent, rng, policy):
     """The playout policy's move for c: rules 0-5 (_local_move), else rule 6 (_random_move); PASS when nothing is
     left."""
@@ -482,7 +483,7 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy, gammas=None, 
     return black - white - pos[KOMI_MILLI] / 1000.0, moves
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def first_moves(pos, ws, rng, policy, gammas, out):
     """out[:] = len(out) independent draws of the playout policy's first move from pos (unchanged): the moves a
     playout from pos starts with, PASS when the policy has nothing left. ws is set up for pos (and its softmax
@@ -576,7 +577,7 @@ PRIOR_VALUES = np.array(
 )
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _stone_near(board, w, p, radius):
     """Any stone within Manhattan distance `radius` of p."""
     for dy in range(-radius, radius + 1):
@@ -588,7 +589,7 @@ def _stone_near(board, w, p, radius):
     return False
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _rule(ws, w, size, p, c, last, patterns, ladders):
     """The rule (RULE_*) that sets H(s,a) of a legal stone move p for c (the first that applies; RULE_PATTERN
     only with `patterns`, RULE_LADDERED only with `ladders`), after _setup of the position."""

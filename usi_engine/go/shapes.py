@@ -28,7 +28,6 @@ the regions that changed.
 from functools import lru_cache
 
 import numpy as np
-from numba import njit
 
 from usi_engine.go.layout import (
     BOARD,
@@ -47,6 +46,7 @@ from usi_engine.go.layout import (
     PLY,
     point,
 )
+from usi_engine.search.jit import bare_kernel
 
 DEFAULT_KS = (1, 2, 3)
 MAX_COVER = 14  # regions covering one point: 1 + 4 + 9
@@ -211,7 +211,7 @@ def table_ks(tab) -> tuple:
     return tuple(int(k) for k in tab[start : start + int(tab[T_NKS])])
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _entry(tab, r, shape_id, which):
     """Signed table entry of region r's shape: which 0 = LI, 1 = LD."""
     base = int(tab[int(tab[T_REG_BASE]) + 2 * r + which])
@@ -219,7 +219,7 @@ def _entry(tab, r, shape_id, which):
     return int(tab[table + base + shape_id])
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _signed(theta, e):
     """theta[weight] * sign of a signed table entry e (0 = neutral feature)."""
     if e > 0:
@@ -229,7 +229,7 @@ def _signed(theta, e):
     return 0.0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def region_value(tab, theta, r, shape_id):
     """Contribution of region r with the given shape to the linear sum (both weight-sharing kinds)."""
     if theta.shape[0] == 0:
@@ -237,7 +237,7 @@ def region_value(tab, theta, r, shape_id):
     return _signed(theta, _entry(tab, r, shape_id, 0)) + _signed(theta, _entry(tab, r, shape_id, 1))
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def region_ids(tab, board, ids):
     """ids[r] = shape id of every region of the padded board (from scratch; the reference for the incremental
     update)."""
@@ -254,7 +254,7 @@ def region_ids(tab, board, ids):
         ids[r] = s
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def linear_sum(tab, theta, ids):
     """sum over active features of theta[weight] * sign (the logit of V)."""
     total = 0.0
@@ -263,7 +263,7 @@ def linear_sum(tab, theta, ids):
     return total
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def change_point(tab, theta, ids, p, dcolour):
     """Add dcolour (+c: a stone of colour c appears at p; -c: it disappears) to every region covering p;
     returns the change of linear_sum(tab, theta, ids)."""
@@ -280,7 +280,7 @@ def change_point(tab, theta, ids, p, dcolour):
     return delta
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def apply_move(pos, tab, theta, ids):
     """Update ids for the move board.do_move just made (stone placed, captured stones lifted); returns the
     change of the linear sum."""
@@ -296,7 +296,7 @@ def apply_move(pos, tab, theta, ids):
     return delta
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def revert_move(pos, tab, theta, ids):
     """Undo apply_move for the last move of pos; call BEFORE board.undo_move. Returns the sum's change."""
     e = HIST + HIST_STRIDE * (pos[PLY] - 1)
@@ -311,7 +311,7 @@ def revert_move(pos, tab, theta, ids):
     return delta
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def active_count(tab, ids):
     """Number of active non-neutral features, |phi|^2 (every feature is 0 or +-1)."""
     n = 0
@@ -322,7 +322,7 @@ def active_count(tab, ids):
     return n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def add_gradient(tab, theta, ids, step):
     """theta[weight] += step * sign for every active feature (a shared weight active k times moves k times)."""
     for r in range(int(tab[T_NREG])):

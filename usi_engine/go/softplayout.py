@@ -27,7 +27,6 @@ table look-up.
 """
 
 import numpy as np
-from numba import njit
 
 from usi_engine.go.layout import BLACK, BORDER, EMPTY, PASS
 from usi_engine.go.moveprior import G_SHAPE3, KEYS, N_SHAPE3, OFFSETS, SHAPE3_CLASS, SWAP3, read_model, shipped_model
@@ -46,6 +45,7 @@ from usi_engine.go.workspace import (
     _play,
     _random_ok,
 )
+from usi_engine.search.jit import bare_kernel
 from usi_engine.search.rng import xorshift64star
 
 TABLE_SIZE = 2 * N_CODES  # entries of the kernels' table (draw_table)
@@ -128,14 +128,14 @@ def playout_table(model_path=None, beta: float = 1.0) -> np.ndarray:
     return draw_table(gamma_table(model, beta))
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def rand_fraction(rng):
     """Uniform float in [0, 1) with 53 bits, from the playouts' xorshift64* state rng[0] (the step of
     playout.rand_below, which keeps only 31 bits: too few to draw below a total of up to 2**41)."""
     return float(xorshift64star(rng) >> np.uint64(11)) * _UNIT
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def soft_setup(ws, w, size, table):
     """Codes, gammas and totals of the board in ws (after workspace._setup), from scratch."""
     board, code = ws[R_BOARD], ws[R_CODE]
@@ -160,7 +160,7 @@ def soft_setup(ws, w, size, table):
     ws[R_META, 2] = tw
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _changed(ws, w, p, delta, table):
     """The content of point p changed by `delta` (new - old): p's own gammas (0 at a stone) and its 8 neighbours'
     codes and gammas, the totals adjusted. p is digit 7 - k of the neighbour at offset k (neighbourhood_code's
@@ -195,7 +195,7 @@ def _changed(ws, w, p, delta, table):
     ws[R_META, 2] += dw
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _captured(ws, w, h, o, table):
     """Block h of colour o was just captured (its stones are empty, its ring of stones intact): every stone's
     point changed by -o."""
@@ -208,7 +208,7 @@ def _captured(ws, w, h, o, table):
             break
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def soft_play(ws, w, p, c, table):
     """workspace._play of a legal stone of c at p, keeping the codes, gammas and totals (module docstring).
     Returns the new simple-ko point (0 none)."""
@@ -231,7 +231,7 @@ def soft_play(ws, w, p, c, table):
     return ko
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def soft_draw(ws, w, c, ko, rng):
     """Rule 6 under POLICY_SOFTMAX: an empty point drawn with probability proportional to its gamma for c among
     those that are not an own eye and that workspace._random_ok accepts (a refused point is moved behind the
@@ -269,7 +269,7 @@ def soft_draw(ws, w, c, ko, rng):
     return PASS
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def soft_score(ws, w, c, ko, classes, psi):
     """The expectation part of rule 6's score function, before its draw: psi[k] -= pi(k), the probability that the
     softmax draw (soft_draw) picks a point of shape class k, pi(p) = gamma(p) / sum of gamma over the points it

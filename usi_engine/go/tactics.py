@@ -51,8 +51,6 @@ workspace's pseudo-liberties. Both rules keep their scratch in the workspace row
 plays): ``two_lib_moves`` its candidates, ``nakade_move`` the region.
 """
 
-from numba import njit
-
 from usi_engine.go.layout import BORDER, EMPTY
 from usi_engine.go.workspace import (
     R_BOARD,
@@ -70,11 +68,12 @@ from usi_engine.go.workspace import (
     _libs_after,
     _random_ok,
 )
+from usi_engine.search.jit import bare_kernel
 
 NAKADE_MAX = 6  # the largest eye space with a vital point that kills (rabbity six), as in Pachi's nakade.c
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _more_libs(ws, w, h, skip1, skip2, a, b):
     """Walks block h for liberties other than skip1, skip2 and the ones already found (a, b: 0 when not yet);
     returns (a, b, three) with three True once a third distinct one turns up."""
@@ -95,7 +94,7 @@ def _more_libs(ws, w, h, skip1, skip2, a, b):
             return a, b, False
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def block_libs(ws, w, g):
     """(n, a, b): the distinct liberties of the block of stone g, counting stops at 3; a and b the first two found
     (0 when fewer). The walk starts at g: a stone with empty neighbours (a move's own, or one next to it) ends it
@@ -104,7 +103,7 @@ def block_libs(ws, w, g):
     return (3 if three else (2 if b != 0 else (1 if a != 0 else 0))), a, b
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _libs_after3(ws, w, p, c):
     """Distinct liberties of c's block after c plays the empty point p, counting stops at 3; 3 when the move
     captures (the captured points become liberties)."""
@@ -133,7 +132,7 @@ def _libs_after3(ws, w, p, c):
     return 2 if b != 0 else (1 if a != 0 else 0)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _atari_holds(ws, w, g, x, y, c, ko):
     """c's atari at x on the opponent block g with exactly the liberties x and y holds: g extending at y captures
     nothing and keeps at most two liberties, x is legal and leaves c's stone two or more liberties, and g touches no
@@ -178,7 +177,7 @@ def _atari_holds(ws, w, g, x, y, c, ko):
             return True
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _add(out, n, p):
     """Appends p to the candidates out[:n] unless it is there; returns the new count."""
     for i in range(n):
@@ -188,7 +187,7 @@ def _add(out, n, p):
     return n + 1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _own_blocks_next_to(ws, w, c, p):
     """One stone of each distinct block of c touching the point p, the first met in the order (1, -1, w, -w):
     (s1, s2, s3, s4), 0 for none."""
@@ -212,7 +211,7 @@ def _own_blocks_next_to(ws, w, c, p):
     return s1, s2, s3, s4
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def two_lib_moves(ws, w, c, last, ko):
     """The two-liberty rule's candidate moves for c after the opponent's stone at `last` (module docstring), in
     ws[R_STACK][:n]; returns n."""
@@ -243,7 +242,7 @@ def two_lib_moves(ws, w, c, last, ko):
     return n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _capture_is_snapback(ws, w, g, lib, c):
     """c's capture of the lone opponent stone g (in atari, liberty lib) is answered by a snapback: lib has no empty
     neighbour and is no eye of the opponent's, and every other block next to lib is an opponent block with two or
@@ -264,7 +263,7 @@ def _capture_is_snapback(ws, w, g, lib, c):
     return True
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _can_capture(ws, w, g, c, ko):
     """The liberty at which c usefully captures the opponent block g in atari (not the ko point, no snapback), or
     0 (Pachi's can_capture)."""
@@ -274,7 +273,7 @@ def _can_capture(ws, w, g, c, ko):
     return lib
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _countercaptures(ws, w, g, ko, out, n):
     """Appends to out[:n] the captures of the opponent blocks in atari touching c's block g (_can_capture) that are
     not there yet; returns (the new count, whether there is any)."""
@@ -295,7 +294,7 @@ def _countercaptures(ws, w, g, ko, out, n):
             return n, found
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _border_ladder(ws, w, lib, c):
     """c's block in atari extending on its liberty lib, a first-line point (not a corner) with one c neighbour, is
     caught in a first-line ladder (Pachi's is_border_ladder, countercaptures excluded by the caller): c has no
@@ -322,14 +321,14 @@ def _border_ladder(ws, w, lib, c):
     return True
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _first_line_escape(board, w, lib, c):
     """lib is a first-line point but no corner, with exactly one c neighbour (the block it extends)."""
     _, own, _, edges = _neighbours(board, w, lib, c)
     return edges == 1 and own == 1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def moggy_atari_moves(ws, w, c, last, ko, ccap_roll):
     """Pachi's local atari rule (playout/moggy.c local_atari_check, tactics/1lib.c group_atari_check) for c after
     the opponent's stone at `last`: the capture of `last`'s block if it is in atari (_can_capture), and for each own
@@ -378,7 +377,7 @@ def moggy_atari_moves(ws, w, c, last, ko, ccap_roll):
     return n, force
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _miai_2lib(ws, w, g, a, b):
     """The block g with the two liberties a and b cannot be harmed by an atari (Pachi's miai_2lib as its code
     reads, where the pull-out branch never fires): a touches another block of g's colour not in atari, and b touches
@@ -403,7 +402,7 @@ def _miai_2lib(ws, w, g, a, b):
     return False
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _hopeless(board, w, lib, other, owner, c):
     """c defends its own block on `lib` (the other liberty `other`) with a move that gains nothing: lib touches
     no other own stone and has one empty neighbour, or two of which `other` is one (Pachi's defense_is_hopeless)."""
@@ -415,7 +414,7 @@ def _hopeless(board, w, lib, other, owner, c):
     return free == 1 or (free == 2 and (abs(lib - other) == 1 or abs(lib - other) == w))
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _atari_two_lib(ws, w, g, c, ko, out, n):
     """Appends to out[:n] c's moves on the liberties of the two-liberty block g (Pachi's can_atari_group): a legal
     point that is no hopeless defence (_hopeless) and no self-atari for c (bad_selfatari, or a block of two or more
@@ -453,7 +452,7 @@ def _atari_two_lib(ws, w, g, c, ko, out, n):
     return n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _two_lib_check(ws, w, g, c, ko, flip, out, n):
     """Pachi's group_2lib_check of the two-liberty block g for c: nothing when g has miai (_miai_2lib, its liberties
     taken in the order block_libs finds them, or reversed with `flip`: Pachi's test depends on the order of its
@@ -486,7 +485,7 @@ def _two_lib_check(ws, w, g, c, ko, flip, out, n):
             return n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def moggy_two_lib_moves(ws, w, c, last, ko, flip):
     """Pachi's local two-liberty rule (playout/moggy.c local_2lib_check, tactics/2lib.c) for c after the opponent's
     stone at `last`: _two_lib_check of `last`'s block if it has two liberties, and of each other block next to
@@ -511,7 +510,7 @@ def moggy_two_lib_moves(ws, w, c, last, ko, flip):
     return n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def nakade_move(ws, w, c, last, ko):
     """The vital point c plays in the eye space next to the opponent's stone at `last` (module docstring), or 0.
     The point has two or more empty neighbours in the region, so it is never an eye and never suicide; it must
@@ -558,7 +557,7 @@ def nakade_move(ws, w, c, last, ko):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _dead_shape(region, n, w):
     """(kills, square, vital) for the connected points region[:n] (n <= NAKADE_MAX) as an eye space: kills when one
     vital point leaves no two eyes in it (n <= 3; pyramid four; bulky or crossed five; rabbity six), square for the
@@ -599,7 +598,7 @@ def _dead_shape(region, n, w):
     return kills, n == 4 and deg2 == 4, vital
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def killing_sacrifice(ws, w, p, c, ko):
     """c's move at the empty point p joins own stones into a block of at most NAKADE_MAX stones left with one
     liberty l (a self-atari that workspace._random_ok refuses) and is a killing sacrifice (module docstring): it
@@ -660,7 +659,7 @@ def killing_sacrifice(ws, w, p, c, ko):
     return kills or square
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _neighbours(board, w, p, c):
     """(empty, c, opponent, border) counts of the four neighbours of p."""
     e = 0
@@ -680,7 +679,7 @@ def _neighbours(board, w, p, c):
     return e, own, opp, edge
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _snapback(ws, w, p, lib, c):
     """c's stone at p with its one liberty lib sets up a snapback (module docstring): the capture at lib cannot
     escape. Called when an opponent block next to p has exactly two liberties."""
@@ -699,7 +698,7 @@ def _snapback(ws, w, p, lib, c):
     return True
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _throw_in_shape(board, w, p, lib, c):
     """The one liberty lib of c's throw-in stone at p is enclosed like a false eye's neighbour (module docstring)."""
     o = 3 - c
@@ -713,7 +712,7 @@ def _throw_in_shape(board, w, p, lib, c):
     return True
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def bad_selfatari(ws, w, p, c):
     """c's stone at the empty point p is a bad single-stone self-atari (module docstring): it joins no own stone,
     captures nothing, keeps exactly one liberty, and is no snapback, throw-in or killing move inside the opponent's

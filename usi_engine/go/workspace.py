@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from usi_engine.go.layout import BLACK, BOARD, BOARD_CAP, BORDER, EMPTY, SIZE, STRIDE, WHITE
+from usi_engine.search.jit import bare_kernel
 
 R_BOARD, R_HEAD, R_NEXT, R_LIBS, R_LSUM, R_LSUM2, R_GSIZE, R_EMPTY, R_EIDX, R_STACK, R_OWNER = range(11)
 R_META = 11  # [0] = number of empty points; [1], [2] the softmax playouts' gamma totals for Black, White to move
@@ -35,7 +36,7 @@ def new_workspace() -> np.ndarray:
     return np.zeros((WS_ROWS, BOARD_CAP), dtype=np.int64)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _pseudo_libs(board, w, s):
     """Count, sum and sum of squares of the empty neighbours of s (its pseudo-liberties)."""
     nl = 0
@@ -98,21 +99,21 @@ def _setup(pos, ws):
     ws[R_META, 0] = n_empty
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _in_atari(ws, g):
     n = ws[R_LIBS, g]
     s = ws[R_LSUM, g]
     return n > 0 and n * ws[R_LSUM2, g] == s * s
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _is_own_eye(board, w, p, c):
     """p is an eye-like point of colour c: own/border neighbours and at most one opponent diagonal
     (none on the edge)."""
     return _eyelike(board, w, p, c) and not _falsified(board, w, p, c)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _eyelike(board, w, p, c):
     """Every neighbour of the empty point p is c's stone or the edge (Pachi's board_is_eyelike)."""
     for d in (1, -1, w, -w):
@@ -122,7 +123,7 @@ def _eyelike(board, w, p, c):
     return True
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _falsified(board, w, p, c):
     """An eye of colour c at p would be false by its diagonals: two of them hold opponent stones, or one does and
     another is off the board (Pachi's board_is_false_eyelike)."""
@@ -138,7 +139,7 @@ def _falsified(board, w, p, c):
     return bad + (1 if edge else 0) >= 2
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _libs_after(ws, w, p, c):
     """Distinct liberties, capped at 2, of c's block after c plays the empty point p; 2 when the
     move captures. Walks the joined own blocks only when p itself has fewer than two liberties."""
@@ -177,7 +178,7 @@ def _libs_after(ws, w, p, c):
     return 1 if found != 0 else 0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _random_ok(ws, w, p, c, ko):
     """Stone at empty point p is a move the random policy may play: legal under playout rules (no
     suicide, simple ko) and not a self-atari of a block of two or more stones. Single-stone
@@ -194,7 +195,7 @@ def _random_ok(ws, w, p, c, ko):
     return True
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _remove_block(ws, w, g):
     """Capture block g: empty its stones and give their points back as liberties to neighbours."""
     board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
@@ -227,7 +228,7 @@ def _remove_block(ws, w, g):
     return n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _merge(ws, a, b):
     """Join blocks with heads a and b (the smaller one is relabelled); returns the new head."""
     head, nxt, gsize = ws[R_HEAD], ws[R_NEXT], ws[R_GSIZE]
@@ -249,7 +250,7 @@ def _merge(ws, a, b):
     return a
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _play(ws, w, p, c):
     """Place a legal stone of c at p, merge and capture; returns the new simple-ko point (0 none)."""
     board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]
@@ -292,7 +293,7 @@ def _play(ws, w, p, c):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _capture_next_to(ws, w, g, ko):
     """Liberty of an opponent block in atari touching block g (a capture that saves g), or 0."""
     board, head, nxt = ws[R_BOARD], ws[R_HEAD], ws[R_NEXT]

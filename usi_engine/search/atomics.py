@@ -18,9 +18,11 @@ Each intrinsic emits one LLVM atomic instruction on element ``idx`` of a 1-D C-c
 import sys
 
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from usi_engine.search.jit import bare_kernel
 
 # POSIX sched_yield, resolved from the C library the process has loaded; on Windows the wait is a plain spin
 YIELD_SYMBOL = "" if sys.platform == "win32" else "sched_yield"
@@ -104,7 +106,7 @@ def cpu_yield(typingctx):
     return types.void(), codegen
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def atomic_max(ctl, idx, val):
     while True:
         old = atomic_load(ctl, idx)

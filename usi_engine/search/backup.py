@@ -4,9 +4,9 @@ a sample's path (backup_path); the visit-annealed temperature that backup and se
 consistency check of a pool (max_backup_error)."""
 
 import numpy as np
-from numba import njit
 
 from usi_engine.search.atomics import atomic_add, atomic_load
+from usi_engine.search.jit import bare_kernel
 from usi_engine.search.layout import (
     EXPANDED,
     FLAG_TERMINAL,
@@ -32,7 +32,7 @@ from usi_engine.search.widening import full_width
 _INF = np.inf
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def proven_value(tree, v):
     """(proven, E(v), min child E) from v's children's proven results alone: a child that is a proven loss
     for its side to move wins v (MATE - distance: one point per ply, quickest mate); if every child is a
@@ -56,7 +56,7 @@ def proven_value(tree, v):
     return False, 0.0, min_e
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def clamp_heuristic(r):
     """A heuristic value clamped below MATE_THRESHOLD so it never masquerades as proven."""
     limit = MATE_THRESHOLD - 1.0
@@ -67,7 +67,7 @@ def clamp_heuristic(r):
     return r
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def backup_value(tree, v, t_back):
     """E(v) recomputed from v's children (seed 001 eq. 3, negamax): E(v) = sum_c pi_b(c|v) * (-E(c)),
     pi_b(c|v) = exp(-E(c)/T_back)/Z, max-shifted. T_back <= 0 gives minimax (UCTMAX_H backup).
@@ -90,7 +90,7 @@ def backup_value(tree, v, t_back):
     return clamp_heuristic(s / z)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def rave_value(tree, v, vscale):
     """E(v) under the RAVE policy: proven results as in backup_value, else the mean simulation outcome q
     over v's edges (MC counts, priors included) on the value scale, vscale * (2q - 1)."""
@@ -108,7 +108,7 @@ def rave_value(tree, v, vscale):
     return clamp_heuristic(vscale * (2.0 * wins / count - 1.0))
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def node_value(tree, v, policy, t_back, vscale):
     """E(v) recomputed from its children under the policy's backup rule."""
     if policy == POLICY_RAVE:
@@ -116,7 +116,7 @@ def node_value(tree, v, policy, t_back, vscale):
     return backup_value(tree, v, t_back)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def backup_node(tree, v, t_back, anneal_n, t_min, policy, vscale):
     """Store E(v) = node_value at the backup temperature annealed by v's visits (annealed_temperature),
     retrying until no child changed meanwhile.
@@ -134,7 +134,7 @@ def backup_node(tree, v, t_back, anneal_n, t_min, policy, vscale):
             return
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def annealed_temperature(visits, t, anneal_n, t_min):
     """A temperature annealed by a node's visits: t, or with anneal_n > 0 t / sqrt(1 + N/anneal_n), not below
     t_min, where N = the samples backed up through the node since its expansion (its sequence count,
@@ -151,7 +151,7 @@ def annealed_temperature(visits, t, anneal_n, t_min):
     return a if a > t_min else t_min
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def backup_path(tree, path_nodes, d, fp, policy):
     """Back up path_nodes[d-1] .. path_nodes[0] (all expanded), bumping each sequence first."""
     state = tree[T_STATE]
@@ -161,7 +161,7 @@ def backup_path(tree, path_nodes, d, fp, policy):
         backup_node(tree, v, fp[FP_TBACK], fp[FP_BACK_ANNEAL_N], fp[FP_TBACK_MIN], policy, fp[FP_VSCALE])
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def max_backup_error(tree, n_nodes, t_back, anneal_n=0.0, t_min=0.0):
     """Largest |E(v) - recompute(v)| over expanded nodes below n_nodes (the backup temperature annealed by
     anneal_n, t_min as in the search), and how many were expanded. Nodes

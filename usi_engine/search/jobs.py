@@ -7,6 +7,7 @@ import numpy as np
 from numba import njit
 
 from usi_engine.search.atomics import atomic_add, atomic_cas, atomic_load, atomic_max, atomic_store, cpu_yield
+from usi_engine.search.jit import bare_kernel
 
 # --- joint expansion jobs (one per thread; see open_job) -------------------------------------------
 J_WORD, J_N, J_DONE, J_WORK = 0, 1, 2, 3  # word = tag << J_SHIFT | next item; items; finished; their work
@@ -35,7 +36,7 @@ def new_jobs(threads, max_moves, pos):
     )
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def open_job(job, base, node, n):
     """Open the job at job[base:] for the n children of `node`, whose moves the owner has written to its
     job's move row: from now on any thread that reaches `node` may claim children (claim_child), evaluate
@@ -47,7 +48,7 @@ def open_job(job, base, node, n):
     atomic_store(job, base + J_WORD, node << J_SHIFT)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def claim_child(job, base, node):
     """The index of an unclaimed child of `node` in the job at job[base:], now claimed by the caller; -1 when
     none is left or the job is no longer `node`'s. One CAS on the word that holds both the node and the next
@@ -61,7 +62,7 @@ def claim_child(job, base, node):
             return i
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def child_done(job, base, work):
     """Report one claimed child evaluated with `work` positions (its value and flags stored before this full
     barrier)."""
@@ -69,7 +70,7 @@ def child_done(job, base, work):
     atomic_add(job, base + J_DONE, 1)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def close_job(job, base, n):
     """The owner's end of a job: wait until all n children are evaluated (the last ones may be another
     thread's), close it to joiners (and helpers: the job's position may be rewritten after this) and return
@@ -96,7 +97,7 @@ def _from_ordered_bits(b):
     return a.view(np.float64)[0]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def set_job_aux(job, base, x):
     """Set the job's shared float (before the round that uses it is opened: open_job publishes it)."""
     atomic_store(job, base + J_AUX, _ordered_bits(x))
@@ -114,7 +115,7 @@ def job_aux_max(job, base, x):
     atomic_max(job, base + J_AUX, _ordered_bits(x))
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def find_job(job, node):
     """The base of the open job of `node`, or -1."""
     for base in range(0, job.shape[0], J_STRIDE):

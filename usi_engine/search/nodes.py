@@ -2,10 +2,9 @@
 the table in graph mode, private if terminal) and an expansion's children with their edges
 (attach_children)."""
 
-from numba import njit
-
 from usi_engine.search.alloc import alloc, init_node
 from usi_engine.search.atomics import atomic_add
+from usi_engine.search.jit import bare_kernel
 from usi_engine.search.layout import (
     CTL_SIZE,
     C_EDGES,
@@ -32,7 +31,7 @@ from usi_engine.search.layout import (
 from usi_engine.search.table import find_or_insert
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def init_root(tree, ctl, key, graph):
     """Start an empty pool with the root (unexpanded, value 0) at node 0; in graph mode it is in the table."""
     tree[T_TNODE][:] = TABLE_EMPTY
@@ -47,7 +46,7 @@ def init_root(tree, ctl, key, graph):
     ctl[C_ROOT] = 0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def new_child(tree, ctl, key, value, cflags, graph, depth):
     """The node of a fresh child (unexpanded, `value`), -1 when the pool is full. Graph mode shares a
     non-terminal child through the table (find_or_insert); a terminal child is a private node, because
@@ -65,7 +64,7 @@ def new_child(tree, ctl, key, value, cflags, graph, depth):
     return c
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def attach_children(tree, ctl, v, n, n_moves, moves, values, cflags, keys, graph, child_depth, logp):
     """Allocate and write v's n entered children and reserve the edges of all its n_moves moves (not yet
     published: the caller stores v's state); moves[n:n_moves] are the moves progressive widening may enter

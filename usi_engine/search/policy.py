@@ -5,12 +5,12 @@ arena's players that draw their move from it.
 """
 
 import numpy as np
-from numba import njit
 
 from usi_engine.search import layout
+from usi_engine.search.jit import bare_kernel
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def child_policy(tree, v, t, out_p):
     """pi(c|v) = exp(x_c/T)/Z with x_c = -E(c) (eq. 1-2 / 12-13), max-shifted, into out_p[:n]; returns n."""
     value = tree[layout.T_VALUE]

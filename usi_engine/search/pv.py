@@ -2,9 +2,9 @@
 principal variation (principal_variation) and the child a move leads to (child_of)."""
 
 import numpy as np
-from numba import njit
 
 from usi_engine.search.atomics import atomic_load
+from usi_engine.search.jit import bare_kernel
 from usi_engine.search.layout import (
     EXPANDED,
     FLAG_LAZY,
@@ -25,7 +25,7 @@ LAZY_RANK_OFFSET = 1.0e6  # edge_rank: lazy estimates rank below every refined v
 _INF = np.inf
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def edge_rank(tree, e, by_visits):
     """Preference of edge e for the best move: -E(child) (highest probability), or under RAVE its real MC count
     (the robust choice; per-child virtual visits of the prior left out, rave.prior_visits_of), with proven wins
@@ -42,7 +42,7 @@ def edge_rank(tree, e, by_visits):
     return tree[T_RN][e] - prior_visits_of(tree, e, 0.0)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def best_edge(tree, v, by_visits):
     """Edge of v with the highest edge_rank; -1 if v has no published children."""
     if (atomic_load(tree[T_STATE], v) & PHASE_MASK) != EXPANDED or tree[T_COUNT][v] == 0:
@@ -58,7 +58,7 @@ def best_edge(tree, v, by_visits):
     return best
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def principal_variation(tree, start, out_moves, seen, by_visits):
     """Moves from node `start` following best_edge; stops at an unexpanded node, at a repeated node (graph
     cycles) or when out_moves is full. Returns the length."""
@@ -79,7 +79,7 @@ def principal_variation(tree, start, out_moves, seen, by_visits):
     return n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def child_of(tree, v, move):
     """Child node of v reached by `move`, -1 if v is not expanded or has no such edge."""
     if (tree[T_STATE][v] & PHASE_MASK) != EXPANDED:

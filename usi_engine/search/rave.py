@@ -3,8 +3,8 @@ initialisation from the game's prior (rave_init_edges), their updates after a sa
 rave_update_end) and UCT-RAVE selection (select_rave). The policy's backup rule is backup.rave_value."""
 
 import numpy as np
-from numba import njit
 
+from usi_engine.search.jit import bare_kernel
 from usi_engine.search.layout import (
     FLAG_NO_SIM,
     FP_CUCT,
@@ -32,7 +32,7 @@ from usi_engine.search.widening import widen_target
 _INF = np.inf
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def rave_beta(n, n_amaf, bias):
     """Weight of the AMAF value by the minimum-MSE schedule (seed 000 eq. 47):
     beta = n~ / (n + n~ + 4 n n~ b^2), with n = N(s,a), n~ = N~(s,a) and b the RAVE bias."""
@@ -41,7 +41,7 @@ def rave_beta(n, n_amaf, bias):
     return n_amaf / (n + n_amaf + 4.0 * n * n_amaf * bias * bias)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def select_rave(tree, v, fp):
     """UCT-RAVE (seed 000 eq. 12 and 18): argmax (1 - beta) Q(s,a) + beta Q~(s,a) + c sqrt(ln N(s) / N(s,a)),
     beta by eq. 47. A child proven lost for its side to move is taken at once; children proven won for
@@ -84,7 +84,7 @@ def select_rave(tree, v, fp):
     return best
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def rave_outcome(child_value, vscale):
     """Outcome in [0, 1] for the mover of a child whose value (child's side) is child_value."""
     x = child_value / vscale
@@ -95,7 +95,7 @@ def rave_outcome(child_value, vscale):
     return 0.5 * (1.0 - x)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def rave_init_edges(tree, v, n, values, cflags, prior, counts, fp):
     """Statistics of v's fresh edges: the game's prior H(s,a) = prior[i] as virtual experience (seed 000 eq.
     48-51: N(s,a) = C(s,a) MC visits and N~(s,a) = C~(s,a) AMAF visits, both of value H), plus the child's own
@@ -121,7 +121,7 @@ def rave_init_edges(tree, v, n, values, cflags, prior, counts, fp):
         tree[T_AW][e] = pa * prior[i]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def prior_visits_of(tree, e, prior_n):
     """C(s,a) of RAVE edge e: its own virtual MC visits when the pool keeps per-child counts (T_RC), else the
     shared prior_n."""
@@ -131,7 +131,7 @@ def prior_visits_of(tree, e, prior_n):
     return prior_n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def edge_map(tree, v, hkey, hval, hbuild, build):
     """Index v's edges by move in the open-addressing table hkey/hval (slots valid when hbuild == build)."""
     mask = hkey.shape[0] - 1
@@ -146,7 +146,7 @@ def edge_map(tree, v, hkey, hval, hbuild, build):
         hval[s] = e
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def edge_slot(move, hkey, hbuild, build):
     """Slot of `move` in the current edge map, -1 if the node has no such edge."""
     mask = hkey.shape[0] - 1
@@ -158,7 +158,7 @@ def edge_slot(move, hkey, hbuild, build):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def amaf_credit(tree, move, z, w, hkey, hval, hbuild, hseen, build, stamp):
     """One AMAF update (seed 000 eq. 16-17) of the current node's edge `move` with outcome z and weight w,
     unless the move is not an edge there or this simulation already credited it (first occurrence only)."""
@@ -170,7 +170,7 @@ def amaf_credit(tree, move, z, w, hkey, hval, hbuild, hseen, build, stamp):
         tree[T_AW][e] += w * z
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def amaf_weight(k, length, distance):
     """Weight of the AMAF credit of the k-th move (from 0) of the `length` moves played after a node:
     1 + floor(distance * (length - k) / (length + 1)), from 1 + distance near the node down to 1 at the end
@@ -180,7 +180,7 @@ def amaf_weight(k, length, distance):
     return 1.0 + np.floor(distance * (length - k) / (length + 1.0))
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def amaf_sequence(tree, path_edges, t, d, child, trace, j0, j1, z, distance, hkey, hval, hbuild, hseen, build, stamp):
     """AMAF credits (eq. 16-17) at path node s_t of one simulation whose moves after s_t are the path's edges t..d-1,
     then `child` (NO_MOVE: none), then trace[j0:j1]: the moves of s_t's side to move (every second one), each with
@@ -206,7 +206,7 @@ def amaf_sequence(tree, path_edges, t, d, child, trace, j0, j1, z, distance, hke
         k += 1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def rave_update(tree, path_nodes, path_edges, d, moves, values, cflags, n, trace, tstart, vscale, distance, hscratch):
     """Statistics after the expansion of path_nodes[d], whose n children each ran one playout (child i:
     move moves[i], value values[i] from its side, playout moves trace[tstart[i]:tstart[i+1]]), except
@@ -262,7 +262,7 @@ def rave_update(tree, path_nodes, path_edges, d, moves, values, cflags, n, trace
             )
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def rave_update_end(tree, path_edges, d, end_value, vscale):
     """MC statistics of a sample that ended at path_nodes[d] without a playout (terminal, proven, cycle,
     depth cap): one simulation whose outcome is that node's value (its side to move)."""
@@ -273,7 +273,7 @@ def rave_update_end(tree, path_edges, d, end_value, vscale):
         tree[T_RW][e] += z if (d - t) % 2 == 0 else 1.0 - z
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def rave_update_leaf(tree, path_nodes, path_edges, d, top, value, trace, tlen, vscale, distance, hscratch):
     """Statistics of one playout from path_nodes[d] itself (the leaf playout of MoGo's and Pachi's trees; value
     from the leaf's side to move, moves trace[:tlen]): MC (eq. 13-15) as rave_update_end, one simulation for

@@ -4,8 +4,8 @@ The Searcher's NodePool moves that part to the front of the pool (docs/search.md
 pruning", "Tree reuse")."""
 
 import numpy as np
-from numba import njit
 
+from usi_engine.search.jit import bare_kernel
 from usi_engine.search.layout import EXPANDED, PHASE_MASK, T_COUNT, T_ECHILD, T_FIRST, T_STATE, T_VALUE
 from usi_engine.search.selection import selection_weight
 from usi_engine.search.widening import reserved_edges
@@ -13,7 +13,7 @@ from usi_engine.search.widening import reserved_edges
 _INF = np.inf
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def collect_probable(tree, new_root, policy, t_sel, prior_n, allow, nmap, order, eorder, reach, keep):
     """Breadth-first numbering of the nodes reachable from new_root, keeping the children of an expanded node
     v only when allow[v] != 0 (all ones: tree reuse keeps everything): order[j] = old index of new node j,

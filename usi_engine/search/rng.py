@@ -2,7 +2,8 @@
 the xorshift64* step of the Go playouts."""
 
 import numpy as np
-from numba import njit
+
+from usi_engine.search.jit import bare_kernel
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -10,7 +11,7 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _INV_2_53 = 1.0 / 9007199254740992.0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def mix64(z):
     """Splitmix64 finaliser: a well-mixed 64-bit hash of the uint64 ``z``."""
     z = (z ^ (z >> np.uint64(30))) * _M1
@@ -18,7 +19,7 @@ def mix64(z):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def next_u64(rng):
     """Advance the splitmix64 state ``rng[0]`` and return the next 64-bit output."""
     z = rng[0] + GOLDEN
@@ -26,13 +27,13 @@ def next_u64(rng):
     return mix64(z)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def next_unit(rng):
     """Uniform float in [0, 1) with 53 random bits."""
     return float(next_u64(rng) >> np.uint64(11)) * _INV_2_53
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def xorshift64star(rng):
     """Advance the xorshift64* state ``rng[0]`` (non-zero) and return its 64-bit output (the Go playouts' generator:
     playout.rand_below keeps the top 31 bits, softplayout.rand_fraction the top 53)."""

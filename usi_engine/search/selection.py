@@ -3,9 +3,9 @@ softmax of MCSS (select_softmax), UCB1 (select_uct) or UCT-RAVE (rave.select_rav
 node's samples an edge takes under each policy (selection_weight)."""
 
 import numpy as np
-from numba import njit
 
 from usi_engine.search.backup import annealed_temperature
+from usi_engine.search.jit import bare_kernel
 from usi_engine.search.layout import (
     EXPANDING,
     FLAG_FORCING,
@@ -34,7 +34,7 @@ from usi_engine.search.rng import next_unit
 _INF = np.inf
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def select_softmax(tree, v, t_sel, bonus, rng, wbuf, skip_busy=True, beta=0.0):
     """Sample an edge of v by pi(c|v) = exp(-E(c)/T_sel)/Z (seed 001 eq. 1-2), max-shifted. A child flagged
     FLAG_FORCING is selected as if E(c) were `bonus` lower (a prior on forcing moves; 0 = the paper's
@@ -92,7 +92,7 @@ def select_softmax(tree, v, t_sel, bonus, rng, wbuf, skip_busy=True, beta=0.0):
     return f + n - 1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def select_uct(tree, v, c_uct):
     """UCB1 on edge visit counts (UCT_H of Ramanujan & Selman, seed 001 §2.2): argmax -E(c) +
     c_uct*sqrt(ln N(v) / N(c)); unvisited edges first, best static value first. Edge counts (not node
@@ -125,7 +125,7 @@ def select_uct(tree, v, c_uct):
     return best
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def select_edge(tree, v, policy, fp, rng, wbuf, joint):
     if policy == POLICY_UCT:
         return select_uct(tree, v, fp[FP_CUCT])
@@ -135,7 +135,7 @@ def select_edge(tree, v, policy, fp, rng, wbuf, joint):
     return select_softmax(tree, v, t_sel, fp[FP_FORCING], rng, wbuf, not joint, fp[FP_PRIOR_BETA])
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def selection_weight(tree, e, policy, t_sel, prior_n, min_e):
     """Unnormalised share of its parent's samples that edge e takes under the tree policy: the softmax weight
     exp(-(E(c) - min_e)/t_sel) (eq. 1-2; min_e the smallest child value), the edge's visits (UCT), or its real

@@ -3,10 +3,10 @@
 also indexes RAVE's edge maps."""
 
 import numpy as np
-from numba import njit
 
 from usi_engine.search.alloc import alloc, init_node
 from usi_engine.search.atomics import atomic_add, atomic_cas, atomic_load, atomic_store
+from usi_engine.search.jit import bare_kernel
 from usi_engine.search.layout import (
     C_NODES,
     C_PRIVATE,
@@ -23,12 +23,12 @@ from usi_engine.search.layout import (
 from usi_engine.search.rng import mix64
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def table_slot(key, mask):
     return np.int64(mix64(np.uint64(key)) & np.uint64(mask))
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def find_or_insert(tree, ctl, key, value, depth, flags):
     """Node of position `key` in the graph table, created (unexpanded, `value`, `flags`) if absent; -1 when
     the pool is full. Lock-free: a slot is claimed by CAS (EMPTY -> BUSY), the node is written, the key is
@@ -58,7 +58,7 @@ def find_or_insert(tree, ctl, key, value, depth, flags):
         s = (s + 1) & mask
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def rebuild_table(tree, ctl, n_nodes):
     """Clear the graph table and re-insert every non-terminal node below n_nodes; count private nodes."""
     tnode = tree[T_TNODE]

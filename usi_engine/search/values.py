@@ -5,13 +5,13 @@ game) has E = -MATE at the terminal; the search core backs proven results up as 
 any |E| >= MATE_THRESHOLD is a proven result.
 """
 
-from numba import njit
+from usi_engine.search.jit import bare_kernel
 
 MATE = 30000.0
 MATE_THRESHOLD = MATE - 1000.0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def is_proven(value: float) -> bool:
     """True when `value` is a proven win or loss rather than a heuristic estimate."""
     return abs(value) >= MATE_THRESHOLD

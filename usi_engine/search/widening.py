@@ -4,9 +4,9 @@ order (align_prior), and the node's reserved edges and full width (reserved_edge
 for every pool (a pool without widening is always full width)."""
 
 import numpy as np
-from numba import njit
 
 from usi_engine.search.atomics import atomic_add, atomic_cas, atomic_load, atomic_store
+from usi_engine.search.jit import bare_kernel
 from usi_engine.search.layout import (
     C_MEMFULL,
     FP_WIDEN_A,
@@ -23,21 +23,21 @@ from usi_engine.search.layout import (
 from usi_engine.search.values import MATE_THRESHOLD
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def reserved_edges(tree, v):
     """The edges v reserved at its expansion: all its moves under progressive widening, else its children."""
     nm = tree[T_NMOVES]
     return nm[v] if nm.shape[0] > 1 else tree[T_COUNT][v]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def full_width(tree, v):
     """True when every move of v has entered as a child (always, without progressive widening)."""
     nm = tree[T_NMOVES]
     return nm.shape[0] <= 1 or tree[T_COUNT][v] >= nm[v]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def align_prior(moves, n, n_moves, ordered, logp, out):
     """out[0:n_moves] = the log priors of moves[0:n_moves], given logp[i] of ordered[i] (the order the
     game's order_children left, before finish_open may have sorted the n entered moves among themselves;
@@ -52,7 +52,7 @@ def align_prior(moves, n, n_moves, ordered, logp, out):
         out[i] = logp[i]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def widen_target(visits, fp):
     """Progressive widening: the children a node with `visits` samples backed up through it should hold,
     k(N) = k0 + floor(log_b(1 + N/a)) (Chaslot et al. 2008's logarithmic schedule; k0 = FP_WIDEN_K0,
@@ -60,7 +60,7 @@ def widen_target(visits, fp):
     return np.int64(fp[FP_WIDEN_K0] + np.floor(np.log(1.0 + visits / fp[FP_WIDEN_A]) / np.log(fp[FP_WIDEN_B])))
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def widen_claim(tree, v, is_root, fp):
     """The index of the move of v that this thread now enters (claimed), or -1: v has moves not yet entered
     and wants more children - the root always (every root move is searched), all entered children proven
@@ -81,7 +81,7 @@ def widen_claim(tree, v, is_root, fp):
     return cnt
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def widen_publish(tree, ctl, v, i, child):
     """Enter `child` as v's child i (claimed by widen_claim): its edge is written before the count grows, so
     a thread that sees the new count sees the child (the read-modify-write is a full barrier); child < 0
