@@ -34,7 +34,7 @@ Layout of ``pos`` (indices are constants below):
 - capture stack at ``pos[CAPS:]``: one entry per removed stone, ``point | colour << 16``; move i
   removed the entries between its H_CAPTOP and the next entry's (or CAP_TOP).
 
-- scratch, the last ``SCRATCH_LEN`` slots (``scratch_start``): a stamp, then a mark array and a stack of
+- scratch, the last ``SCRATCH_LEN`` slots (from ``len(pos) - SCRATCH_LEN``): a stamp, then a mark array and a stack of
   BOARD_CAP slots each, the working memory of board.py's block floods (so that a move allocates nothing).
   A flood marks with stamps above the stamp it found and stores the last one it used; the scratch is no
   part of the position (``live_state`` leaves it out) and a copy may carry it or zero it.
