@@ -332,11 +332,11 @@ def node_quiescence_gradient(pos, w, qdepth, see_prune, pp_zero, work, tree, par
     params P_QSEE: captures with a negative static exchange left out), so q is the value the tree stored;
     pp_zero: the weights' PP block is all zero (P_PP_ZERO; the pair sums are skipped, the value is the same)."""
     scratch, path, idx, coef = work
-    moves, keys, pv, frames, counts, nodes = scratch
+    pv, counts = scratch[2], scratch[4]
     d = path_to(tree, parent_node, parent_edge, v, path)
     for i in range(d):
         do_move(pos, path[i])
-    value = qsearch(pos, w, -INF, INF, qdepth, moves, keys, pv, frames, counts, nodes, see_prune, 0.0, 0, pp_zero)
+    value = qsearch(pos, w, -INF, INF, qdepth, *scratch, see_prune, 0.0, 0, pp_zero)
     nf = pv_leaf_gradient(pos, w, value, pv, counts, idx, coef)
     for _ in range(d):
         undo_move(pos)

@@ -1,8 +1,9 @@
-"""Kernels compiled without numba's reference counting (`search/jit.bare_kernel`, numba's `_nrt=False`; docs/search.md,
+"""Kernels compiled without numba's reference counting (`jit.bare_kernel`, numba's `_nrt=False`; docs/search.md,
 "Kernels without reference counting") are safe only if no array reference crosses their boundary: such a kernel
 returns no array (its caller would release a reference it never took) and takes none back from a kernel it calls
-(nothing would release it). The playouts, the Go tactics and the search core are compiled that way; this test
-compiles them afresh through a real 9x9 search and real playouts, then checks every compiled signature."""
+(nothing would release it). The Go playouts and tactics, most shogi kernels (rules, evaluation, quiescence, mate
+search) and the search core are compiled that way; this test compiles them afresh through a real 9x9 search, real
+playouts and real shogi searches, then checks every compiled signature."""
 
 import ast
 import importlib
@@ -77,9 +78,34 @@ def _callees(dispatcher):
     return out
 
 
-def _exercise() -> None:
-    """Compile the no-reference-counting kernels with the types the engine uses: a 9x9 RAVE search with the
-    shipped move prior, and playouts under every optional rule."""
+def _exercise_shogi() -> None:
+    """The shogi kernels with the types the engine uses: a search as a GUI gets it (the USI defaults, the
+    shipped weights and move prior), the expansion modes with the probes and the deep leaf, the full
+    evaluation with its features, and the mate solver."""
+    from usi_engine.shogi.board import Board
+    from usi_engine.shogi_eval.features import MAX_FEATURES
+    from usi_engine.shogi_eval.linear import eval_features, evaluate
+    from usi_engine.shogi_search.bench import shogi_search_set
+    from usi_engine.shogi_search.game import ShogiAdapter, make_params
+    from usi_engine.shogi_search.mate import MateSolver
+    from usi_engine.shogi_search.quiescence import quiesce
+
+    adapter, positions, settings = shogi_search_set()
+    Searcher(adapter, SearchOptions(hash_mb=16, seed=1, **settings)).search(positions[1], Limits(samples=200))
+    for expansion in ("lazy", "window"):
+        params = make_params(expansion=expansion, mate_probe=True, threat_probe=True, qsearch_see=True, leaf_depth=2)
+        other = ShogiAdapter(adapter.weights, params, adapter.move_model)
+        Searcher(other, SearchOptions(hash_mb=16, seed=1, **settings)).search(positions[2], Limits(samples=100))
+    w = adapter.weights
+    features = np.empty(MAX_FEATURES, np.int64), np.empty(MAX_FEATURES, np.float64)
+    evaluate(positions[3], w), eval_features(positions[3], w, *features), quiesce(positions[3], w)
+    board = Board("4k4/9/4P4/9/9/9/9/9/4K4 b G2r2b3g4s4n4l17p 1")
+    MateSolver(1 << 12).solve(board, node_limit=2000)
+
+
+def _exercise_go() -> None:
+    """The Go kernels and the search core with the types the engine uses: a 9x9 RAVE search with the shipped
+    move prior, and playouts under every optional rule."""
     size = 9
     params = default_params(
         prior_counts=True, moves_experience_form=(*moves_form(size), 0.0), playout_patterns=True, prior_moves=1.0
@@ -137,20 +163,29 @@ def test_the_check_finds_a_returned_view_and_a_received_array():
     ]
 
 
-def report() -> tuple[int, list[str]]:
-    """Exercise the kernels, then (how many compiled kernels run without reference counting, _problems)."""
-    _exercise()
+def report(game: str) -> tuple[int, list[str]]:
+    """Exercise the kernels of `game` ("go": Go and the search core, "shogi"), then (how many compiled kernels run
+    without reference counting, _problems)."""
+    _exercise_go() if game == "go" else _exercise_shogi()
     kernels = _kernels()
     compiled = [k for _, k in kernels if k.targetoptions.get("_nrt") is False and k.nopython_signatures]
     return len(compiled), _problems(kernels)
 
 
 def test_kernels_without_reference_counting_pass_no_array_references(tmp_path):
-    # a fresh numba cache: kernels loaded from the cache keep no signatures of the kernels they call
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    code = "import json; from tests.test_kernel_refcounts import report; print(json.dumps(report()))"
-    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
-    count, problems = json.loads(run.stdout.strip().splitlines()[-1])
-    assert count >= 40, "the playouts and the search core run without reference counting"
-    assert problems == []
+    # a fresh numba cache each: kernels loaded from the cache keep no signatures of the kernels they call; the
+    # two games compile in two processes at once (the suite runs on one core otherwise)
+    runs = {}
+    for game in ("go", "shogi"):
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / game)}
+        code = f"import json; from tests.test_kernel_refcounts import report; print(json.dumps(report({game!r})))"
+        runs[game] = subprocess.Popen(
+            [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+    least = {"go": 40, "shogi": 80}
+    for game, run in runs.items():
+        out, err = run.communicate(timeout=900)
+        assert run.returncode == 0, err[-3000:]
+        count, problems = json.loads(out.strip().splitlines()[-1])
+        assert count >= least[game], f"the {game} kernels run without reference counting"
+        assert problems == []

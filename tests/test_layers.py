@@ -90,10 +90,11 @@ def test_only_the_command_line_imports_the_usi_front_end():
 @pytest.mark.parametrize(
     ("package", "allowed"),
     [
-        ("usi_engine.shogi", ()),  # the rules: the bottom layer of shogi
-        ("usi_engine.search", ("usi_engine.search",)),  # the MCSS core names no game
-        ("usi_engine.shogi_eval", ("usi_engine.shogi", "usi_engine.weightfile")),
-        ("usi_engine.go", ("usi_engine.search", "usi_engine.weightfile")),
+        ("usi_engine.jit", ()),  # the kernels' compile options: below every package
+        ("usi_engine.shogi", ("usi_engine.jit",)),  # the rules: the bottom layer of shogi
+        ("usi_engine.search", ("usi_engine.jit",)),  # the MCSS core names no game
+        ("usi_engine.shogi_eval", ("usi_engine.shogi", "usi_engine.weightfile", "usi_engine.jit")),
+        ("usi_engine.go", ("usi_engine.search", "usi_engine.weightfile", "usi_engine.jit")),
     ],
 )
 def test_lower_layers_import_only_what_is_below_them(package, allowed):

@@ -58,7 +58,7 @@ from usi_engine.go.layout import (
     WHITE,
     ZOBRIST,
 )
-from usi_engine.search.jit import bare_kernel
+from usi_engine.jit import bare_kernel
 
 # _eval_move status codes
 LEGAL, OCCUPIED, SUICIDE, KO_BAN, SUPERKO = 0, 1, 2, 3, 4

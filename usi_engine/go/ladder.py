@@ -19,7 +19,7 @@ from numba import njit
 
 from usi_engine.go.board import flood_block
 from usi_engine.go.layout import BOARD_CAP, EMPTY
-from usi_engine.search.jit import bare_kernel, counted_kernel
+from usi_engine.jit import bare_kernel, counted_kernel
 
 MAX_LADDER_PLIES = 120  # a chase longer than this counts as escaped (a 19x19 ladder is < 2 * 19 * 2 plies)
 # scratch rows: marks and flood stack of the liberty count, marks and stones of the defender's block, liberties

@@ -36,7 +36,7 @@ from usi_engine.go.layout import BLACK, BORDER, EMPTY, WHITE
 from usi_engine.go.patterns import NEIGHBOUR_CELLS, diagram_cells
 from usi_engine.go.shapes import square_maps
 from usi_engine.go.workspace import R_BOARD, R_HEAD, _in_atari
-from usi_engine.search.jit import bare_kernel
+from usi_engine.jit import bare_kernel
 
 DIAGONAL_CELLS = (0, 2, 6, 8)  # cell = row * 3 + column, row 0 at the bottom (patterns.NEIGHBOUR_CELLS)
 ORTHOGONAL_CELLS = (1, 3, 5, 7)

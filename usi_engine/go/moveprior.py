@@ -62,7 +62,7 @@ from usi_engine.go.layout import (
 from usi_engine.go.patterns import NEIGHBOUR_CELLS, N_CODES, neighbourhood_code
 from usi_engine.go.shapes import square_maps
 from usi_engine.go.workspace import R_BOARD, R_GSIZE, R_HEAD, _in_atari, _setup
-from usi_engine.search.jit import bare_kernel
+from usi_engine.jit import bare_kernel
 from usi_engine.weightfile import read_archive, write_archive
 
 FEATURE_SET = "go-moves"

@@ -35,7 +35,7 @@ import numpy as np
 
 from usi_engine.go.layout import BLACK, BORDER, EMPTY, WHITE
 from usi_engine.go.shapes import square_maps
-from usi_engine.search.jit import bare_kernel
+from usi_engine.jit import bare_kernel
 
 NEIGHBOUR_CELLS = (0, 1, 2, 3, 5, 6, 7, 8)  # cell = row * 3 + column, row 0 at the bottom; 4 is the centre
 CENTRE = 4

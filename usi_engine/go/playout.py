@@ -99,7 +99,7 @@ from usi_engine.go.workspace import (
     _setup,
     new_workspace,
 )
-from usi_engine.search.jit import bare_kernel
+from usi_engine.jit import bare_kernel
 from usi_engine.search.rng import splitmix64_outputs, xorshift64star
 
 DEFAULT_CAP_FACTOR = 3  # playout move cap = factor * N * N (the usual cut at ~3 N^2 moves)

@@ -46,7 +46,7 @@ from usi_engine.go.layout import (
     PLY,
     point,
 )
-from usi_engine.search.jit import bare_kernel
+from usi_engine.jit import bare_kernel
 
 DEFAULT_KS = (1, 2, 3)
 MAX_COVER = 14  # regions covering one point: 1 + 4 + 9

@@ -45,7 +45,7 @@ from usi_engine.go.workspace import (
     _play,
     _random_ok,
 )
-from usi_engine.search.jit import bare_kernel
+from usi_engine.jit import bare_kernel
 from usi_engine.search.rng import xorshift64star
 
 TABLE_SIZE = 2 * N_CODES  # entries of the kernels' table (draw_table)

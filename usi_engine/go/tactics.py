@@ -68,7 +68,7 @@ from usi_engine.go.workspace import (
     _libs_after,
     _random_ok,
 )
-from usi_engine.search.jit import bare_kernel
+from usi_engine.jit import bare_kernel
 
 NAKADE_MAX = 6  # the largest eye space with a vital point that kills (rabbity six), as in Pachi's nakade.c
 

@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from usi_engine.go.layout import BLACK, BOARD, BOARD_CAP, BORDER, EMPTY, SIZE, STRIDE, WHITE
-from usi_engine.search.jit import bare_kernel
+from usi_engine.jit import bare_kernel
 
 R_BOARD, R_HEAD, R_NEXT, R_LIBS, R_LSUM, R_LSUM2, R_GSIZE, R_EMPTY, R_EIDX, R_STACK, R_OWNER = range(11)
 R_META = 11  # [0] = number of empty points; [1], [2] the softmax playouts' gamma totals for Black, White to move

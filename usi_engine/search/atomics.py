@@ -22,7 +22,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from usi_engine.search.jit import bare_kernel
+from usi_engine.jit import bare_kernel
 
 # POSIX sched_yield, resolved from the C library the process has loaded; on Windows the wait is a plain spin
 YIELD_SYMBOL = "" if sys.platform == "win32" else "sched_yield"

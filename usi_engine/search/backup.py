@@ -5,8 +5,8 @@ consistency check of a pool (max_backup_error)."""
 
 import numpy as np
 
+from usi_engine.jit import bare_kernel
 from usi_engine.search.atomics import atomic_add, atomic_load
-from usi_engine.search.jit import bare_kernel
 from usi_engine.search.layout import (
     EXPANDED,
     FLAG_TERMINAL,

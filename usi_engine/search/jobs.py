@@ -6,8 +6,8 @@ job_aux, job_aux_max). See docs/search.md, "Threads"."""
 import numpy as np
 from numba import njit
 
+from usi_engine.jit import bare_kernel
 from usi_engine.search.atomics import atomic_add, atomic_cas, atomic_load, atomic_max, atomic_store, cpu_yield
-from usi_engine.search.jit import bare_kernel
 
 # --- joint expansion jobs (one per thread; see open_job) -------------------------------------------
 J_WORD, J_N, J_DONE, J_WORK = 0, 1, 2, 3  # word = tag << J_SHIFT | next item; items; finished; their work

@@ -2,9 +2,9 @@
 the table in graph mode, private if terminal) and an expansion's children with their edges
 (attach_children)."""
 
+from usi_engine.jit import bare_kernel
 from usi_engine.search.alloc import alloc, init_node
 from usi_engine.search.atomics import atomic_add
-from usi_engine.search.jit import bare_kernel
 from usi_engine.search.layout import (
     CTL_SIZE,
     C_EDGES,

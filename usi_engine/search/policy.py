@@ -6,8 +6,8 @@ arena's players that draw their move from it.
 
 import numpy as np
 
+from usi_engine.jit import bare_kernel
 from usi_engine.search import layout
-from usi_engine.search.jit import bare_kernel
 
 
 @bare_kernel

@@ -3,8 +3,8 @@ principal variation (principal_variation) and the child a move leads to (child_o
 
 import numpy as np
 
+from usi_engine.jit import bare_kernel
 from usi_engine.search.atomics import atomic_load
-from usi_engine.search.jit import bare_kernel
 from usi_engine.search.layout import (
     EXPANDED,
     FLAG_LAZY,

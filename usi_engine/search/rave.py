@@ -4,7 +4,7 @@ rave_update_end) and UCT-RAVE selection (select_rave). The policy's backup rule 
 
 import numpy as np
 
-from usi_engine.search.jit import bare_kernel
+from usi_engine.jit import bare_kernel
 from usi_engine.search.layout import (
     FLAG_NO_SIM,
     FP_CUCT,

@@ -5,7 +5,7 @@ pruning", "Tree reuse")."""
 
 import numpy as np
 
-from usi_engine.search.jit import bare_kernel
+from usi_engine.jit import bare_kernel
 from usi_engine.search.layout import EXPANDED, PHASE_MASK, T_COUNT, T_ECHILD, T_FIRST, T_STATE, T_VALUE
 from usi_engine.search.selection import selection_weight
 from usi_engine.search.widening import reserved_edges

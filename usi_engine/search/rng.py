@@ -3,7 +3,7 @@ the xorshift64* step of the Go playouts."""
 
 import numpy as np
 
-from usi_engine.search.jit import bare_kernel
+from usi_engine.jit import bare_kernel
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)

@@ -4,8 +4,8 @@ node's samples an edge takes under each policy (selection_weight)."""
 
 import numpy as np
 
+from usi_engine.jit import bare_kernel
 from usi_engine.search.backup import annealed_temperature
-from usi_engine.search.jit import bare_kernel
 from usi_engine.search.layout import (
     EXPANDING,
     FLAG_FORCING,

@@ -4,9 +4,9 @@ also indexes RAVE's edge maps."""
 
 import numpy as np
 
+from usi_engine.jit import bare_kernel
 from usi_engine.search.alloc import alloc, init_node
 from usi_engine.search.atomics import atomic_add, atomic_cas, atomic_load, atomic_store
-from usi_engine.search.jit import bare_kernel
 from usi_engine.search.layout import (
     C_NODES,
     C_PRIVATE,

@@ -5,7 +5,7 @@ game) has E = -MATE at the terminal; the search core backs proven results up as 
 any |E| >= MATE_THRESHOLD is a proven result.
 """
 
-from usi_engine.search.jit import bare_kernel
+from usi_engine.jit import bare_kernel
 
 MATE = 30000.0
 MATE_THRESHOLD = MATE - 1000.0

@@ -5,8 +5,8 @@ for every pool (a pool without widening is always full width)."""
 
 import numpy as np
 
+from usi_engine.jit import bare_kernel
 from usi_engine.search.atomics import atomic_add, atomic_cas, atomic_load, atomic_store
-from usi_engine.search.jit import bare_kernel
 from usi_engine.search.layout import (
     C_MEMFULL,
     FP_WIDEN_A,

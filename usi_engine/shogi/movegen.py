@@ -8,7 +8,8 @@ pawn drop that checkmates (uchifuzume) is refused, also when the only capturer i
 """
 
 import numpy as np
-from numba import njit
+
+from usi_engine.jit import bare_kernel
 
 from .layout import (
     BISHOP,
@@ -33,7 +34,7 @@ from .position import attackers, attacks_along, do_move, first_piece, in_check, 
 from .tables import DISTANCE, FILE_OF, KNIGHT_TARGETS, LINE_DIR, NEIGHBOUR, RELATIVE_RANK, SLIDE, STEP, N, S
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def resolves_check(ksq, checker, to):
     """Whether a non-king move to `to` answers a single check: capture or interposition."""
     if checker < 0 or to == checker:
@@ -42,7 +43,7 @@ def resolves_check(ksq, checker, to):
     return d >= 0 and LINE_DIR[ksq, to] == d and DISTANCE[ksq, to] < DISTANCE[ksq, checker]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def add_board_move(frm, to, piece, us, pin, ksq, checker, out, n):
     """Append the move(s) of `piece` from frm to to that are legal, with promotion choices."""
     if pin >= 0 and LINE_DIR[ksq, to] != pin:
@@ -63,7 +64,7 @@ def add_board_move(frm, to, piece, us, pin, ksq, checker, out, n):
     return n + 1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def gen_piece_moves(pos, sq, piece, us, ksq, checker, out, n):
     """Legal moves of our non-king piece on sq."""
     pin = pin_direction(pos, ksq, sq, us)
@@ -94,7 +95,7 @@ def gen_piece_moves(pos, sq, piece, us, ksq, checker, out, n):
     return n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def gen_king_moves(pos, ksq, us, out, n):
     """King steps to squares not attacked once the king has left ksq."""
     king = pos[BOARD + ksq]
@@ -113,7 +114,7 @@ def gen_king_moves(pos, ksq, us, out, n):
     return n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def can_capture_dropped_pawn(pos, t, them, ek):
     """Whether a piece of `them` other than the king can legally capture on t (pins respected)."""
     for d in range(8):
@@ -137,7 +138,7 @@ def can_capture_dropped_pawn(pos, t, them, ek):
     return False
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def is_pawn_drop_mate(pos, us, t):
     """Whether dropping our pawn on t checkmates the enemy king (uchifuzume: then it is illegal)."""
     them = 1 - us
@@ -165,7 +166,7 @@ def is_pawn_drop_mate(pos, us, t):
     return mate
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def gen_drops_to(pos, us, t, hand_types, n_types, pawn_files, out, n):
     """Legal drops onto the empty square t; hand_types packs the held types, 4 bits each."""
     rank = RELATIVE_RANK[us, t]
@@ -187,7 +188,7 @@ def gen_drops_to(pos, us, t, hand_types, n_types, pawn_files, out, n):
     return n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def gen_drops(pos, us, ksq, checker, pawn_files, out, n):
     """Drops: anywhere empty, or only onto the interposition squares when in single check."""
     hand_types = 0
@@ -213,7 +214,7 @@ def gen_drops(pos, us, ksq, checker, pawn_files, out, n):
     return n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def gen_legal(pos, out):
     """All legal moves of the side to move into `out` (int32, length >= MAX_MOVES); returns the count."""
     us = pos[SIDE]
@@ -240,7 +241,7 @@ def gen_legal(pos, out):
     return gen_drops(pos, us, ksq, checker, pawn_files, out, n)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def dominated(ptype, us, to):
     """Whether the plain twin of a promotable board move of `ptype` to `to` is never better than its promotion,
     so that a search leaves it out: a pawn, bishop or rook (the promoted piece keeps every move and gains
@@ -248,7 +249,7 @@ def dominated(ptype, us, to):
     return ptype == PAWN or ptype == BISHOP or ptype == ROOK or (ptype == LANCE and RELATIVE_RANK[us, to] == 1)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def gen_search_moves(pos, out):
     """gen_legal's moves without the dominated plain twins (`dominated`): the moves a search considers. The
     twins stay legal (a game record may contain them); every removed move's promotion remains."""
@@ -269,13 +270,13 @@ def gen_search_moves(pos, out):
     return k
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def is_checkmate(pos, scratch):
     """In check with no legal move (scratch: int32 buffer of MAX_MOVES)."""
     return in_check(pos) and gen_legal(pos, scratch) == 0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def perft(pos, depth, buffers, bulk):
     """Leaf count of the legal-move tree of `depth` plies, making and unmaking every move.
     With `bulk`, the last ply is counted from the generator without making the moves."""

@@ -5,7 +5,8 @@ owns its ``pos`` (kernels may modify it temporarily and restore it before return
 """
 
 import numpy as np
-from numba import njit
+
+from usi_engine.jit import bare_kernel
 
 from .layout import (
     BOARD,
@@ -53,7 +54,7 @@ DECL_NONE, DECL_WIN, DECL_DRAW = 0, 1, 2
 TRY_SQUARE = np.array([4 * 9 + 0, 4 * 9 + 8], dtype=np.int64)  # 5a for Black, 5i for White
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def first_piece(pos, sq, d):
     """The first occupied square from sq (exclusive) along direction d, or -1."""
     t = NEIGHBOUR[sq, d]
@@ -62,7 +63,7 @@ def first_piece(pos, sq, d):
     return t
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def attacks_along(piece, from_sq, to_sq, d_from_target):
     """Whether `piece` on from_sq attacks to_sq, which lies in direction OPPOSITE[d] from it."""
     back = OPPOSITE[d_from_target]
@@ -71,7 +72,7 @@ def attacks_along(piece, from_sq, to_sq, d_from_target):
     return SLIDE[piece, back] == 1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def attackers(pos, sq, by, limit):
     """Count pieces of colour `by` attacking sq, stopping at `limit`; returns (count, last square)."""
     count = 0
@@ -97,13 +98,13 @@ def attackers(pos, sq, by, limit):
     return count, last
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def is_attacked(pos, sq, by):
     """Whether any piece of colour `by` attacks sq."""
     return attackers(pos, sq, by, 1)[0] > 0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def in_check(pos):
     """Whether the side to move's king is attacked (False when it has no king)."""
     us = pos[SIDE]
@@ -111,7 +112,7 @@ def in_check(pos):
     return ksq >= 0 and is_attacked(pos, ksq, 1 - us)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def pin_direction(pos, ksq, sq, us):
     """Direction from our king to sq if our piece on sq is pinned to it, else -1."""
     if ksq < 0:
@@ -128,17 +129,17 @@ def pin_direction(pos, ksq, sq, us):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def history_capacity(pos):
     return (pos.shape[0] - HIST) // HIST_STRIDE
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def hand_key_delta(colour, ptype, old_count, new_count):
     return Z_HAND[colour, ptype, old_count] ^ Z_HAND[colour, ptype, new_count]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def do_move(pos, move):
     """Play a legal move: update board, hands, kings, key, side, and append to the history."""
     ply = pos[PLY]
@@ -189,7 +190,7 @@ def do_move(pos, move):
     pos[entry + H_CHECK] = 1 if ksq >= 0 and is_attacked(pos, ksq, us) else 0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def undo_move(pos):
     """Take back the last move of the history."""
     ply = pos[PLY] - 1
@@ -218,7 +219,7 @@ def undo_move(pos):
     pos[KEY] = pos[entry + H_KEY]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def compute_key(pos):
     """Zobrist key from scratch (board, hands, side); do_move keeps it incrementally."""
     key = 0
@@ -232,7 +233,7 @@ def compute_key(pos):
     return key
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def repetition(pos, occurrences):
     """Repetition state of the current position for the side to move.
 
@@ -272,7 +273,7 @@ def repetition(pos, occurrences):
     return REP_LOSS
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def declaration_count(pos, colour):
     """(points, pieces) of colour for the entering-king declaration: pieces other than the king
     inside the enemy camp, and points of those plus the hand (rook/bishop family 5, others 1)."""
@@ -288,7 +289,7 @@ def declaration_count(pos, colour):
     return points, pieces
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def try_rule_move(pos):
     """The king move of the side to move onto the opponent's king start square, or 0 if none is legal."""
     us = pos[SIDE]
@@ -310,20 +311,20 @@ def try_rule_move(pos):
     return target | (ksq << MOVE_FROM_SHIFT) if safe else 0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def try_reached(pos):
     """Whether the side that just moved has its king on the opponent king's start square (the try rule's win)."""
     mover = 1 - pos[SIDE]
     return pos[KING_SQ + mover] == TRY_SQUARE[mover]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def game_length(pos):
     """Plies of the game so far, counted from its start: the SFEN move number of ply 0 plus the plies played."""
     return pos[MOVE_NUMBER] + pos[PLY] - 1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def declaration(pos, rule):
     """Result of an entering-king declaration by the side to move under `rule` (RULE_*):
     DECL_WIN, DECL_DRAW (24-point rule, 24-30 points) or DECL_NONE (declaring would lose)."""

@@ -57,8 +57,8 @@ search's differential evaluation), evalfile.py (weight files and the shipped wei
 """
 
 import numpy as np
-from numba import njit
 
+from usi_engine.jit import bare_kernel
 from usi_engine.shogi.layout import GOLD, HAND, KING, KING_SQ, WHITE_BIT
 
 FEATURE_SET = "shogi-material-kp-pp"
@@ -121,19 +121,19 @@ MAX_FEATURES = (
 )
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def hand_bp(rel, pt, i):
     """Index of the i-th (0-based) hand piece of type pt held by side rel (0 us, 1 them)."""
     return rel * HAND_PER_SIDE + HAND_OFFSET[pt] + i
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def board_bp(rel, pt, sq_rel):
     """Index of a board piece of type pt of side rel on square sq_rel (already in the stm frame)."""
     return HAND_END + (KIND[pt] * 2 + rel) * N_SQ + sq_rel
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def pp_index(p, q):
     """Weight index of the unordered pair {p, q}, p != q."""
     if p < q:
@@ -141,7 +141,7 @@ def pp_index(p, q):
     return OFF_PP + p * (p - 1) // 2 + q
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def collect(pos, stm, bps, mat):
     """Fill bps with the piece indices and mat with the material counts, in the frame of side stm.
 

@@ -26,8 +26,8 @@ The value equals evaluate() up to float rounding (summation order); tests compar
 """
 
 import numpy as np
-from numba import njit
 
+from usi_engine.jit import bare_kernel, counted_kernel
 from usi_engine.shogi.layout import (
     DEMOTE,
     DROP_BASE,
@@ -77,7 +77,8 @@ EI_CH = EI_NCH + 1  # + 3 * j: (list slot, old index, new index) of changed obje
 EI_KS = EI_CH + 6  # 1 when a block from KS on (king_terms) is not all zero (else inc_value skips king_terms), 3 when
 # KZ or KPOS is too (else king_terms skips them)
 EI_PP = EI_KS + 1  # 1 unless the caller of inc_init vouched that the PP block is all zero (then the PP sums are 0)
-N_EIDX = EI_PP + 1
+EI_COUNT = EI_PP + 1  # + sq: king_terms' scratch for the effect counts on square sq while this row is evaluated
+N_EIDX = EI_COUNT + N_SQ
 
 
 def _mirror_table():
@@ -101,7 +102,7 @@ def eval_stack(rows):
     return np.zeros((rows, N_EACC), dtype=np.float64), np.zeros((rows, N_EIDX), dtype=np.int64)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def kp_base(ksq, colour, frame):
     """Offset of the KP row of colour's king on ksq (board square) in the given frame."""
     if frame == 1:
@@ -110,7 +111,7 @@ def kp_base(ksq, colour, frame):
     return OFF_KP + (table * N_SQ + ksq) * FE_END
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def kp_sum(w, eidx, row, colour, frame):
     """KP sum of colour's king over the piece list of row, in frame (0 when the king is missing)."""
     ksq = eidx[row, EI_KSQ + colour]
@@ -131,7 +132,7 @@ def pp_block_zero(w) -> bool:
     return not np.any(w[OFF_PP : OFF_PP + N_PP])
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def inc_init(pos, w, eacc, eidx, row, pp_zero):
     """Set up `row` as a base row for pos (piece list, kings, material); its frames are summed in
     full when first needed (inc_frame). pp_zero: the caller knows that w's PP block is all zero
@@ -157,7 +158,7 @@ def inc_init(pos, w, eacc, eidx, row, pp_zero):
     eidx[row, EI_PP] = 0 if pp_zero else 1
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def eval_stack_for(pos, w, rows, pp_zero):
     """(eacc, eidx): an eval stack of `rows` rows whose row 0 is pos (inc_init, pp_zero as there); the rows
     above it are written by inc_record as a search goes down. The search's stacks (quiescence, alpha-beta, the
@@ -168,7 +169,7 @@ def eval_stack_for(pos, w, rows, pp_zero):
     return eacc, eidx
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _frame_full(w, eacc, eidx, row, f):
     """Frame f of row summed over its piece list (all pairs, both kings)."""
     n = eidx[row, EI_N]
@@ -187,7 +188,7 @@ def _frame_full(w, eacc, eidx, row, f):
     eidx[row, EI_VALID] |= 1 << f
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _change(eidx, row, k, old, new):
     """Record in `row` (whose list is a copy of the row below) that object `old` became `new`."""
     slot = 0
@@ -203,7 +204,7 @@ def _change(eidx, row, k, old, new):
     eidx[row, j + 2] = new
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def inc_record(pos, move, w, eacc, eidx, row):
     """Before do_move(pos, move): fill row + 1 (the child) from row; frames are left to inc_frame."""
     nxt = row + 1
@@ -249,7 +250,7 @@ def inc_record(pos, move, w, eacc, eidx, row):
     eacc[nxt, EA_MAT] = mat
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _apply(w, eacc, eidx, row, f):
     """Frame f of row from frame f of row - 1 and the changes recorded in row."""
     prev = row - 1
@@ -302,7 +303,7 @@ def _apply(w, eacc, eidx, row, f):
     eidx[row, EI_VALID] |= 1 << f
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def inc_frame(w, eacc, eidx, row, f):
     """Make frame f of row valid, applying the recorded changes upwards from the last valid row (a
     base row without it is summed in full)."""
@@ -317,12 +318,13 @@ def inc_frame(w, eacc, eidx, row, f):
         _apply(w, eacc, eidx, r, f)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def inc_value(pos, w, eacc, eidx, row):
     """Static value of pos (whose state is `row`) from the side to move; equals evaluate(pos, w)."""
     f = pos[SIDE]
     inc_frame(w, eacc, eidx, row, f)
     v = eacc[row, EA_PP + f] + eacc[row, EA_KP + 2 * f] + eacc[row, EA_KP + 2 * f + 1]
     if eidx[row, EI_KS]:
-        v += king_terms(pos, w, pos[:0], w[:0], 0, False, eidx[row, EI_KS] >= 2)[0]
+        count = eidx[row, EI_COUNT : EI_COUNT + N_SQ]
+        v += king_terms(pos, w, pos[:0], w[:0], 0, False, eidx[row, EI_KS] >= 2, count, w[:0])[0]
     return v + eacc[row, EA_MAT] if f == 0 else v - eacc[row, EA_MAT]

@@ -4,8 +4,8 @@ and the incremental evaluation.
 """
 
 import numpy as np
-from numba import njit
 
+from usi_engine.jit import bare_kernel
 from usi_engine.shogi.layout import BOARD, KING, KING_SQ, KNIGHT, SIDE, WHITE_BIT
 from usi_engine.shogi.tables import DISTANCE, KNIGHT_TARGETS, NEIGHBOUR, SLIDE, STEP
 
@@ -49,7 +49,7 @@ ZONE_SHIFT = _zone_shift_table()
 KDIST = np.concatenate([DISTANCE, np.full((N_SQ, 1), -1, dtype=np.int64)], axis=1)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _emit_unit(out_idx, out_coef, nf, k, emit):
     """With emit, write feature k with coefficient 1 at out_idx[nf]; the new feature count."""
     if not emit:
@@ -59,7 +59,7 @@ def _emit_unit(out_idx, out_coef, nf, k, emit):
     return nf + 1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def zone_blocks_used(w):
     """True when the KZ or KPOS block of w is not all zero (else king_terms may skip them)."""
     for k in range(OFF_KZ, N_WEIGHTS):
@@ -68,10 +68,12 @@ def zone_blocks_used(w):
     return False
 
 
-@njit(cache=True, nogil=True)
-def king_terms(pos, w, out_idx, out_coef, nf, emit, zone=True):
+@bare_kernel
+def king_terms(pos, w, out_idx, out_coef, nf, emit, zone, count, acc):
     """KS, EF, EM, PE, KPOS and KZ terms of pos from the side to move: (value, nf after writing their features
-    from out_idx[nf] on).
+    from out_idx[nf] on). count (int64, N_SQ) is the caller's scratch for the effect counts, acc (float64,
+    N_EFFECT_TERMS) its scratch for the EF, EM and PE coefficients, read only with emit (an empty view
+    otherwise): this kernel allocates nothing.
 
     One pass over the board pieces other than kings walks every effect (step targets, slider lines up to and
     including the first piece, knight jumps; pins ignored): the "kiki" of YaneuraOu's hand-made evaluation.
@@ -100,8 +102,9 @@ def king_terms(pos, w, out_idx, out_coef, nf, emit, zone=True):
     stm = pos[SIDE]
     k0 = pos[KING_SQ]
     k1 = pos[KING_SQ + 1]
-    acc = np.zeros(N_EFFECT_TERMS) if emit else w[:0]  # EF, EM, PE coefficients, from OFF_EF on
-    count = np.zeros(N_SQ, dtype=np.int64)  # effects on each square: Black's in bits 0..7, White's in 8..15
+    count[:] = 0  # effects on each square: Black's in bits 0..7, White's in 8..15
+    if emit:
+        acc[:] = 0.0  # EF, EM, PE coefficients, from OFF_EF on
     value = 0.0
     zb0 = 0  # Black's king zone, Black's effects
     zb1 = 0  # Black's king zone, White's effects

@@ -9,15 +9,26 @@ the gradient at quiescence leaves (eval_features) and the arena's players the va
 """
 
 import numpy as np
-from numba import njit
 
+from usi_engine.jit import counted_kernel
 from usi_engine.shogi.layout import SIDE
 
-from .features import FE_END, MAX_FEATURES, MAX_PIECES, N_MATERIAL, N_SQ, OFF_KP, OFF_MATERIAL, collect, pp_index
+from .features import (
+    FE_END,
+    MAX_FEATURES,
+    MAX_PIECES,
+    N_EFFECT_TERMS,
+    N_MATERIAL,
+    N_SQ,
+    OFF_KP,
+    OFF_MATERIAL,
+    collect,
+    pp_index,
+)
 from .king_terms import king_terms, zone_blocks_used
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def eval_core(pos, w, out_idx, out_coef, emit):
     """Static value of pos from the side to move; if emit, also write the active features.
 
@@ -58,11 +69,13 @@ def eval_core(pos, w, out_idx, out_coef, emit):
                 out_idx[nf] = k
                 out_coef[nf] = 1.0
                 nf += 1
-    kings, nf = king_terms(pos, w, out_idx, out_coef, nf, emit, emit or zone_blocks_used(w))
+    count = np.empty(N_SQ, dtype=np.int64)
+    acc = np.empty(N_EFFECT_TERMS) if emit else w[:0]
+    kings, nf = king_terms(pos, w, out_idx, out_coef, nf, emit, emit or zone_blocks_used(w), count, acc)
     return value + kings, nf
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def evaluate(pos, w):
     """Static value of pos in centipawns from the side to move."""
     # Zero-length views stand in for the unused output buffers (no allocation, writable type).
@@ -70,7 +83,7 @@ def evaluate(pos, w):
     return value
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def eval_features(pos, w, out_idx, out_coef):
     """Value and active features (the exact gradient) of pos; see eval_core."""
     return eval_core(pos, w, out_idx, out_coef, True)

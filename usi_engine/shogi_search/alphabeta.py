@@ -23,8 +23,8 @@ not kept on).
 """
 
 import numpy as np
-from numba import njit
 
+from usi_engine.jit import bare_kernel, counted_kernel
 from usi_engine.search.values import MATE, MATE_THRESHOLD
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_legal
@@ -36,7 +36,7 @@ from .quiescence import INF, next_move, order_key, qsearch_inc, qsearch_scratch
 from .terminal import terminal_value
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def ab_scratch(qdepth):
     """(ply moves [MAX_AB_DEPTH, MAX_MOVES] int32, their order keys int64, per-ply frames (alpha, beta, best)
     float64, per-ply counts (next move index, move count) int64, one move list for terminal tests, the
@@ -51,7 +51,7 @@ def ab_scratch(qdepth):
     )
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def toward_zero(value, plies):
     """A mate score seen `plies` below its position, from that position's side: MATE - plies (eq. of the
     quiescence search's -MATE + ply); heuristic values unchanged."""
@@ -62,7 +62,7 @@ def toward_zero(value, plies):
     return value
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def ab_search(pos, w, params, depth, alpha, beta, buffers, eacc, eidx, qs):
     """Fail-soft negamax of pos (side to move, eval row 0) to `depth` >= 1 plies, iterative: an explicit stack
     per ply (frames[ply] = alpha, beta, best; counts[ply] = next move, move count); the value of the node at
@@ -126,7 +126,7 @@ def ab_search(pos, w, params, depth, alpha, beta, buffers, eacc, eidx, qs):
             entering = True
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def ab_value(pos, w, params, depth, alpha, beta, qs, pp_zero):
     """(value, work): the fail-soft value of pos for the side to move, `depth` (0, 1 or 2) plies of alpha-beta
     over the quiescence search with settings qs = (max depth, SEE pruning, delta margin, recapture ply) (depth 0

@@ -32,11 +32,12 @@ SIGNATURE_HASH_MB = 64.0  # large enough never to fill: a full pool would stop t
 
 
 @njit(cache=True, nogil=True)
-def _qsearch_loop(positions, w, max_depth, moves, keys, pv, frames, counts, nodes, pp_zero):
+def _qsearch_loop(positions, w, max_depth, moves, keys, pv, frames, counts, nodes, gains, removed, pp_zero):
     total = 0.0
     for i in range(positions.shape[0]):
         pos = positions[i]
-        total += qsearch(pos, w, -INF, INF, max_depth, moves, keys, pv, frames, counts, nodes, False, 0.0, 0, pp_zero)
+        buffers = moves, keys, pv, frames, counts, nodes, gains, removed
+        total += qsearch(pos, w, -INF, INF, max_depth, *buffers, False, 0.0, 0, pp_zero)
     return total
 
 

@@ -38,8 +38,8 @@ Params layout (float64): see the P_* constants below.
 import sys
 
 import numpy as np
-from numba import njit
 
+from usi_engine.jit import bare_kernel, counted_kernel
 from usi_engine.search.jobs import (
     J_FINISH,
     J_STRIDE,
@@ -85,17 +85,17 @@ CACHE_DEPENDENCIES = ("eval", "usi_engine.shogi")
 FLAG_QUIESCED = 16  # game-private (attach_children drops it): a FLAG_LAZY child whose value is already exact quiescence
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def gen_moves(pos, out_moves):
     return gen_search_moves(pos, out_moves)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def pos_key(pos):
     return pos[KEY]
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     """Children of pos with their values (child's side to move) and terminal flags; returns (n, work): one
     thread's expansion, the same children evaluation as a joint one (expand_children, finish_open, finish_children)."""
@@ -112,7 +112,7 @@ def expand(pos, weights, params, rng, out_moves, out_values, out_flags):
     return n, work
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def expand_children(pos, weights, params, moves, out_values, out_flags, job, base, node):
     """Evaluate the children of pos (= `node`) that this thread claims from the job at job[base:] (core
     claim_child; moves = the job's move list), writing out_values/out_flags at their indices and reporting
@@ -126,7 +126,7 @@ def expand_children(pos, weights, params, moves, out_values, out_flags, job, bas
     return claimed_children(pos, weights, params, moves, out_values, out_flags, job, base, node, False)
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def claimed_children(pos, weights, params, moves, out_values, out_flags, job, base, tag, refine):
     """The claim loop of both rounds of an expansion job: every child this thread claims from the job at
     job[base:] under `tag` (core claim_child) is valued by value_child (first round, expand_children) or, with
@@ -157,7 +157,7 @@ def claimed_children(pos, weights, params, moves, out_values, out_flags, job, ba
     return done
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def value_child(pos, weights, params, move, mode, q, eacc, eidx, probes):
     """(value from the child's side to move, flags) of the child after `move` from pos, as the expansion
     `mode` values it (game.py's docstring: terminal rules and probes, then the quiescence search, or in the
@@ -197,7 +197,7 @@ def value_child(pos, weights, params, move, mode, q, eacc, eidx, probes):
     return value, flags
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def child_value(pos, weights, params, move, best):
     """(value, flags, positions evaluated) of the child after `move` from pos, entered by progressive widening
     into a node whose value (pos's side to move) is `best`: valued as the expansion mode values a child. In the
@@ -214,7 +214,7 @@ def child_value(pos, weights, params, move, best):
     return value, np.int8(flags), q[5][0]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def window_refine(pos, weights, params, move, static, best, q, eacc, eidx):
     """(value, flags) of a child that the window expansion left lazy with its static value `static` (child's
     side), given the best exact value its parent pos has so far (parent's view): a child within `P_WINDOW` of
@@ -236,7 +236,7 @@ def window_refine(pos, weights, params, move, static, best, q, eacc, eidx):
     return v, np.int64(FLAG_LAZY)
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def order_children(pos, weights, params, moves, n, k0, logp):
     """Progressive widening's order of the moves of pos (core contract): moves[0:k] enter as children now,
     moves[k:n] later, most probable first, by the move prior (moveprior.py; its model is params[N_PARAMS:]),
@@ -270,7 +270,7 @@ def order_children(pos, weights, params, moves, n, k0, logp):
     return k
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def finish_open(pos, weights, params, out_moves, out_values, out_flags, n, job, base):
     """The owner's step once every child has its first value: opens the window expansion's second round
     (finish_children) and returns its number of items, n, or 0 when there is none (other modes, or no lazy
@@ -293,7 +293,7 @@ def finish_open(pos, weights, params, out_moves, out_values, out_flags, n, job, 
     return n if lazy > 0 else 0
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def child_scratch(pos, weights, params):
     """(quiescence scratch tuple as qsearch_scratch, eacc, eidx) for valuing children of pos: the eval stack
     has row 0 = pos (inc_init), a child goes to row 1 and its quiescence search above it."""
@@ -302,7 +302,7 @@ def child_scratch(pos, weights, params):
     return qsearch_scratch(qdepth), eacc, eidx
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def capture_estimate(pos, weights, move):
     """A cheap guess (>= 0) of what the side to move wins by capturing the piece that `move` just put on its
     square: its full swing when the square is attacked and undefended, else the swing less the capturing
@@ -319,7 +319,7 @@ def capture_estimate(pos, weights, move):
     return max(gain, 0.0)
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def finish_children(pos, weights, params, moves, out_values, out_flags, job, base, tag):
     """The window expansion's second round over the children the first left lazy (static values), claimed in
     the order finish_open sorted them (best upper bound first) by any thread of the job: best = the job's best
@@ -333,7 +333,7 @@ def finish_children(pos, weights, params, moves, out_values, out_flags, job, bas
     return claimed_children(pos, weights, params, moves, out_values, out_flags, job, base, tag, True)
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def leaf_value(pos, weights, params):
     """(value, work): the value of a child `expand` left lazy when a sample first reaches it: the quiescence
     search of pos, or with P_LEAF_DEPTH = d > 0 the depth-d alpha-beta over it (the deep leaf)."""
@@ -348,7 +348,7 @@ def leaf_value(pos, weights, params):
     return value, scratch[5][0]
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def root_status(pos, params):
     """(terminal, value) of the root itself: no legal move = lost; a winning declaration = won."""
     scratch = np.empty(MAX_MOVES, dtype=np.int32)

@@ -39,8 +39,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
+from usi_engine.jit import bare_kernel
 from usi_engine.shogi.layout import (
     BOARD,
     DROP_BASE,
@@ -108,7 +108,7 @@ def new_frames(max_ply=MAX_MATE_PLY):
     )
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def tt_find(tt, key, gen):
     """Slot of `key` in the current generation, or -1."""
     keys = tt[T_KEY]
@@ -119,7 +119,7 @@ def tt_find(tt, key, gen):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def tt_store(tt, key, gen, pn, dn, dist, work):
     """Store a node: its own slot, else a free (older generation) slot, else the least-work entry."""
     keys = tt[T_KEY]
@@ -139,7 +139,7 @@ def tt_store(tt, key, gen, pn, dn, dist, work):
     tt[T_WORK][slot] = work
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def gives_check(pos, move):
     """Whether the legal `move` checks the opponent's king, without making it: the moved (or dropped,
     or promoted) piece attacks the king, or it uncovers a slider of ours aimed at the king."""
@@ -178,7 +178,7 @@ def gives_check(pos, move):
     return s >= 0 and (pos[BOARD + s] >> 4) == us and SLIDE[pos[BOARD + s], OPPOSITE[d]] == 1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def expand(pos, or_node, moves, keys, ipn, idn, scratch):
     """Children of a node into the frame rows: checks (OR) or all replies (AND), with their keys and
     initial pn/dn (see the module docstring). Returns the count."""
@@ -205,7 +205,7 @@ def expand(pos, or_node, moves, keys, ipn, idn, scratch):
     return k
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def on_path(pos, base, key):
     """Whether `key` (a position one ply after the current one) stands earlier on the search path
     (positions base .. current ply with the same side to move)."""
@@ -217,7 +217,7 @@ def on_path(pos, base, key):
     return False
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def child_values(pos, tt, gen, base, at_cap, key, ipn, idn):
     """(pn, dn, dist) of a child: the table, else its initial values; repetition and the ply cap
     (unless the child is already a mate) disprove it. dist < 0 when unknown. Third value of a cap hit: -2."""
@@ -233,7 +233,7 @@ def child_values(pos, tt, gen, base, at_cap, key, ipn, idn):
     return pn, dn, dist
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def dfpn(pos, tt, frames, ctl):
     """df-pn from pos (attacker to move) until the root is decided, ctl[C_STOP] is set or the node limit
     is reached: FOUND (mate), NONE (disproved) or STOPPED. pos is unchanged on return."""
@@ -309,7 +309,7 @@ def dfpn(pos, tt, frames, ctl):
         ctl[C_NODES] += 1
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def children(pos, tt, frames, ctl, or_node, out_pn, out_dn, out_dist):
     """Children of pos with their current (pn, dn, dist) into frame row 0 and out_*; returns the count.
     Used to read the proof (the mating line) out of the table."""

@@ -14,8 +14,8 @@ generation), counted as nodes like quiescence nodes so that node limits stay pro
 """
 
 import numpy as np
-from numba import njit
 
+from usi_engine.jit import bare_kernel, counted_kernel
 from usi_engine.shogi.layout import MAX_MOVES
 from usi_engine.shogi.movegen import gen_legal
 from usi_engine.shogi.position import do_move, undo_move
@@ -23,7 +23,7 @@ from usi_engine.shogi.position import do_move, undo_move
 from .mate import gives_check
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def probe_scratch():
     """Move buffers for one probe: evasions, attacking moves, defender replies."""
     return (
@@ -33,7 +33,7 @@ def probe_scratch():
     )
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def mate_in_one(pos, moves, replies):
     """(found, work): whether the side to move has a checking move that leaves the opponent without a legal
     move."""
@@ -52,7 +52,7 @@ def mate_in_one(pos, moves, replies):
     return False, work
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def mated_in_two(pos, evasions, moves, replies):
     """(mated, work): whether the side to move (in check, with at least one legal move) is mated in two plies
     whatever it plays: every evasion allows mate_in_one. False when it has no legal move at all (mated now:

@@ -49,6 +49,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from usi_engine.jit import bare_kernel, counted_kernel
 from usi_engine.shogi.layout import (
     BOARD,
     DEMOTE,
@@ -173,7 +174,7 @@ def swing(ptype):
     return SEE_VALUES[ptype] + SEE_VALUES[16 + DEMOTE[ptype]]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def board_tables(pos, count, low, first, prey):
     """The per-call tables of pos: count[c, sq] = the pieces of colour c that attack sq (pins ignored, kings
     included); low[c, sq] = the least valuable of them as 16 * ORDER_VALUE + piece type (NO_ATTACKER when none);
@@ -249,7 +250,7 @@ def _attacks(first, piece, vacated, to, target):
     return t < 0 or DISTANCE[to, t] >= DISTANCE[to, target]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def uncovered(pos, first, frm, to):
     """The piece (code) of the slider that attacks `to` through frm once the piece on frm has moved to `to`
     (frm and `to` on one line, the slider behind frm), or 0."""
@@ -263,7 +264,7 @@ def uncovered(pos, first, frm, to):
     return p if SLIDE[p, OPPOSITE[d]] == 1 else 0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def check_kind(pos, first, piece, vacated, to, ek, us):
     """1 when `piece` (as it stands after the move) gives direct check from `to`, + 2 when the board move from
     `vacated` (-1: a drop) uncovers a slider of ours on the enemy king ek; 0 without a king."""
@@ -279,7 +280,7 @@ def check_kind(pos, first, piece, vacated, to, ek, us):
     return kind
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def threat_class(pos, count, first, prey, piece, vacated, to, us):
     """The type of the most valuable enemy piece that `piece`, moved from `vacated` (-1: dropped), newly attacks
     from `to` while that piece is undefended or worth more than the mover (prey: board_tables'), + 15 when there
@@ -310,7 +311,7 @@ def threat_class(pos, count, first, prey, piece, vacated, to, us):
     return best_type + (15 if found >= 2 else 0)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def see_class(value):
     """The class 0..N_SEE-1 of an exchange value (SEE_BOUNDS)."""
     k = 0
@@ -319,7 +320,7 @@ def see_class(value):
     return k
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def last_square(pos):
     """The destination of the opponent's last move, or -1 when the position has no history."""
     ply = pos[PLY]
@@ -328,7 +329,7 @@ def last_square(pos):
     return pos[HIST + HIST_STRIDE * (ply - 1) + H_MOVE] & MOVE_TO_MASK
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def phase_class(pos):
     """The game's progress by the pieces in both hands: 0 none, 1 one to three, 2 four to seven, 3 more."""
     held = 0
@@ -337,7 +338,7 @@ def phase_class(pos):
     return 0 if held == 0 else (1 if held <= 3 else (2 if held <= 7 else 3))
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def move_features(pos, move, count, low, first, prey, last, phase, f, gains, removed):
     """f[g] = the weight index (OFFSETS[g] + value) of group g for the search move `move` of pos's side to move;
     count, low, first, prey: board_tables of pos; last: last_square(pos); phase: phase_class(pos); gains and
@@ -420,7 +421,7 @@ def move_features(pos, move, count, low, first, prey, last, phase, f, gains, rem
     return 1 if checks != 0 or (victim != 0 and value >= 0.0) else 0
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def position_tables(pos):
     """What move_features reads of the position, computed once per position: (count, low, first, prey from
     board_tables, the SEE scratch gains and removed, the last move's square, the game-phase class)."""
@@ -434,7 +435,7 @@ def position_tables(pos):
     return count, low, first, prey, gains, removed, last_square(pos), phase_class(pos)
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def position_features(pos, moves, n, rows, tactical):
     """rows[i, :] = move_features of moves[i] (the weight indices of its groups) and tactical[i] its tactical
     flag, for i < n: the features of search moves of one position, the board tables computed once."""
@@ -443,7 +444,7 @@ def position_features(pos, moves, n, rows, tactical):
         tactical[i] = move_features(pos, moves[i], count, low, first, prey, last, phase, rows[i], gains, removed)
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def move_scores(pos, model, moves, n, out_scores, out_tactical):
     """out_scores[i] = the logit s(moves[i]) under `model` (N_WEIGHTS weights) and out_tactical[i] = 1 for a check
     or a capture with SEE >= 0 (the moves a search must keep), else 0, for the search moves moves[0:n] of pos.
@@ -458,7 +459,7 @@ def move_scores(pos, model, moves, n, out_scores, out_tactical):
         out_scores[i] = s
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def log_sum_exp(scores, n):
     """log sum_i exp(scores[i]) over scores[0:n] (shifted by the largest score): the softmax's log normaliser."""
     top = -np.inf
@@ -470,7 +471,7 @@ def log_sum_exp(scores, n):
     return top + np.log(total)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def softmax(scores, n, out):
     """out[0:n] = exp(scores[i]) / sum_j exp(scores[j]) = exp(scores[i] - log_sum_exp)."""
     log_z = log_sum_exp(scores, n)
@@ -478,7 +479,7 @@ def softmax(scores, n, out):
         out[i] = np.exp(scores[i] - log_z)
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def move_probabilities(pos, model, moves, n, out):
     """out[i] = P(moves[i]) under the model: the softmax of move_scores over the search moves moves[0:n] of pos."""
     scores = np.empty(n, np.float64)

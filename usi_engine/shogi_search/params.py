@@ -2,8 +2,8 @@
 settings read from it. The expansion modes and the deep leaf are described in game.py's docstring."""
 
 import numpy as np
-from numba import njit
 
+from usi_engine.jit import bare_kernel
 from usi_engine.shogi.position import RULE_CSA27
 
 from .quiescence import DEFAULT_MAX_DEPTH
@@ -59,7 +59,7 @@ def make_params(
     return params
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def quiescence_settings(params):
     """(max depth, SEE pruning, delta margin, recapture ply) of the quiescence searches that value children."""
     return np.int64(params[P_QDEPTH]), params[P_QSEE] != 0.0, params[P_QDELTA], np.int64(params[P_QRECAPTURE])

@@ -35,8 +35,8 @@ No allocation inside the recursion: the caller passes ``QBuffers`` arrays sized 
 """
 
 import numpy as np
-from numba import njit
 
+from usi_engine.jit import bare_kernel, counted_kernel
 from usi_engine.search.values import MATE, is_proven
 from usi_engine.shogi.layout import (
     BOARD,
@@ -90,10 +90,11 @@ RAYS, RAY_COUNT = _capture_rays()
 ORDER_VALUE = np.array([0, 1, 3, 4, 5, 8, 10, 6, 20, 7, 7, 7, 7, 11, 13], dtype=np.int64)
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def qsearch_scratch(max_depth):
-    """(moves, keys, pv, frames, counts, nodes): the quiescence scratch arrays for one search, one row per
-    ply (the shapes QBuffers documents); nodes is the node counter."""
+    """(moves, keys, pv, frames, counts, nodes, see_gains, see_removed): the quiescence scratch arrays for one
+    search, one row per ply (the shapes QBuffers documents); nodes is the node counter, see_gains and
+    see_removed the scratch of `see`."""
     rows = max_depth + 1
     return (
         np.zeros((rows, MAX_MOVES), dtype=np.int32),
@@ -102,6 +103,8 @@ def qsearch_scratch(max_depth):
         np.zeros((rows, 4), dtype=np.float64),
         np.zeros((rows, 3), dtype=np.int64),
         np.zeros(1, dtype=np.int64),
+        np.zeros(SEE_STACK, dtype=np.float64),
+        np.zeros(SEE_STACK, dtype=np.int64),
     )
 
 
@@ -110,28 +113,30 @@ class QBuffers:
 
     moves/keys: int32/int64 [max_depth + 1, MAX_MOVES]; pv: int32 [max_depth + 1, max_depth + 1];
     frames: float64 [max_depth + 1, 4]; counts: int64 [max_depth + 1, 3];
-    nodes: int64 [1] (incremented, never reset by qsearch).
+    nodes: int64 [1] (incremented, never reset by qsearch); see_gains, see_removed: float64 and int64
+    [SEE_STACK], the scratch of `see`.
     """
 
     def __init__(self, max_depth=DEFAULT_MAX_DEPTH):
         self.max_depth = max_depth
-        self.moves, self.keys, self.pv, self.frames, self.counts, self.nodes = qsearch_scratch(max_depth)
+        scratch = qsearch_scratch(max_depth)
+        self.moves, self.keys, self.pv, self.frames, self.counts, self.nodes, self.see_gains, self.see_removed = scratch
 
     def args(self):
-        return self.moves, self.keys, self.pv, self.frames, self.counts, self.nodes
+        return self.moves, self.keys, self.pv, self.frames, self.counts, self.nodes, self.see_gains, self.see_removed
 
     def pv_moves(self):
         """The PV of the last qsearch_root call, root to leaf, as a list of packed moves."""
         return [int(m) for m in self.pv[0, : self.counts[0, 2]]]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def side_in_check(pos):
     """In check, read from the history entry do_move/set-up wrote for the current position."""
     return pos[HIST + HIST_STRIDE * pos[PLY] + H_CHECK] != 0
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def king_may_take(pos, ksq, t, us):
     """Whether our king on ksq may capture on t: t is not attacked once the king has left ksq."""
     king = pos[BOARD + ksq]
@@ -141,7 +146,7 @@ def king_may_take(pos, ksq, t, us):
     return safe
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def add_capture(sq, t, piece, us, pin, ksq, out, n):
     """Append the legal capture(s) on t by our non-king piece on sq (pin: its pin direction or -1): the
     promotion if it may promote, and the plain capture unless `dominated` by it."""
@@ -151,7 +156,7 @@ def add_capture(sq, t, piece, us, pin, ksq, out, n):
     return end
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def piece_captures(pos, sq, piece, us, ksq, out, n):
     """Legal captures of our piece on sq (not in check): the first piece along each of its rays or
     steps when it is an enemy; a pinned piece keeps only its pin line (add_board_move), the king only
@@ -182,7 +187,7 @@ def piece_captures(pos, sq, piece, us, ksq, out, n):
     return n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def gen_captures(pos, out):
     """Legal captures (with promotion choices) of the side to move, not in check; returns count.
 
@@ -199,7 +204,7 @@ def gen_captures(pos, out):
     return n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def recapture_from(pos, sq, target, us, ksq, out, n):
     """Append the legal capture(s) on target by our piece on sq, which attacks it (piece_captures' rules)."""
     piece = pos[BOARD + sq]
@@ -211,13 +216,13 @@ def recapture_from(pos, sq, target, us, ksq, out, n):
     return add_capture(sq, target, piece, us, pin_direction(pos, ksq, sq, us), ksq, out, n)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def generation_rank(m):
     """Position of a capture in gen_captures' order among captures on one square: by origin, promotion first."""
     return ((m >> MOVE_FROM_SHIFT) & 0x7F) * 2 + (0 if m & MOVE_PROMO_BIT else 1)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def gen_recaptures(pos, target, out):
     """The captures on `target` among gen_captures' (same legality and promotion rules, same order: by
     origin square, a promotion before its plain twin), found from the target outwards: the first piece along
@@ -248,7 +253,7 @@ def gen_recaptures(pos, target, out):
     return n
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def order_key(pos, m):
     """MVV-LVA key: victim value * 32 - attacker value (non-captures and drops get <= 0)."""
     to = m & MOVE_TO_MASK
@@ -259,14 +264,14 @@ def order_key(pos, m):
     return victim * 32 - attacker + promo
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def capture_swing(w, ptype):
     """What capturing a piece of `ptype` is worth to the capturer in the material terms of the weights: the
     piece leaves the board and its unpromoted type enters the capturer's hand."""
     return w[OFF_MATERIAL + ptype] + w[OFF_MATERIAL + MAT_HAND + DEMOTE[ptype]]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def capture_gain(pos, w, move):
     """What the capture `move` of the side to move wins at most in material: the victim's swing plus the
     capturing piece's promotion gain."""
@@ -281,7 +286,7 @@ SEE_KING = 1.0e6  # a king "captured" in the exchange: larger than any material 
 SEE_STACK = 40  # captures one exchange can hold (at most 38 pieces can attack a square)
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def least_attacker(pos, sq, by):
     """The square of the least valuable piece of colour `by` attacking sq on the current board (pieces
     removed from the board uncover the sliders behind them), or -1."""
@@ -304,7 +309,7 @@ def least_attacker(pos, sq, by):
     return best
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def see(pos, w, move, gains, removed):
     """Static exchange evaluation of the board capture `move` for the side to move: the material it wins
     when both sides keep recapturing on the square with their least valuable attacker and either may stop
@@ -345,7 +350,7 @@ def see(pos, w, move, gains, removed):
     return gains[0]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def next_move(pos, mv, ks, i, n):
     """Selection-sort step: move the best-keyed of mv[i:n] to slot i and return it."""
     b = i
@@ -361,7 +366,7 @@ def next_move(pos, mv, ks, i, n):
     return m
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def qsearch_inc(
     pos,
     w,
@@ -374,6 +379,8 @@ def qsearch_inc(
     frames,
     counts,
     nodes,
+    see_gains,
+    see_removed,
     eacc,
     eidx,
     base,
@@ -395,8 +402,6 @@ def qsearch_inc(
     Static values come from the incremental evaluation: row base + ply of (eacc, eidx) holds the
     state of the position at that ply; row base must be set up (inc_init or inc_record) by the caller.
     """
-    see_gains = np.empty(SEE_STACK, dtype=np.float64)  # see() scratch, once per search, not per capture
-    see_removed = np.empty(SEE_STACK, dtype=np.int64)
     ply = 0
     frames[0, 0] = alpha
     frames[0, 1] = beta
@@ -490,7 +495,7 @@ def qsearch_inc(
         entering = True
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def qsearch(
     pos,
     w,
@@ -503,6 +508,8 @@ def qsearch(
     frames,
     counts,
     nodes,
+    see_gains,
+    see_removed,
     see_prune=False,
     delta=0.0,
     recap=0,
@@ -511,17 +518,17 @@ def qsearch(
     """qsearch_inc from a fresh evaluation state of pos (a small allocation: max_depth + 1 rows); pp_zero as
     inc_init's."""
     eacc, eidx = eval_stack_for(pos, w, max_depth + 1, pp_zero)
-    buffers = moves, keys, pv, frames, counts, nodes
+    buffers = moves, keys, pv, frames, counts, nodes, see_gains, see_removed
     return qsearch_inc(pos, w, alpha, beta, max_depth, *buffers, eacc, eidx, 0, see_prune, delta, recap, np.nan)
 
 
-@njit(cache=True, nogil=True)
-def qsearch_root(pos, w, max_depth, moves, keys, pv, frames, counts, nodes):
+@counted_kernel
+def qsearch_root(pos, w, max_depth, moves, keys, pv, frames, counts, nodes, see_gains, see_removed):
     """Exact quiescence value of pos (full window); PV in pv[0, :counts[0, 2]]."""
-    return qsearch(pos, w, -INF, INF, max_depth, moves, keys, pv, frames, counts, nodes)
+    return qsearch(pos, w, -INF, INF, max_depth, moves, keys, pv, frames, counts, nodes, see_gains, see_removed)
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def pv_leaf_gradient(pos, w, value, pv, counts, out_idx, out_coef):
     """Sparse gradient dvalue/dw of the quiescence value `value` of pos, taken at its PV leaf.
 

@@ -2,8 +2,8 @@
 for the side to move (game.py's docstring lists them in the order they are checked)."""
 
 import numpy as np
-from numba import njit
 
+from usi_engine.jit import bare_kernel
 from usi_engine.search.values import MATE
 from usi_engine.shogi.layout import HIST, HIST_STRIDE, H_CHECK, PLY, SIDE
 from usi_engine.shogi.movegen import gen_legal
@@ -23,13 +23,13 @@ from usi_engine.shogi.position import (
 from .params import P_DRAW_FOR_BLACK, P_ENTERING_RULE, P_MAX_MOVES, P_REPETITIONS
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def draw_value(pos, params):
     """A draw's value for the side to move at pos."""
     return params[P_DRAW_FOR_BLACK] if pos[SIDE] == 0 else -params[P_DRAW_FOR_BLACK]
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def terminal_value(pos, params, scratch):
     """(is_terminal, value for the side to move) of the position just reached by a move."""
     rep = repetition(pos, np.int64(params[P_REPETITIONS]))
