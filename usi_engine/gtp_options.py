@@ -52,6 +52,7 @@ def player_settings(args: argparse.Namespace) -> PlayerSettings:
         playout_selfatari=args.playout_selfatari,
         playout_sacrifice=args.playout_sacrifice == "on",
         playout_local=args.playout_local,
+        playout_lgrf=args.playout_lgrf == "on",
         playout_softmax=args.playout_softmax == "on",
         playout_softmax_beta=args.playout_softmax_beta,
         playout_weights=args.playout_weights,
@@ -236,6 +237,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="the playouts' answers to the last move: mogo (capture, escape, with --playout-tactics on the two-liberty "
         "rule that keeps to ataris that hold) or pachi, Pachi's local atari and two-liberty checks (countercaptures, "
         "no escape into a first-line ladder or a self-atari, miai; default %(default)s: not yet measured, docs/go.md)",
+    )
+    p.add_argument(
+        "--playout-lgrf",
+        choices=("on", "off"),
+        default=_on_off(d.playout_lgrf),
+        help="playouts first play the last good reply to the previous move (or two) that the search's own playouts "
+        "learned, forgetting replies that lost (Baier & Drake's LGRF-2; default %(default)s: not yet measured, "
+        "docs/go.md)",
     )
     p.add_argument(
         "--playout-sacrifice",

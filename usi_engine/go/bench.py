@@ -1,7 +1,8 @@
 """Playout benchmark: ``python -m usi_engine.go.bench [--size 9] [--seconds 3] [--search [--policy P]
 [--move-prior] [--expand-after E]] [--playout-patterns] [--playout-tactics] [--playout-ladders]
-[--playout-selfatari] [--playout-moggy] [--playout-sacrifice] [--playout-local] [--playout-softmax | --softmax-ratio N
-| --ladders-ratio N | --selfatari-ratio N | --moggy-ratio N | --sacrifice-ratio N | --local-ratio N]``.
+[--playout-selfatari] [--playout-moggy] [--playout-sacrifice] [--playout-local] [--playout-lgrf] [--playout-softmax |
+--softmax-ratio N | --ladders-ratio N | --selfatari-ratio N | --moggy-ratio N | --sacrifice-ratio N
+| --local-ratio N]``.
 
 Runs playouts from the empty board on one thread (after a warm-up call that compiles or loads the
 kernels), then game.expand with one playout per child (children/s = playouts/s inside the search's
@@ -24,7 +25,8 @@ the same for the refusal of bad single-stone self-ataris (POLICY_SELFATARI), ``-
 for Pachi's moggy patterns in rule 5 (POLICY_MOGGY; the flag turns the rule on, the ratio compares it with the MoGo
 set of ``--playout-patterns``), ``--playout-sacrifice`` and ``--sacrifice-ratio N`` for the killing sacrifices
 (POLICY_SACRIFICE), ``--playout-local`` and ``--local-ratio N`` for Pachi's local atari and two-liberty checks
-(POLICY_MOGGY_LOCAL). ``--search --expand-after E`` runs the
+(POLICY_MOGGY_LOCAL); ``--search --playout-lgrf`` the search with the last good reply (POLICY_LGRF). ``--search
+--expand-after E`` runs the
 search twice, first with the default expansion and then with MoGo's tree (leaf playouts until an edge has E of them,
 no child simulated at an expansion: GTP ``--expand-after E --rave-children none``), and prints the samples and
 playouts per second of each and ``expand_after_sample_ratio=X`` last (samples per second, with over without).
@@ -151,13 +153,14 @@ def measure_search(
     moggy: bool = False,
     sacrifice: bool = False,
     local: bool = False,
+    lgrf: bool = False,
 ):
     """(playouts/s wall, samples/s wall, KEY=VALUE line) of the full one-thread search; move_prior: RAVE's prior
     mixes in the board size's shipped learned move prior at weight 1, below LARGE_BOARD in the player's form there
     (per-move counts 14 + 210 sqrt(P), MC visits only); softmax: the softmax playouts; ladders: POLICY_LADDERS;
     selfatari: POLICY_SELFATARI; moggy: Pachi's moggy patterns in rule 5 (POLICY_MOGGY); sacrifice: POLICY_SACRIFICE;
-    local: POLICY_MOGGY_LOCAL; expand_after > 0: leaf playouts until an edge has that many, no child simulated at an
-    expansion (RAVE_NONE)."""
+    local: POLICY_MOGGY_LOCAL; lgrf: POLICY_LGRF (the last good reply, its table in the adapter's weights);
+    expand_after > 0: leaf playouts until an edge has that many, no child simulated at an expansion (RAVE_NONE)."""
     from usi_engine.go.game import RAVE_NONE, RAVE_UNIFORM, GoAdapter, default_params, moves_form
     from usi_engine.go.moveprior import read_model, shipped_model
     from usi_engine.go.player import PlayerSettings
@@ -178,6 +181,7 @@ def measure_search(
         playout_moggy=moggy,
         playout_sacrifice=sacrifice,
         playout_local=local,
+        playout_lgrf=lgrf,
         prior_moves=1.0 if move_prior else 0.0,
         rave_children=RAVE_NONE if expand_after > 0 else RAVE_UNIFORM,
     )
@@ -226,6 +230,7 @@ def main(argv=None):
     ap.add_argument("--playout-moggy", action="store_true", help="rule 5 with Pachi's moggy patterns and gammas")
     ap.add_argument("--playout-sacrifice", action="store_true", help="playouts may play killing sacrifices")
     ap.add_argument("--playout-local", action="store_true", help="Pachi's local atari and two-liberty checks")
+    ap.add_argument("--playout-lgrf", action="store_true", help="with --search: the last good reply (LGRF-2)")
     for name in RATIO_BITS:
         ap.add_argument(
             f"--{name}-ratio",
@@ -259,6 +264,7 @@ def main(argv=None):
         local=local,
     )
     if args.search:
+        common["lgrf"] = args.playout_lgrf
         reference, reference_sps, line = measure_search(args.size, args.seconds, args.policy, **common)
         print(line)
         if args.move_prior:

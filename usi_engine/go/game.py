@@ -53,11 +53,13 @@ Params layout (float64 array, ``default_params()``):
   move order), the order in which the core's progressive widening lets them into selection (rave.select_rave);
   0 (default): move order.
 
-``weights`` (GoAdapter packs it): ``[n_w, n_m, n_g, theta (n_w), move model (n_m), gammas (n_g), shape table]``: the
-learned value's weight vector and shape table (usi_engine/go/shapes.py; GoAdapter.set_value_weights), the learned move
-prior's model array (usi_engine/go/moveprior.py; GoAdapter.set_move_model) and the softmax playouts' gamma table
-(usi_engine/go/softplayout.py, draw_table; GoAdapter's playout_gammas, needed when P_PLAYOUT_POLICY has
-POLICY_SOFTMAX). ``[0, 0, 0]`` = none: P_LEAF, P_PRIOR_MIX and P_PRIOR_MOVES then have no effect.
+``weights`` (GoAdapter packs it): ``[n_w, n_m, n_g, n_r, theta (n_w), move model (n_m), gammas (n_g), replies (n_r),
+shape table]``: the learned value's weight vector and shape table (usi_engine/go/shapes.py;
+GoAdapter.set_value_weights), the learned move prior's model array (usi_engine/go/moveprior.py;
+GoAdapter.set_move_model), the softmax playouts' gamma table (usi_engine/go/softplayout.py, draw_table; GoAdapter's
+playout_gammas, needed when P_PLAYOUT_POLICY has POLICY_SOFTMAX) and the playouts' last-good-reply table (with
+POLICY_LGRF: written by the playouts during the search, kept from move to move, cleared for a new game by
+GoAdapter.reset_short_term). ``[0, 0, 0, 0]`` = none: P_LEAF, P_PRIOR_MIX and P_PRIOR_MOVES then have no effect.
 """
 
 import sys
@@ -95,11 +97,13 @@ from usi_engine.go.moveprior import probabilities_set_up, set_ownership, uses_ow
 from usi_engine.go.playout import (
     DEFAULT_CAP_FACTOR,
     N_RULES,
+    POLICY_LGRF,
     POLICY_SOFTMAX,
     PRIOR_CAPTURE,
     PRIOR_ESCAPE,
     PRIOR_EYE,
     PRIOR_SELF_ATARI,
+    REPLY_LEN,
     first_moves,
     move_cap,
     move_priors,
@@ -180,6 +184,7 @@ def default_params(
     playout_moggy: bool = False,
     playout_sacrifice: bool = False,
     playout_local: bool = False,
+    playout_lgrf: bool = False,
     prior_patterns: bool = False,
     prior_ladders: bool = False,
     prior_moves: float = 0.0,
@@ -191,8 +196,9 @@ def default_params(
     order_prior: bool = False,
 ) -> np.ndarray:
     """The params array for expand/root_status. playout_patterns, playout_tactics, playout_softmax, playout_ladders,
-    playout_selfatari, playout_redirect, playout_moggy, playout_sacrifice, playout_local: the playout policy's switches
-    (playout.playout_policy; softmax needs the gamma table in the weights: GoAdapter's playout_gammas); prior_base: the
+    playout_selfatari, playout_redirect, playout_moggy, playout_sacrifice, playout_local, playout_lgrf: the playout
+    policy's switches (playout.playout_policy; softmax needs the gamma table in the weights: GoAdapter's
+    playout_gammas; the last good reply its table, which GoAdapter packs with these params); prior_base: the
     heuristic prior's (MC, AMAF) virtual visits under prior_counts; rule_counts: N_RULES count factors, one per
     playout.RULE_* (None: 1 each); moves_experience_form: the learned move prior's (even visits, won visits per
     sqrt(P), AMAF share) (P_MOVES_*); order_prior: the children in prior order (P_ORDER_PRIOR). Raises ValueError
@@ -213,6 +219,7 @@ def default_params(
         playout_moggy,
         playout_sacrifice,
         playout_local,
+        playout_lgrf,
     )
     params[P_PRIOR_PATTERNS] = float(prior_patterns)
     params[P_PRIOR_LADDERS], params[P_PRIOR_MOVES] = float(prior_ladders), prior_moves
@@ -225,7 +232,7 @@ def default_params(
     return params
 
 
-WEIGHTS_HEADER = 3  # n_w, n_m, n_g
+WEIGHTS_HEADER = 4  # n_w, n_m, n_g, n_r
 OWNER_PLAYOUTS = 500  # playouts of the root position for the move prior's ownership context (Pachi's GJ_MINGAMES)
 
 
@@ -234,9 +241,9 @@ def split_weights(weights):
     """(theta, move model, shape table) of a packed weights array (layout above); empty arrays when absent."""
     if weights.shape[0] < WEIGHTS_HEADER:
         return weights[:0], weights[:0], weights[:0]
-    nw, nm, ng = int(weights[0]), int(weights[1]), int(weights[2])
+    nw, nm, ng, nr = int(weights[0]), int(weights[1]), int(weights[2]), int(weights[3])
     a = WEIGHTS_HEADER + nw
-    return weights[WEIGHTS_HEADER:a], weights[a : a + nm], weights[a + nm + ng :]
+    return weights[WEIGHTS_HEADER:a], weights[a : a + nm], weights[a + nm + ng + nr :]
 
 
 @njit(cache=True, nogil=True)
@@ -248,10 +255,20 @@ def playout_gammas(weights):
     return weights[a : a + int(weights[2])]
 
 
-def pack_weights(theta, model, tab, gammas=None) -> np.ndarray:
+@njit(cache=True, nogil=True)
+def playout_replies(weights):
+    """The last-good-reply table of a packed weights array (playout.POLICY_LGRF; layout above), which the playouts
+    read and write during a search; empty when absent."""
+    if weights.shape[0] < WEIGHTS_HEADER:
+        return weights[:0]
+    a = WEIGHTS_HEADER + int(weights[0]) + int(weights[1]) + int(weights[2])
+    return weights[a : a + int(weights[3])]
+
+
+def pack_weights(theta, model, tab, gammas=None, replies=None) -> np.ndarray:
     """The weights array of the kernels from its parts (None = absent)."""
-    parts = [np.zeros(0) if a is None else np.asarray(a, np.float64) for a in (theta, model, gammas, tab)]
-    return np.concatenate([[float(len(parts[0])), float(len(parts[1])), float(len(parts[2]))], *parts])
+    parts = [np.zeros(0) if a is None else np.asarray(a, np.float64) for a in (theta, model, gammas, replies, tab)]
+    return np.concatenate([[float(len(p)) for p in parts[:4]], *parts])
 
 
 def check_playout_gammas(params, gammas) -> None:
@@ -280,15 +297,22 @@ def moves_prior(pos, ws, model, moves, n, out, even=MOVES_EVEN, wins=MOVES_WINS)
 
 
 @njit(cache=True, nogil=True)
+def _is_tactical(h):
+    """A tactical child by its heuristic prior h: a capture (PRIOR_CAPTURE) or an atari escape (PRIOR_ESCAPE),
+    simulated at every expansion that simulates any child."""
+    return h == PRIOR_CAPTURE or h == PRIOR_ESCAPE
+
+
+@njit(cache=True, nogil=True)
 def _choose_simulated(n, m, prior, rng, chosen):
     """chosen[i] = True for m children picked uniformly at random (all when m <= 0 or m >= n) and for every
-    tactical child (heuristic prior PRIOR_CAPTURE or PRIOR_ESCAPE: captures, atari escapes)."""
+    tactical child (_is_tactical: captures, atari escapes)."""
     if m <= 0 or m >= n:
         chosen[:n] = True
         return
     chosen[:n] = False
     for i in range(n):
-        if prior[i] == PRIOR_CAPTURE or prior[i] == PRIOR_ESCAPE:
+        if _is_tactical(prior[i]):
             chosen[i] = True
     picked = 0
     for i in range(n):  # selection sampling (Knuth's algorithm S): m of n, each set equally likely
@@ -324,7 +348,7 @@ def _choose_by_policy(pos, ws, n, m, moves, prior, rng, policy, gammas, chosen):
     chosen[:n] = False
     any_chosen = False
     for i in range(n):
-        if prior[i] == PRIOR_CAPTURE or prior[i] == PRIOR_ESCAPE:
+        if _is_tactical(prior[i]):
             chosen[i] = True
             any_chosen = True
     draws = np.empty(m, np.int64)
@@ -458,8 +482,10 @@ def leaf_playout(pos, weights, params, rng, trace):
     none = np.empty(0, np.float64)
     room = min(cap, trace.shape[0])
     black = pos[SIDE] == BLACK
+    policy = int(params[P_PLAYOUT_POLICY])
+    replies = playout_replies(weights)
     score, moves = run_playout(
-        pos, ws, rng, cap, none, none, trace[:room], int(params[P_PLAYOUT_POLICY]), playout_gammas(weights)
+        pos, ws, rng, cap, none, none, trace[:room], policy, playout_gammas(weights), None, None, replies
     )
     tlen = min(moves, room)
     for j in range(tlen):
@@ -486,6 +512,7 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
     learned_leaf = not amaf and params[P_LEAF] == LEAF_LEARNED
     policy = int(params[P_PLAYOUT_POLICY])
     gammas = playout_gammas(weights)
+    replies = playout_replies(weights)
     theta, _, _ = split_weights(weights)
     has_value = theta.shape[0] > 0 and (learned_leaf or mix > 0.0)
     if has_value:
@@ -505,7 +532,7 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
             _choose_by_policy(pos, ws, n, m, out_moves, out_prior, rng, policy, gammas, simulate)
         elif children == RAVE_TOP:  # the tactical children now (the heuristic prior's), the most probable below
             for i in range(n):
-                simulate[i] = m <= 0 or m >= n or out_prior[i] == PRIOR_CAPTURE or out_prior[i] == PRIOR_ESCAPE
+                simulate[i] = m <= 0 or m >= n or _is_tactical(out_prior[i])
         else:
             _choose_simulated(n, m, out_prior, rng, simulate)
         if params[P_PRIOR_COUNTS] != 0.0 and counts.shape[1] < n:
@@ -553,7 +580,8 @@ def _expand(pos, weights, params, rng, out_moves, out_values, out_flags, out_pri
         else:
             if amaf:
                 room = min(cap, trace.shape[0] - top)
-                score, moves = run_playout(pos, ws, rng, cap, none, none, trace[top : top + room], policy, gammas)
+                tr = trace[top : top + room]
+                score, moves = run_playout(pos, ws, rng, cap, none, none, tr, policy, gammas, None, None, replies)
                 black_wins = 1.0 if score > 0 else (0.5 if score == 0 else 0.0)
                 for j in range(top, top + min(moves, room)):
                     if trace[j] == PASS:
@@ -625,7 +653,7 @@ class GoAdapter:
         self.params = default_params() if params is None else params
         check_playout_gammas(self.params, playout_gammas)
         self.playout_gammas = None if playout_gammas is None else np.asarray(playout_gammas, np.float64).copy()
-        self.weights = pack_weights(None, None, None, self.playout_gammas)
+        self.weights = pack_weights(None, None, None, self.playout_gammas, self._replies_now())
         self.long_term = None  # the learned value's weights (set_value_weights)
         self.short_term = None  # Dyna-2's short-term memory (td_think)
         self._td_rng = seed_rng(0x7D5EA)
@@ -641,12 +669,12 @@ class GoAdapter:
         self.long_term = theta.copy()
         self.short_term = np.zeros_like(theta)
         self._tab = tab.astype(np.float64)
-        self.weights = pack_weights(theta, self.move_model, self._tab, self.playout_gammas)
+        self.weights = pack_weights(theta, self.move_model, self._tab, self.playout_gammas, self._replies_now())
 
     def clear_value_weights(self) -> None:
         """No learned value any more (the move model stays)."""
         self.long_term = self.short_term = self._tab = None
-        self.weights = pack_weights(None, self.move_model, None, self.playout_gammas)
+        self.weights = pack_weights(None, self.move_model, None, self.playout_gammas, self._replies_now())
 
     def set_move_model(self, model) -> None:
         """Use this learned move prior (moveprior.py's model array; None: none) in expand_amaf."""
@@ -681,14 +709,24 @@ class GoAdapter:
     def _repack(self) -> None:
         """self.weights from the parts, the value weights (long + short term) as the kernels read them now."""
         theta = None if self.long_term is None else self._value_view().copy()
-        self.weights = pack_weights(theta, self.move_model, self._tab, self.playout_gammas)
+        self.weights = pack_weights(theta, self.move_model, self._tab, self.playout_gammas, self._replies_now())
+
+    def _replies_now(self) -> np.ndarray | None:
+        """The last-good-reply table to pack: the one the playouts have written so far, a fresh one, or None when
+        the playout policy has no POLICY_LGRF."""
+        if not int(self.params[P_PLAYOUT_POLICY]) & POLICY_LGRF:
+            return None
+        old = playout_replies(self.weights) if hasattr(self, "weights") else None
+        return old.copy() if old is not None and old.shape[0] == REPLY_LEN else np.zeros(REPLY_LEN)
 
     def _value_view(self):
         """The value weights inside self.weights (a view: what the kernels read)."""
         return self.weights[WEIGHTS_HEADER : WEIGHTS_HEADER + len(self.long_term)]
 
     def reset_short_term(self) -> None:
-        """Forget the short-term memory (a new game): the value is the long-term one again."""
+        """Forget the short-term memories (a new game): the value is the long-term one again and the playouts
+        know no last good reply."""
+        playout_replies(self.weights)[:] = 0.0
         if self.long_term is not None:
             self.short_term[:] = 0.0
             self._value_view()[:] = self.long_term

@@ -98,6 +98,9 @@ class PlayerSettings:
     # playouts answer the last move's ataris and two-liberty blocks in Pachi's form (tactics.moggy_atari_moves,
     # moggy_two_lib_moves): "mogo" or "pachi"
     playout_local: str = "mogo"
+    # playouts play the last good reply to the previous move or two when it is still playable, learned from the
+    # search's own playouts (Baier & Drake's LGRF-2; playout.POLICY_LGRF)
+    playout_lgrf: bool = False
     playout_weights: str | None = None  # softmax playouts with these shape weights (learn go-balance) instead
     prior_patterns: bool = True  # RAVE prior: PRIOR_PATTERN for pattern moves next to the last move
     prior_ladders: bool = False  # RAVE prior: PRIOR_LADDERED for escapes into a working ladder
@@ -200,6 +203,7 @@ class GoPlayer:
                     playout_redirect=s.playout_selfatari == "redirect",
                     playout_sacrifice=s.playout_sacrifice,
                     playout_local=s.playout_local == "pachi",
+                    playout_lgrf=s.playout_lgrf,
                     playout_softmax=softmax,
                     prior_patterns=s.prior_patterns,
                     prior_ladders=s.prior_ladders,

@@ -118,6 +118,7 @@ POLICY_REDIRECT = 256  # with POLICY_SELFATARI: rule 6 plays a refused self-atar
 POLICY_MOGGY = 512  # with POLICY_PATTERNS: rule 5 draws Pachi's moggy patterns by their gammas, around L and L2
 POLICY_SACRIFICE = 1024  # rules 0, 5 and 6 may play a killing sacrifice of 2-6 stones (tactics.killing_sacrifice)
 POLICY_MOGGY_LOCAL = 2048  # rules 1-3 in Pachi's form: its local atari and two-liberty checks (tactics.moggy_*)
+POLICY_LGRF = 4096  # before rule 0: the last good reply with forgetting (run_playout's `replies` table; _reply)
 NO_GAMMAS = np.zeros(0, np.float64)  # run_playout without a gamma table
 # The percentage of moves on which a rule is tried, and the ko rule's window: Pachi's moggy playout defaults
 # (playout/moggy.c, playout_moggy_init): atarirate 90 (its rate below 15x15; 80 on larger boards, one rate here),
@@ -131,6 +132,12 @@ KO_AGE = 3  # a ko taken at most this many moves ago (the taker's next move and 
 SELFATARI_RATE = 60
 LOCAL_CAPTURE_RATE = 90  # % of the positions where POLICY_MOGGY_LOCAL plays a candidate (Pachi's lcapturerate)
 ALWAYS_CCAP_RATE = 40  # % where a block in atari that can countercapture only countercaptures (alwaysccaprate)
+# The last-good-reply table (POLICY_LGRF; Drake 2009, Baier & Drake 2010 "LGRF-2"): per colour c, the reply to the
+# opponent's move L (REPLY_ONE) and to the pair (c's own move L2, L) (REPLY_TWO), a point or 0 for none; float64 so
+# that it rides in the search's weights array (game.pack_weights).
+REPLY_POINTS = BOARD_CAP + 1  # the points and PASS
+REPLY_TWO = 2 * REPLY_POINTS  # where the pair table starts
+REPLY_LEN = REPLY_TWO + 2 * REPLY_POINTS * REPLY_POINTS
 
 
 def playout_policy(
@@ -143,12 +150,13 @@ def playout_policy(
     moggy: bool = False,
     sacrifice: bool = False,
     moggy_local: bool = False,
+    lgrf: bool = False,
 ) -> int:
     """The policy bitmask of the switches: MoGo's patterns (rule 5), the tactics (rules 0, 3, 4 and rule 5 around the
     mover's previous move), the softmax draw of rule 6 (which needs a gamma table: softplayout.playout_table), the
     ladder check of rule 1, the refusal of bad single-stone self-ataris and (with it) their redirection, Pachi's
     moggy patterns and gammas in rule 5 (which turns the rule on), killing sacrifices of 2-6 stones, rules 1-3 in
-    Pachi's form."""
+    Pachi's form, the last good reply with forgetting (which needs a reply table: REPLY_LEN)."""
     return (
         (POLICY_PATTERNS if patterns or moggy else 0)
         | (POLICY_MOGGY if moggy else 0)
@@ -159,6 +167,7 @@ def playout_policy(
         | (POLICY_REDIRECT if redirect else 0)
         | (POLICY_SACRIFICE if sacrifice else 0)
         | (POLICY_MOGGY_LOCAL if moggy_local else 0)
+        | (POLICY_LGRF if lgrf else 0)
     )
 
 
@@ -400,8 +409,64 @@ def _choose(ws, w, c, last, prev, ko, ko_recent, rng, policy):
     return _random_move(ws, w, c, ko, rng, policy)
 
 
+@bare_kernel
+def _reply_one(c, last):
+    """Index of c's stored reply to the opponent's move `last` in a reply table."""
+    return (c - 1) * REPLY_POINTS + last
+
+
+@bare_kernel
+def _reply_two(c, prev, last):
+    """Index of c's stored reply to the pair (c's move `prev`, the opponent's `last`) in a reply table."""
+    return REPLY_TWO + ((c - 1) * REPLY_POINTS + prev) * REPLY_POINTS + last
+
+
+@bare_kernel
+def _reply(ws, w, replies, c, last, prev, ko, rng, policy):
+    """POLICY_LGRF: c's last good reply to (prev, last), else to last, when it is an empty point the random rule
+    accepts (_permit); 0 when there is none."""
+    if last == PASS or last == 0:
+        return 0
+    board = ws[R_BOARD]
+    if prev != PASS and prev != 0:
+        r = int(replies[_reply_two(c, prev, last)])
+        if r != 0 and board[r] == EMPTY and _permit(ws, w, r, c, ko, rng, policy):
+            return r
+    r = int(replies[_reply_one(c, last)])
+    if r != 0 and board[r] == EMPTY and _permit(ws, w, r, c, ko, rng, policy):
+        return r
+    return 0
+
+
+@bare_kernel
+def remember_replies(replies, moves, n, c, last, prev, black_won):
+    """The reply table's update after a playout whose moves[0:n] were played from a position with c to move after
+    the moves prev, last (Baier & Drake's LGRF-2): each move of the winner becomes its reply to the move before it
+    and to the two before it; a move of the loser that is its stored reply is forgotten. Contexts with a pass or
+    before the position's history (0) store nothing; a tie counts as Black's loss."""
+    for i in range(n):
+        m = moves[i]
+        colour = c if i % 2 == 0 else 3 - c
+        l1 = moves[i - 1] if i >= 1 else last
+        l2 = moves[i - 2] if i >= 2 else (last if i == 1 else prev)
+        if m == PASS or l1 == PASS or l1 == 0:
+            continue
+        won = black_won == (colour == BLACK)
+        one = _reply_one(colour, l1)
+        two = _reply_two(colour, l2, l1) if l2 != PASS and l2 != 0 else -1
+        if won:
+            replies[one] = m
+            if two >= 0:
+                replies[two] = m
+        else:
+            if replies[one] == m:
+                replies[one] = 0.0
+            if two >= 0 and replies[two] == m:
+                replies[two] = 0.0
+
+
 @njit(cache=True, nogil=True)
-def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy, gammas=None, classes=None, psi=None):
+def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy, gammas=None, classes=None, psi=None, replies=None):
     """One playout from pos (unchanged). Returns (black area - white area - komi, moves played).
     policy: the bitmask of the optional rules (POLICY_*; playout_policy), 0 for the plain policy; gammas: the
     softmax draw's table (softplayout.draw_table, float64[TABLE_SIZE]), needed with POLICY_SOFTMAX (ValueError
@@ -413,8 +478,12 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy, gammas=None, 
     own/seki (length BOARD_CAP, or empty to skip; seki is read only with own): own[p] += +1 for a Black point, -1
     for a White point at the end; seki[p] += 1 for a stone whose final block touches a neutral point (after
     two passes that is a seki: neither side can fill the shared liberty without self-atari).
-    trace (empty to skip) receives the moves."""
+    trace (empty to skip) receives the moves.
+    replies (with POLICY_LGRF; REPLY_LEN long): the last-good-reply table, read before the other rules and updated
+    from this playout's moves when trace holds them all (remember_replies); left out, the rule is off."""
     table = NO_GAMMAS if gammas is None else gammas
+    rtab = np.zeros(0, np.float64) if replies is None else replies  # not the global NO_REPLIES: read-only to numba
+    lgrf = policy & POLICY_LGRF != 0 and rtab.shape[0] == REPLY_LEN
     soft = policy & POLICY_SOFTMAX != 0
     _setup(pos, ws)
     w = pos[STRIDE]
@@ -428,12 +497,16 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy, gammas=None, 
     ply = pos[PLY]
     last = pos[HIST + HIST_STRIDE * (ply - 1) + H_MOVE] if ply > 0 else PASS
     prev = pos[HIST + HIST_STRIDE * (ply - 2) + H_MOVE] if ply > 1 else PASS
+    c0, last0, prev0 = c, (last if ply > 0 else 0), (prev if ply > 1 else 0)
     ko_point = ko  # the point of the last ko taken, taken by move ko_move (-1: the move before the playout)
     ko_move = -1
     moves = 0
     while passes < 2 and moves < max_moves:
         recent = ko_point if ko == 0 and moves - ko_move <= KO_AGE else 0
-        if psi is None:
+        p = _reply(ws, w, rtab, c, last, prev, ko, rng, policy) if lgrf else 0
+        if p != 0:
+            pass  # the last good reply
+        elif psi is None:
             p = _choose(ws, w, c, last, prev, ko, recent, rng, policy)
         else:
             p = _local_move(ws, w, c, last, prev, ko, recent, rng, policy)
@@ -460,6 +533,8 @@ def run_playout(pos, ws, rng, max_moves, own, seki, trace, policy, gammas=None, 
     owner = ws[R_OWNER]
     board = ws[R_BOARD]
     black, white = area_owner(board, pos[SIZE], owner)
+    if lgrf and moves <= trace.shape[0]:
+        remember_replies(rtab, trace, moves, c0, last0, prev0, black - white - pos[KOMI_MILLI] / 1000.0 > 0)
     if own.shape[0] > 0:
         head = ws[R_HEAD]
         in_seki = ws[R_STACK]  # free after _setup: marks heads of blocks in seki
