@@ -243,8 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("on", "off"),
         default=_on_off(d.playout_lgrf),
         help="playouts first play the last good reply to the previous move (or two) that the search's own playouts "
-        "learned, forgetting replies that lost (Baier & Drake's LGRF-2; default %(default)s: not yet measured, "
-        "docs/go.md)",
+        "learned, forgetting replies that lost (Baier & Drake's LGRF-2; default %(default)s: 21 %% against Pachi over "
+        "52 games, as without it, docs/go.md)",
     )
     p.add_argument(
         "--playout-sacrifice",
