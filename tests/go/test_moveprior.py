@@ -24,6 +24,7 @@ from usi_engine.go.game import (
     P_MOVES_EVEN,
     P_MOVES_WINS,
     P_PRIOR_MOVES,
+    WEIGHTS_HEADER,
     expand_amaf,
     moves_prior,
 )
@@ -286,7 +287,7 @@ def test_the_adapter_writes_the_root_ownership_into_the_kernels_model():
     M.move_probabilities(b.pos, new_workspace(), adapter.move_model, moves, n, before)
     assert np.allclose(before[moves[:n] != L.PASS], 1.0 / np.sum(moves[:n] != L.PASS))  # no context: uniform
     assert adapter.update_ownership(b.pos, 64)
-    a = 3 + int(adapter.weights[0])  # the model inside the packed weights the kernels read
+    a = WEIGHTS_HEADER + int(adapter.weights[0])  # the model inside the packed weights the kernels read
     seen = adapter.weights[a : a + int(adapter.weights[1])]
     assert np.array_equal(seen, adapter.move_model) and seen[M.OWN_AT] == 1.0
     own = seen[M.OWN_AT + 1 :]

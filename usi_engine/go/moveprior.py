@@ -40,7 +40,6 @@ and ``w`` (version 2 files, before G_OWNER, hold the weights without the G_OWNER
 from pathlib import Path
 
 import numpy as np
-from numba import njit
 
 from usi_engine.go.ladder import S_ROWS, escape_is_laddered, liberties
 from usi_engine.go.layout import (
@@ -62,7 +61,7 @@ from usi_engine.go.layout import (
 from usi_engine.go.patterns import NEIGHBOUR_CELLS, N_CODES, neighbourhood_code
 from usi_engine.go.shapes import square_maps
 from usi_engine.go.workspace import R_BOARD, R_GSIZE, R_HEAD, _in_atari, _setup
-from usi_engine.jit import bare_kernel
+from usi_engine.jit import bare_kernel, counted_kernel
 from usi_engine.weightfile import read_archive, write_archive
 
 FEATURE_SET = "go-moves"
@@ -156,7 +155,7 @@ def _dist_value(p, q, w):
     return min(_distance(p, q, w), DIST_CAP) - 1
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def shape_codes(board, w, size, p, c):
     """Canonical codes (each the minimum over the 8 symmetries) of the 12 points within distance 2 of p (24 bits)
     and of the 24 within distance 3 (48 bits), in mover c's colours."""
@@ -191,7 +190,7 @@ def owner_value(own, p, c):
     return 1 + min(OWNER_BUCKETS - 1, max(0, int(share * OWNER_BUCKETS)))
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def candidate_features(ws, sc, stamp, w, size, p, c, last, prev, own, out):
     """out[g] = the value of group g for colour c playing the empty point p (G_SHAPE12 / G_SHAPE24: the raw
     canonical codes, see shape_codes); ws after workspace._setup of the position, sc / stamp ladder.py scratch, own
@@ -291,7 +290,7 @@ def move_probabilities(pos, ws, model, moves, n, out):
     probabilities_set_up(pos, ws, model, moves, n, out)
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def probabilities_set_up(pos, ws, model, moves, n, out):
     """move_probabilities with ws already holding workspace._setup of pos (as playout.move_priors leaves it)."""
     w, size, c = pos[STRIDE], pos[SIZE], pos[SIDE]
