@@ -56,8 +56,8 @@ SUDDEN_DEATH_DIVISOR = 20
 BYOYOMI_ALL_IN = 1.2
 
 MIN_MOVES_LEFT = 12  # Canadian clock: main time is spread over at least this many moves
-PERIOD_USE = 0.8  # ... share of a period's time per stone that is used
-SAFETY_S = 0.25  # ... seconds kept back per move (process start-up, pipes, the controller)
+PERIOD_USE = 0.9  # ... share of a period's time per stone that is used
+SAFETY_S = 0.2  # ... seconds kept back per move (process start-up, pipes, the controller)
 SAFETY_FRACTION = 0.25  # ... but at most this fraction of the share (short byoyomi periods)
 MIN_SECONDS = 0.05  # ... never think less than this
 BARE_GO_SECONDS = 5.0  # USI: a `go` without clock or limit thinks this long
