@@ -163,6 +163,42 @@ def test_the_check_finds_a_returned_view_and_a_received_array():
     ]
 
 
+def _unsettled(kernels):
+    """The kernels that bare kernels among `kernels` call and that name no reference-counting setting of their own
+    (`jit.bare_kernel` or `jit.counted_kernel`): compiled first through a bare caller, such a kernel is compiled
+    with the caller's setting, and one that allocates then fails to compile (on a cold cache only). A kernel
+    inlined into its callers (numba's inline="always") is typed in each caller and fails at once if it cannot."""
+    out = set()
+    for name, k in kernels:
+        if k.targetoptions.get("_nrt") is not False:
+            continue
+        for callee in _callees(k):
+            if "_nrt" not in callee.targetoptions and callee.targetoptions.get("inline") != "always":
+                out.add(f"{name} calls {callee.py_func.__module__}.{callee.py_func.__name__}")
+    return sorted(out)
+
+
+@njit
+def _plain(n):
+    return np.zeros(n).sum()
+
+
+@njit(_nrt=False)
+def _bare_caller_of_plain(n):
+    return _plain(n) + _bare_caller(n)
+
+
+def test_the_check_finds_a_callee_of_a_bare_kernel_without_its_own_setting():
+    kernels = [("caller", _bare_caller_of_plain), ("bare", _bare_caller), ("plain", _plain)]
+    assert _unsettled(kernels) == [f"caller calls {__name__}._plain"]
+
+
+def test_every_kernel_a_bare_kernel_calls_names_its_own_setting():
+    """Static (nothing is compiled): the rule that keeps a cold cache from compiling an allocating kernel
+    without numba's runtime because a bare kernel reached it first."""
+    assert _unsettled(_kernels()) == []
+
+
 def report(game: str) -> tuple[int, list[str]]:
     """Exercise the kernels of `game` ("go": Go and the search core, "shogi"), then (how many compiled kernels run
     without reference counting, _problems)."""

@@ -20,7 +20,6 @@ play a point. The policy that chooses the moves is usi_engine/go/playout.py's.
 """
 
 import numpy as np
-from numba import njit
 
 from usi_engine.go.layout import BLACK, BOARD, BOARD_CAP, BORDER, EMPTY, SIZE, STRIDE, WHITE
 from usi_engine.jit import bare_kernel
@@ -51,7 +50,7 @@ def _pseudo_libs(board, w, s):
     return nl, sl, sl2
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def _setup(pos, ws):
     """Copy pos's board into ws and build blocks, pseudo-liberties and the empty-point list."""
     size = pos[SIZE]

@@ -1,13 +1,12 @@
 """Pool allocation: reserving consecutive node or edge slots against a ctl counter (alloc), and writing a
 fresh node into a slot (init_node)."""
 
-from numba import njit
-
+from usi_engine.jit import bare_kernel
 from usi_engine.search.atomics import atomic_cas, atomic_load
 from usi_engine.search.layout import T_COUNT, T_DEPTH, T_FIRST, T_FLAGS, T_KEY, T_STATE, T_VALUE, UNEXPANDED
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def alloc(ctl, counter, k, capacity):
     """Reserve k consecutive slots of a pool whose use is counted in ctl[counter]; -1 when it would not fit
     (the counter never passes the capacity, so pool accounting stays exact)."""
@@ -19,7 +18,7 @@ def alloc(ctl, counter, k, capacity):
             return old
 
 
-@njit(cache=True, nogil=True)
+@bare_kernel
 def init_node(tree, c, value, flags, key, depth):
     """Write a fresh, unexpanded node into slot c (published later by the writer)."""
     tree[T_VALUE][c] = value

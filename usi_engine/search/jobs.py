@@ -6,7 +6,7 @@ job_aux, job_aux_max). See docs/search.md, "Threads"."""
 import numpy as np
 from numba import njit
 
-from usi_engine.jit import bare_kernel
+from usi_engine.jit import bare_kernel, counted_kernel
 from usi_engine.search.atomics import atomic_add, atomic_cas, atomic_load, atomic_max, atomic_store, cpu_yield
 
 # --- joint expansion jobs (one per thread; see open_job) -------------------------------------------
@@ -81,7 +81,7 @@ def close_job(job, base, n):
     return atomic_load(job, base + J_WORK)
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def _ordered_bits(x):
     """An int64 whose order is the order of the float64 x (its bits, the non-sign ones flipped if negative)."""
     a = np.empty(1, np.float64)
@@ -90,7 +90,7 @@ def _ordered_bits(x):
     return b ^ _LOW63 if b < 0 else b
 
 
-@njit(cache=True, nogil=True)
+@counted_kernel
 def _from_ordered_bits(b):
     a = np.empty(1, np.int64)
     a[0] = b ^ _LOW63 if b < 0 else b
