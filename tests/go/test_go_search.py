@@ -513,3 +513,21 @@ def test_the_move_played_is_the_best_legal_one_under_positional_superko():
     assert GoPlayer.legal_choices(b, L.BLACK, result(a5)) == [L.PASS]
     line = analysis_line(b, L.BLACK, result(a5, a6, L.PASS))
     assert line.startswith("info move A6 ") and " order 1 " in line and "info move pass " in line and "A5" not in line
+
+
+def test_a_move_counts_its_time_from_the_request():
+    """The seconds of a move count from choose_move's call: time spent waiting for the kernels (or on the
+    dead-stone estimate after a pass) comes out of the search's share instead of being added to it."""
+    import threading
+    import time
+
+    player = GoPlayer(player_settings(build_parser().parse_args(["--hash", "16", "--size", "9"])))
+    player.warm_up()
+    board = GoBoard(9, 7.0)
+    player.ready.clear()
+    threading.Timer(0.8, player.ready.set).start()
+    t0 = time.monotonic()
+    move = player.choose_move(board, L.BLACK, 1.0)
+    elapsed = time.monotonic() - t0
+    assert move is not None and move != L.PASS
+    assert 0.8 <= elapsed < 1.5, elapsed  # 1.0 s in all, not the 0.8 s wait + a 1.0 s search

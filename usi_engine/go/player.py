@@ -314,12 +314,16 @@ class GoPlayer:
 
     def choose_move(self, board: GoBoard, colour: int, seconds: float | None, cleanup: bool = False) -> int | None:
         """The move for `colour` (a point index or L.PASS), or None to resign; searches `seconds` (None: no
-        time limit, the playout count must end it). `cleanup`: capture dead stones before passing
+        time limit, the playout count must end it), counted from this call: waiting for the kernels and the
+        dead-stone estimate after a pass come out of it. `cleanup`: capture dead stones before passing
         (kgs-genmove_cleanup)."""
+        start = time.monotonic()
         pos = position_for(board, colour)
         self.ready.wait()
         if board.passes >= 1 and not cleanup and self._estimate_wins(board, colour):
             return L.PASS
+        if seconds is not None:
+            seconds = max(0.0, seconds - (time.monotonic() - start))
         result = self._search(board.size, pos, seconds, multipv=L.BOARD_CAP + 1)
         if result.best_move is None:  # the time went on loading the kernels: expand the root at least
             from usi_engine.search.settings import Limits

@@ -22,7 +22,7 @@ play a point. The policy that chooses the moves is usi_engine/go/playout.py's.
 import numpy as np
 
 from usi_engine.go.layout import BLACK, BOARD, BOARD_CAP, BORDER, EMPTY, SIZE, STRIDE, WHITE
-from usi_engine.jit import bare_kernel
+from usi_engine.jit import bare_kernel, counted_kernel
 
 R_BOARD, R_HEAD, R_NEXT, R_LIBS, R_LSUM, R_LSUM2, R_GSIZE, R_EMPTY, R_EIDX, R_STACK, R_OWNER = range(11)
 R_META = 11  # [0] = number of empty points; [1], [2] the softmax playouts' gamma totals for Black, White to move
@@ -50,7 +50,7 @@ def _pseudo_libs(board, w, s):
     return nl, sl, sl2
 
 
-@bare_kernel
+@counted_kernel
 def _setup(pos, ws):
     """Copy pos's board into ws and build blocks, pseudo-liberties and the empty-point list."""
     size = pos[SIZE]
