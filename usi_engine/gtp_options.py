@@ -12,6 +12,8 @@ from usi_engine.go.player import (
     PRIOR_VISITS_LARGE,
     PRIOR_VISITS_MOVES,
     PRIOR_VISITS_SMALL,
+    RAVE_BIAS_LARGE,
+    RAVE_BIAS_SMALL,
     RAVE_CHILDREN,
     PlayerSettings,
 )
@@ -133,7 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--t-back", type=float, default=d.t_back, help="MCSS backup temperature")
     p.add_argument("--c-uct", type=float, default=d.c_uct, help="UCT exploration (value units)")
     p.add_argument("--c-rave", type=float, default=d.c_rave, help="RAVE exploration (outcomes in [0,1])")
-    p.add_argument("--rave-bias", type=float, default=d.rave_bias, help="RAVE bias b of seed 000 eq. 47")
+    p.add_argument(
+        "--rave-bias",
+        type=float,
+        default=d.rave_bias,
+        help=f"RAVE bias b of seed 000 eq. 47 (default {RAVE_BIAS_SMALL:g}; on boards of 15 and more "
+        f"{RAVE_BIAS_LARGE:g})",
+    )
     p.add_argument(
         "--amaf-distance",
         type=_non_negative_float,

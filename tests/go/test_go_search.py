@@ -531,3 +531,22 @@ def test_a_move_counts_its_time_from_the_request():
     elapsed = time.monotonic() - t0
     assert move is not None and move != L.PASS
     assert 0.8 <= elapsed < 1.5, elapsed  # 1.0 s in all, not the 0.8 s wait + a 1.0 s search
+
+
+def test_the_rave_bias_goes_by_board_size_unless_given():
+    """--rave-bias unset: b = 0.03 below 15x15 and 0.016 from it, in the float parameters every search thread is given
+    (one searcher serving both sizes under shared prior counts); set, the same b on every board."""
+    from usi_engine.search.settings import float_params
+
+    def bias(player: GoPlayer, size: int) -> float:
+        searcher = player._searcher(size)
+        return float(float_params(searcher.options, 0, 1, False, 1.0)[layout.FP_RAVE_BIAS])
+
+    argv = ["--hash", "1", "--prior-counts", "shared"]
+    player = GoPlayer(player_settings(build_parser().parse_args(argv)))
+    assert player._searcher(9) is player._searcher(19)
+    assert [bias(player, n) for n in (9, 13, 15, 19, 9)] == [0.03, 0.03, 0.016, 0.016, 0.03]
+    default = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1"])))
+    assert (bias(default, 9), bias(default, 19)) == (0.03, 0.016)
+    given = GoPlayer(player_settings(build_parser().parse_args(["--hash", "1", "--rave-bias", "0.009"])))
+    assert (bias(given, 9), bias(given, 19)) == (0.009, 0.009)

@@ -40,6 +40,10 @@ PLAYOUT_MOVE_DRAWS = 1000  # playouts whose first move playout_moves reports (Pa
 PRIOR_VISITS_SMALL, PRIOR_AMAF_SMALL = 10.0, 20.0
 PRIOR_VISITS_LARGE, PRIOR_AMAF_LARGE = 50.0, 50.0
 PRIOR_VISITS_MOVES, PRIOR_AMAF_MOVES = 400.0, 400.0
+# RAVE's bias b (seed 000 eq. 47) by board size: b^2 = 1/4000 (~ the hand schedule's k = 1000) on large boards; on
+# small boards a larger b hands the children over to their MC values sooner (against Pachi at 2 s/move on 9x9: 35 of
+# 100 with 0.03 against 26 of 100 with 0.016, docs/go.md "Against Pachi 12.90").
+RAVE_BIAS_SMALL, RAVE_BIAS_LARGE = 0.03, 0.016
 # How RAVE's prior weighs its children (PlayerSettings.prior_counts): "shared", one pair of virtual visit counts for
 # every child (prior_weight); "per-move", each child its own, the sum of its prior terms' (game._prior_experience:
 # the heuristic rule's, the learned move prior's 20 + 300 sqrt(P)); "auto", per-move below LARGE_BOARD (Pachi's form
@@ -73,7 +77,7 @@ class PlayerSettings:
     t_back: float = 300.0
     c_uct: float = 300.0
     c_rave: float = 0.0
-    rave_bias: float = 0.016
+    rave_bias: float | None = None  # RAVE: bias b of seed 000 eq. 47 (None: by board size, bias)
     amaf_distance: float = 0.0  # RAVE: AMAF credit weights from 1 + d after a node down to 1 (Pachi's distance_rave)
     graph: bool = True
     seed: int = 0
@@ -125,6 +129,14 @@ class PlayerSettings:
         from .playout import LARGE_BOARD
 
         return self.prior_moves if size >= LARGE_BOARD else self.prior_moves_small
+
+    def bias(self, size: int) -> float:
+        """RAVE's bias b of seed 000 eq. 47 on a size x size board."""
+        from .playout import LARGE_BOARD
+
+        if self.rave_bias is not None:
+            return self.rave_bias
+        return RAVE_BIAS_LARGE if size >= LARGE_BOARD else RAVE_BIAS_SMALL
 
     def prior_weight(self, size: int) -> tuple[float, float]:
         """(virtual MC visits, virtual AMAF visits) of RAVE's prior on a size x size board: every child's under
@@ -223,7 +235,7 @@ class GoPlayer:
                     policy=s.policy,
                     c_uct=s.c_uct,
                     c_rave=s.c_rave,
-                    rave_bias=s.rave_bias,
+                    rave_bias=s.bias(size),
                     amaf_distance=s.amaf_distance,
                     graph=s.graph,
                     seed=s.seed,
@@ -237,6 +249,7 @@ class GoPlayer:
         self.searcher.adapter.size = size
         options = self.searcher.options
         options.prior_visits, options.prior_amaf = self.settings.prior_weight(size)
+        options.rave_bias = self.settings.bias(size)
         params = self.searcher.adapter.params  # the heuristic prior's base under per-move counts
         params[P_PRIOR_BASE_N], params[P_PRIOR_BASE_AMAF] = options.prior_visits, options.prior_amaf
         params[P_PRIOR_MOVES] = self.settings.moves_weight(size)
